@@ -1,0 +1,37 @@
+/**
+ * Builds the single executable: dist/ag, plus dist/svc (the legacy name, the same program).
+ * `bun run build.ts [--outdir DIR]`
+ */
+import { linkSync, mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const outdirFlag = process.argv.indexOf("--outdir");
+const outdir = resolve(outdirFlag === -1 ? "dist" : process.argv[outdirFlag + 1]!);
+mkdirSync(outdir, { recursive: true });
+const outfile = join(outdir, "ag");
+
+const started = performance.now();
+const result = await Bun.build({
+  entrypoints: [join(import.meta.dir, "src/main.ts")],
+  compile: {
+    outfile,
+    // public/ is embedded whole; the server finds it under the bundle's virtual root.
+    assets: [join(import.meta.dir, "public")],
+    // A user's .env or bunfig.toml in the directory where they run ag must not change it.
+    autoloadDotenv: false,
+    autoloadBunfig: false,
+  },
+  format: "esm",
+  minify: true,
+  bytecode: true,
+  sourcemap: "linked",
+  define: { "process.env.NODE_ENV": '"production"' },
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+const alias = join(outdir, "svc");
+rmSync(alias, { force: true });
+linkSync(outfile, alias);
+console.log(`built ${outfile} (+ ${alias}) in ${Math.round(performance.now() - started)} ms`);

@@ -1,0 +1,95 @@
+import { type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
+import { readTerminalEnv } from "../config/load.ts";
+import { AgError } from "../shared/errors.ts";
+import { VERSION } from "../version.ts";
+import { printError, printLine } from "./output.ts";
+
+type AnyCommand = CommandDef<ArgsDef>;
+
+/** Subcommands load lazily: `ag status` never pays for the server's imports. */
+const COMMANDS: Record<string, { description: string; load: () => Promise<AnyCommand> }> = {
+  status: {
+    description: "Version, status, uptime, port and session counts of the running server",
+    load: () => import("./commands/status.ts").then((m) => m.default as AnyCommand),
+  },
+};
+
+const loadServe = () => import("./commands/serve.ts").then((m) => m.default as AnyCommand);
+
+/** Flags that take a value, so their value is not mistaken for a command name. */
+const VALUE_FLAGS = new Set(["--port", "--host", "--config", "--cwd", "--status", "--page", "--limit"]);
+
+export async function runCli(argv: string[]): Promise<number> {
+  const debug = argv.includes("--debug");
+  try {
+    const index = commandIndex(argv);
+    const name = index === -1 ? undefined : argv[index];
+    if (name !== undefined && !(name in COMMANDS)) {
+      throw new AgError("USAGE_ERROR", `unknown command "${name}" (see ag --help)`);
+    }
+    const command = name ? await COMMANDS[name]!.load() : await loadServe();
+    const rest = index === -1 ? argv : [...argv.slice(0, index), ...argv.slice(index + 1)];
+    if (rest.includes("--help") || rest.includes("-h")) {
+      printLine(await usage(command, name));
+      return 0;
+    }
+    if (rest.includes("--version") || rest.includes("-v")) {
+      printLine(VERSION);
+      return 0;
+    }
+    rejectUnknownFlags(rest, command.args as ArgsDef);
+    await runCommand(command, { rawArgs: rest });
+    return 0;
+  } catch (error) {
+    printError(error, debug);
+    return 1;
+  }
+}
+
+function commandIndex(argv: string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") return -1;
+    if (arg.startsWith("-")) {
+      if (VALUE_FLAGS.has(arg)) i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
+
+function rejectUnknownFlags(args: string[], defs: ArgsDef): void {
+  const known = new Set<string>(["help", "h", "version", "v"]);
+  for (const [key, def] of Object.entries(defs)) {
+    known.add(key);
+    known.add(key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`));
+    const aliases = "alias" in def ? def.alias : undefined;
+    for (const alias of [aliases ?? []].flat()) known.add(alias);
+  }
+  for (const arg of args) {
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || /^-\d/.test(arg)) continue;
+    const flag = arg.replace(/^--?(no-)?/, "").split("=")[0]!;
+    if (!known.has(flag))
+      throw new AgError("USAGE_ERROR", `unknown option ${arg.split("=")[0]} (see ag --help)`);
+  }
+}
+
+async function usage(command: AnyCommand, name: string | undefined): Promise<string> {
+  const root: AnyCommand = {
+    meta: { name: "ag", version: VERSION, description: "Coding-agent session orchestrator" },
+  };
+  let text = await renderUsage(command, name ? root : undefined);
+  if (!name) {
+    const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+    const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
+    text += `\n\nCOMMANDS\n\n  ${"(none)".padEnd(width)}  Start the server\n${lines.join("\n")}\n\nUse ag <command> --help for more about a command.`;
+  }
+  return process.stdout.isTTY && !readTerminalEnv().noColor ? text : stripAnsi(text);
+}
+
+function stripAnsi(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what is removed
+  return text.replace(/\u001b\[[0-9;]*m/g, "");
+}

@@ -1,0 +1,260 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { AgError } from "../shared/errors.ts";
+import { isInContainer } from "./container.ts";
+import { type Config, type ConfigKey, type EnvKind, SETTINGS, type Setting } from "./schema.ts";
+
+/**
+ * The ONLY reader of process.env and of config files. Precedence, highest first:
+ * command-line flags > environment variables > --config file > ./svc.config.json >
+ * ~/.svc/config.json > built-in defaults. Objects (memoryBridge, …) merge key by key.
+ */
+
+export interface LoadOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  home?: string;
+  /** The --config flag. */
+  configPath?: string;
+  /** Values given as command-line flags (--port, --host, --json-logs). */
+  flags?: Partial<Pick<Config, "port" | "host" | "jsonLogs">>;
+  /** Where container detection looks (/.dockerenv, /proc/1/cgroup); tests point it elsewhere. */
+  containerRoot?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Where each value came from: "default", "~/.svc/config.json", "environment (SVC_PORT)", … */
+  sources: Record<ConfigKey, string>;
+  /** Things worth a log line that do not stop start-up (unknown keys). */
+  warnings: string[];
+}
+
+/** One source of values; `labels` names a per-key source where it differs from `label`. */
+type Layer = { label: string; values: Record<string, unknown>; labels?: Record<string, string> };
+
+const BY_KEY = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
+/** Values never echoed back in an error message. */
+const SECRET_KEYS = new Set(["authToken", "webhooks"]);
+const PATH_KEYS = ["stateDir", "agentDataDir"] as const;
+
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const home = options.home ?? env.HOME ?? homedir();
+  const warnings: string[] = [];
+
+  const layers: Layer[] = [];
+  const userFile = join(home, ".svc", "config.json");
+  if (existsSync(userFile)) layers.push(readConfigFile(userFile, "~/.svc/config.json", warnings));
+  const cwdFile = join(cwd, "svc.config.json");
+  if (existsSync(cwdFile)) layers.push(readConfigFile(cwdFile, "./svc.config.json", warnings));
+  if (options.configPath) {
+    const path = resolve(cwd, options.configPath);
+    if (!existsSync(path)) {
+      throw new AgError("CONFIG_INVALID", `config file not found: ${options.configPath} (from --config)`);
+    }
+    layers.push(readConfigFile(path, `--config ${options.configPath}`, warnings));
+  }
+  layers.push(readEnvironment(env));
+  layers.push(readFlags(options.flags ?? {}));
+
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const setting of SETTINGS) {
+    if (setting.default !== undefined) {
+      values[setting.key] = structuredClone(setting.default);
+      sources[setting.key] = "default";
+    }
+  }
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer.values)) {
+      values[key] = mergeValue(values[key], value);
+      sources[key] = layer.labels?.[key] ?? layer.label;
+    }
+  }
+  deriveDefaults(values, sources, { home, containerRoot: options.containerRoot ?? "/" });
+  for (const key of PATH_KEYS) {
+    if (typeof values[key] === "string") values[key] = expandPath(values[key] as string, home, cwd);
+  }
+  const bridge = values.memoryBridge as Config["memoryBridge"];
+  if (bridge.persistPath) bridge.persistPath = expandPath(bridge.persistPath, home, cwd);
+
+  const config = values as unknown as Config;
+  if (config.shutdownHardMs < config.shutdownGraceMs) {
+    throw new AgError(
+      "CONFIG_INVALID",
+      `shutdownHardMs (${config.shutdownHardMs}, from ${sources.shutdownHardMs}) must be at least shutdownGraceMs (${config.shutdownGraceMs}, from ${sources.shutdownGraceMs})`,
+    );
+  }
+  return { config, sources: sources as Record<ConfigKey, string>, warnings };
+}
+
+function readConfigFile(path: string, label: string, warnings: string[]): Layer {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new AgError("CONFIG_INVALID", `cannot read config file ${label}: ${why}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new AgError("CONFIG_INVALID", `config file ${label} must hold a JSON object`);
+  }
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    const setting = BY_KEY.get(key);
+    if (!setting) {
+      warnings.push(`unknown key "${key}" in ${label} (ignored)`);
+      continue;
+    }
+    // A file may give part of an object setting; the rest comes from lower levels.
+    const schema = isObjectSchema(setting.schema) ? Type.Partial(setting.schema) : setting.schema;
+    check(setting, schema, value, label);
+    values[key] = value;
+  }
+  return { label, values };
+}
+
+function readEnvironment(env: Record<string, string | undefined>): Layer {
+  const values: Record<string, unknown> = {};
+  const labels: Record<string, string> = {};
+  for (const setting of SETTINGS as readonly Setting[]) {
+    if (!setting.env || !setting.envKind) continue;
+    const raw = env[setting.env];
+    if (raw === undefined || raw === "") continue;
+    const label = `environment (${setting.env})`;
+    const value = coerce(raw, setting.envKind, setting, label);
+    check(setting, setting.schema, value, label);
+    values[setting.key] = value;
+    labels[setting.key] = label;
+  }
+  return { label: "environment", values, labels };
+}
+
+function readFlags(flags: NonNullable<LoadOptions["flags"]>): Layer {
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(flags)) {
+    if (value === undefined) continue;
+    const setting = BY_KEY.get(key)!;
+    check(setting, setting.schema, value, `--${key === "jsonLogs" ? "json-logs" : key}`);
+    values[key] = value;
+  }
+  return { label: "command line", values };
+}
+
+function coerce(raw: string, kind: EnvKind, setting: Setting, label: string): unknown {
+  const fail = (expected: string): never => {
+    throw new AgError(
+      "CONFIG_INVALID",
+      `invalid ${setting.key} from ${label}: expected ${expected}${gotText(setting, raw)}`,
+    );
+  };
+  switch (kind) {
+    case "string":
+      return raw;
+    case "integer":
+      return /^-?\d+$/.test(raw.trim()) ? Number(raw) : fail("an integer");
+    case "number": {
+      const n = Number(raw);
+      return raw.trim() !== "" && Number.isFinite(n) ? n : fail("a number");
+    }
+    case "boolean": {
+      const v = raw.trim().toLowerCase();
+      if (["true", "1", "yes", "on"].includes(v)) return true;
+      if (["false", "0", "no", "off"].includes(v)) return false;
+      return fail("true or false");
+    }
+    case "json":
+      return parseJson(raw, setting, label);
+    case "webhooks":
+      if (raw.trim().startsWith("[")) return parseJson(raw, setting, label);
+      return raw
+        .split(",")
+        .map((url) => url.trim())
+        .filter(Boolean)
+        .map((url) => ({ url }));
+  }
+}
+
+function parseJson(raw: string, setting: Setting, label: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new AgError("CONFIG_INVALID", `invalid ${setting.key} from ${label}: not valid JSON (${why})`);
+  }
+}
+
+function check(setting: Setting, schema: TSchema, value: unknown, label: string): void {
+  const first = Value.Errors(schema, value).First();
+  if (!first) return;
+  const where = first.path ? `${setting.key}${first.path.replaceAll("/", ".")}` : setting.key;
+  throw new AgError(
+    "CONFIG_INVALID",
+    `invalid ${where} from ${label}: ${first.message}${gotText(setting, first.value)}`,
+  );
+}
+
+function gotText(setting: Setting, value: unknown): string {
+  if (SECRET_KEYS.has(setting.key)) return "";
+  if (value === null || ["string", "number", "boolean"].includes(typeof value)) {
+    return ` (got ${JSON.stringify(value)})`;
+  }
+  return "";
+}
+
+function isObjectSchema(schema: TSchema): schema is TObject {
+  return schema.type === "object" && schema.properties !== undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function mergeValue(lower: unknown, higher: unknown): unknown {
+  if (isPlainObject(lower) && isPlainObject(higher)) {
+    const merged: Record<string, unknown> = { ...lower };
+    for (const [k, v] of Object.entries(higher)) merged[k] = mergeValue(lower[k], v);
+    return merged;
+  }
+  return higher;
+}
+
+function deriveDefaults(
+  values: Record<string, unknown>,
+  sources: Record<string, string>,
+  ctx: { home: string; containerRoot: string },
+): void {
+  if (values.host === undefined) {
+    const inContainer = isInContainer(ctx.containerRoot);
+    values.host = inContainer ? "0.0.0.0" : "127.0.0.1";
+    sources.host = inContainer ? "default (container detected)" : "default";
+  }
+  if (values.stateDir === undefined) {
+    values.stateDir = join(ctx.home, ".svc");
+    sources.stateDir = "default";
+  }
+  if (values.baseUrl === undefined) {
+    values.baseUrl = `http://127.0.0.1:${values.port}`;
+    sources.baseUrl = "default";
+  }
+  if (values.dashboardUrl === undefined) {
+    values.dashboardUrl = `http://localhost:${values.port}/dashboard`;
+    sources.dashboardUrl = "default";
+  }
+}
+
+function expandPath(path: string, home: string, cwd: string): string {
+  if (path === "~") return home;
+  if (path.startsWith("~/")) return join(home, path.slice(2));
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/** What the CLI's printer needs from the environment (https://no-color.org). */
+export function readTerminalEnv(env: Record<string, string | undefined> = process.env): { noColor: boolean } {
+  return { noColor: env.NO_COLOR !== undefined && env.NO_COLOR !== "" };
+}

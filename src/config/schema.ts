@@ -1,0 +1,375 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { literalUnion } from "../shared/schema.ts";
+
+/**
+ * Every setting of ag, in one table: its config-file key, its environment variable, its schema
+ * and its default. load.ts reads the sources; nothing else knows where a value came from.
+ */
+
+export const PERMISSION_MODES = [
+  "default",
+  "bypassPermissions",
+  "plan",
+  "acceptEdits",
+  "dontAsk",
+  "auto",
+] as const;
+export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", "trace"] as const;
+
+const Milliseconds = Type.Integer({ minimum: 0 });
+const NonEmpty = Type.String({ minLength: 1 });
+
+export const PermissionMode = literalUnion(PERMISSION_MODES);
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+export const LogLevel = literalUnion(LOG_LEVELS);
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const WebhookTarget = Type.Object(
+  {
+    url: Type.String({ pattern: "^https?://" }),
+    events: Type.Optional(Type.Array(Type.String())),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    secret: Type.Optional(Type.String()),
+    redactContent: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type WebhookTarget = Static<typeof WebhookTarget>;
+
+export const TenantWorkdir = Type.Object(
+  { root: NonEmpty, allowedPaths: Type.Optional(Type.Array(Type.String())) },
+  { additionalProperties: false },
+);
+
+/** How an environment string becomes a value before the schema checks it. */
+export type EnvKind = "string" | "integer" | "number" | "boolean" | "json" | "webhooks";
+
+export interface Setting {
+  /** The config-file key (camelCase). */
+  key: string;
+  /** The environment variable, when the setting has one. */
+  env?: string;
+  envKind?: EnvKind;
+  schema: TSchema;
+  /** The built-in default; undefined means "derived" (see load.ts) or "none". */
+  default?: unknown;
+  description: string;
+}
+
+const setting = (s: Setting): Setting => s;
+
+export const SETTINGS = [
+  setting({
+    key: "port",
+    env: "SVC_PORT",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 0, maximum: 65535 }),
+    default: 9100,
+    description: "HTTP port (0 picks a free port)",
+  }),
+  setting({
+    key: "host",
+    env: "SVC_HOST",
+    envKind: "string",
+    schema: NonEmpty,
+    description: "Bind address; default 127.0.0.1, or 0.0.0.0 inside a detected container",
+  }),
+  setting({
+    key: "baseUrl",
+    env: "SVC_BASE_URL",
+    envKind: "string",
+    schema: Type.String({ pattern: "^https?://" }),
+    description: "Preferred API origin for hooks and CLI clients; default http://127.0.0.1:<port>",
+  }),
+  setting({
+    key: "authToken",
+    env: "SVC_AUTH_TOKEN",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Bearer token; empty means no auth (loopback only)",
+  }),
+  setting({
+    key: "stateDir",
+    env: "SVC_STATE_DIR",
+    envKind: "string",
+    schema: NonEmpty,
+    description: "State, audit logs and runtime metadata; default ~/.svc",
+  }),
+  setting({
+    key: "logLevel",
+    env: "SVC_LOG_LEVEL",
+    envKind: "string",
+    schema: LogLevel,
+    default: "info",
+    description: `Log verbosity: ${LOG_LEVELS.join(", ")}`,
+  }),
+  setting({
+    key: "jsonLogs",
+    env: "SVC_JSON_LOGS",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "One JSON object per log line (also --json-logs)",
+  }),
+  setting({
+    key: "dashboardEnabled",
+    env: "SVC_DASHBOARD_ENABLED",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: true,
+    description: "Serve the bundled dashboard at /dashboard/",
+  }),
+  setting({
+    key: "dashboardUrl",
+    env: "SVC_DASHBOARD_URL",
+    envKind: "string",
+    schema: Type.String({ pattern: "^https?://" }),
+    description: "Dashboard URL; default http://localhost:<port>/dashboard",
+  }),
+  setting({
+    key: "maxSessions",
+    env: "SVC_MAX_SESSIONS",
+    envKind: "integer",
+    schema: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    default: null,
+    description: "Max concurrent sessions; unset means unlimited",
+  }),
+  setting({
+    key: "idleTimeoutMs",
+    env: "SVC_IDLE_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Milliseconds,
+    default: 600_000,
+    description: "An idle session past this ends as completed; 0 disables",
+  }),
+  setting({
+    key: "stallThresholdMs",
+    env: "SVC_STALL_THRESHOLD_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 120_000,
+    description: "No agent activity this long while working means stalled",
+  }),
+  setting({
+    key: "permissionTimeoutMs",
+    env: "SVC_PERMISSION_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 300_000,
+    description: "A permission prompt unanswered this long emits status.permission_timeout",
+  }),
+  setting({
+    key: "permissionMode",
+    env: "SVC_PERMISSION_MODE",
+    envKind: "string",
+    schema: PermissionMode,
+    default: "default",
+    description: `Default permission mode of new sessions: ${PERMISSION_MODES.join(", ")}`,
+  }),
+  setting({
+    key: "muxSession",
+    env: "SVC_MUX_SESSION",
+    envKind: "string",
+    schema: Type.String({ pattern: "^[A-Za-z0-9_-]+$" }),
+    default: "svc",
+    description: "tmux session that holds the agent windows",
+  }),
+  setting({
+    key: "tmuxSocket",
+    env: "SVC_TMUX_SOCKET",
+    envKind: "string",
+    schema: Type.String({ pattern: "^[A-Za-z0-9_.-]+$" }),
+    default: "svc",
+    description: "Name of ag's private tmux server socket (tmux -L); never the user's default server",
+  }),
+  setting({
+    key: "agentDataDir",
+    env: "AGENT_DATA_DIR",
+    envKind: "string",
+    schema: Type.Union([NonEmpty, Type.Null()]),
+    default: null,
+    description: "Agent data directory; default the agent CLI's own (~/.claude)",
+  }),
+  setting({
+    key: "sseIdleMs",
+    env: "SVC_SSE_IDLE_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 120_000,
+    description: "Write a :ping SSE comment after this much silence",
+  }),
+  setting({
+    key: "sseClientTimeoutMs",
+    env: "SVC_SSE_CLIENT_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 300_000,
+    description: "Close an SSE connection after this long without an event",
+  }),
+  setting({
+    key: "hookTimeoutMs",
+    env: "SVC_HOOK_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 10_000,
+    description: "Timeout of outgoing webhook/hook requests",
+  }),
+  setting({
+    key: "shutdownGraceMs",
+    env: "SVC_SHUTDOWN_GRACE_MS",
+    envKind: "integer",
+    schema: Milliseconds,
+    default: 15_000,
+    description: "Time to drain in-flight requests on SIGTERM/SIGINT",
+  }),
+  setting({
+    key: "shutdownHardMs",
+    env: "SVC_SHUTDOWN_HARD_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 20_000,
+    description: "Hard cap of the whole shutdown; exit code 1 when exceeded",
+  }),
+  setting({
+    key: "webhooks",
+    env: "SVC_WEBHOOKS",
+    envKind: "webhooks",
+    schema: Type.Array(WebhookTarget),
+    default: [],
+    description:
+      "Webhook targets: a JSON array of {url, events?, headers?, timeoutMs?, secret?, redactContent?}, or comma-separated URLs",
+  }),
+  setting({
+    key: "modelFast",
+    env: "MODEL_FAST",
+    envKind: "string",
+    schema: NonEmpty,
+    default: "haiku",
+    description: "Model of the fast tier (model router)",
+  }),
+  setting({
+    key: "modelStandard",
+    env: "MODEL_STANDARD",
+    envKind: "string",
+    schema: NonEmpty,
+    default: "sonnet",
+    description: "Model of the standard tier (model router)",
+  }),
+  setting({
+    key: "modelPower",
+    env: "MODEL_POWER",
+    envKind: "string",
+    schema: NonEmpty,
+    default: "opus",
+    description: "Model of the power tier (model router)",
+  }),
+  setting({
+    key: "otelEnabled",
+    env: "SVC_OTEL_ENABLED",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "Enable tracing",
+  }),
+  setting({
+    key: "otelOtlpEndpoint",
+    env: "SVC_OTEL_OTLP_ENDPOINT",
+    envKind: "string",
+    schema: Type.String({ pattern: "^https?://" }),
+    default: "http://localhost:4318",
+    description: "OTLP HTTP exporter endpoint",
+  }),
+  setting({
+    key: "otelServiceName",
+    env: "SVC_OTEL_SERVICE_NAME",
+    envKind: "string",
+    schema: NonEmpty,
+    default: "svc",
+    description: "Service name in trace data",
+  }),
+  setting({
+    key: "otelSampleRate",
+    env: "SVC_OTEL_SAMPLE_RATE",
+    envKind: "number",
+    schema: Type.Number({ minimum: 0, maximum: 1 }),
+    default: 1.0,
+    description: "Trace sample rate, 0.0 to 1.0",
+  }),
+  setting({
+    key: "chatVerbose",
+    env: "SVC_CHAT_VERBOSE",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "Chat bot forwards thinking and tool use in full (truncated)",
+  }),
+  setting({
+    key: "memoryBridge",
+    schema: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        persistPath: Type.Union([NonEmpty, Type.Null()], { default: null }),
+        reaperIntervalMs: Type.Integer({ minimum: 1000, default: 3_600_000 }),
+      },
+      { additionalProperties: false },
+    ),
+    default: { enabled: true, persistPath: null, reaperIntervalMs: 3_600_000 },
+    description: "Memory bridge: {enabled, persistPath, reaperIntervalMs}",
+  }),
+  setting({
+    key: "verificationProtocol",
+    schema: Type.Object(
+      { autoVerifyOnStop: Type.Boolean({ default: false }), criticalOnly: Type.Boolean({ default: false }) },
+      { additionalProperties: false },
+    ),
+    default: { autoVerifyOnStop: false, criticalOnly: false },
+    description: "Verification protocol: {autoVerifyOnStop, criticalOnly}",
+  }),
+  setting({
+    key: "tenantWorkdirs",
+    schema: Type.Record(Type.String(), TenantWorkdir),
+    default: {},
+    description: "Tenant id → {root, allowedPaths?}",
+  }),
+] as const satisfies readonly Setting[];
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  authToken: string;
+  stateDir: string;
+  logLevel: LogLevel;
+  jsonLogs: boolean;
+  dashboardEnabled: boolean;
+  dashboardUrl: string;
+  maxSessions: number | null;
+  idleTimeoutMs: number;
+  stallThresholdMs: number;
+  permissionTimeoutMs: number;
+  permissionMode: PermissionMode;
+  muxSession: string;
+  tmuxSocket: string;
+  agentDataDir: string | null;
+  sseIdleMs: number;
+  sseClientTimeoutMs: number;
+  hookTimeoutMs: number;
+  shutdownGraceMs: number;
+  shutdownHardMs: number;
+  webhooks: WebhookTarget[];
+  modelFast: string;
+  modelStandard: string;
+  modelPower: string;
+  otelEnabled: boolean;
+  otelOtlpEndpoint: string;
+  otelServiceName: string;
+  otelSampleRate: number;
+  chatVerbose: boolean;
+  memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };
+  verificationProtocol: { autoVerifyOnStop: boolean; criticalOnly: boolean };
+  tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;
+}
+
+export type ConfigKey = keyof Config;

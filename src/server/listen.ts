@@ -1,0 +1,73 @@
+import { AgError } from "../shared/errors.ts";
+import type { HttpApp } from "./app.ts";
+
+export interface HttpServer {
+  readonly host: string;
+  readonly port: number;
+  /** Requests whose handler has not answered yet. */
+  inFlight(): number;
+  /**
+   * Stops accepting at once, lets in-flight requests finish for up to `graceMs`, then closes
+   * whatever is left (idle keep-alive sockets, streams). Resolves true when all drained in time.
+   */
+  stop(graceMs: number): Promise<boolean>;
+}
+
+export async function listen(
+  app: HttpApp,
+  options: { host: string; port: number; maxBodyBytes: number },
+): Promise<HttpServer> {
+  let inFlight = 0;
+  let onDrained: (() => void) | null = null;
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: options.host,
+      port: options.port,
+      // The app answers oversized bodies with a 413 envelope; Bun's own limit is only a backstop.
+      maxRequestBodySize: options.maxBodyBytes * 2,
+      async fetch(request) {
+        inFlight++;
+        try {
+          return await app.handle(request);
+        } finally {
+          if (--inFlight === 0) onDrained?.();
+        }
+      },
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || /in use/i.test(String(error))) {
+      throw new AgError(
+        "PORT_IN_USE",
+        `port ${options.port} on ${options.host} is already in use (another ag? try \`ag status\`, or pick another with --port)`,
+      );
+    }
+    if (code === "EADDRNOTAVAIL" || code === "EACCES") {
+      throw new AgError("CONFIG_INVALID", `cannot listen on ${options.host}:${options.port} (${code})`);
+    }
+    throw error;
+  }
+
+  return {
+    host: options.host,
+    port: server.port ?? options.port,
+    inFlight: () => inFlight,
+    async stop(graceMs) {
+      const stopping = server.stop(false);
+      const drained =
+        inFlight === 0 ||
+        (await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), graceMs);
+          onDrained = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        }));
+      await Promise.race([stopping, Bun.sleep(drained ? 50 : 0)]);
+      await server.stop(true);
+      return drained;
+    },
+  };
+}

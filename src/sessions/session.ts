@@ -1,0 +1,71 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { PermissionMode } from "../config/schema.ts";
+import { literalUnion } from "../shared/schema.ts";
+
+export const LIVE_STATES = ["working", "idle", "permission_prompt", "asking", "stalled"] as const;
+export const TERMINAL_STATES = ["killed", "completed", "crashed"] as const;
+export const SESSION_STATES = [...LIVE_STATES, ...TERMINAL_STATES] as const;
+
+export const SessionStatus = literalUnion(SESSION_STATES);
+export type SessionStatus = Static<typeof SessionStatus>;
+
+/** `running` is the CLI's word for any live state. */
+export const SessionStatusFilter = literalUnion([...SESSION_STATES, "running"] as const);
+export type SessionStatusFilter = Static<typeof SessionStatusFilter>;
+
+export function isTerminal(status: SessionStatus): boolean {
+  return (TERMINAL_STATES as readonly string[]).includes(status);
+}
+
+export const TokenUsage = Type.Object({
+  input: Type.Integer(),
+  output: Type.Integer(),
+  cacheRead: Type.Integer(),
+  cacheCreation: Type.Integer(),
+});
+
+export const PendingPermission = Type.Object({
+  id: Type.String(),
+  kind: Type.Union([
+    Type.Literal("tool"),
+    Type.Literal("plan"),
+    Type.Literal("trust"),
+    Type.Literal("question"),
+  ]),
+  tool: Type.Optional(Type.String()),
+  detail: Type.String(),
+});
+
+/** The session object every route returns (CONTRACT §2). It never carries a secret. */
+export const Session = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  name: Type.String(),
+  workDir: Type.String(),
+  status: SessionStatus,
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+  lastActivityAt: Type.String({ format: "date-time" }),
+  agentCommand: Type.Union([Type.String(), Type.Null()]),
+  permissionMode: PermissionMode,
+  stallThresholdMs: Type.Integer(),
+  parentId: Type.Union([Type.String(), Type.Null()]),
+  tenantId: Type.Union([Type.String(), Type.Null()]),
+  tokenUsage: TokenUsage,
+  pendingPermission: Type.Union([PendingPermission, Type.Null()]),
+});
+export type Session = Static<typeof Session>;
+
+export const SessionListQuery = Type.Object({
+  status: Type.Optional(SessionStatusFilter),
+  workDir: Type.Optional(Type.String({ description: "substring of the session's workDir" })),
+});
+export type SessionListQuery = Static<typeof SessionListQuery>;
+
+export const SessionStats = Type.Object({
+  total: Type.Integer(),
+  active: Type.Integer({ description: "sessions in a live state" }),
+  idle: Type.Integer(),
+  stalled: Type.Integer(),
+  byStatus: Type.Record(Type.String(), Type.Integer()),
+});
+export type SessionStats = Static<typeof SessionStats>;

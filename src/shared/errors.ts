@@ -1,0 +1,66 @@
+/**
+ * The one error catalog. A code owns its HTTP status; every surface (HTTP envelope, CLI exit,
+ * MCP result) translates an AgError by its code, never by its class or message.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  INVALID_WORKDIR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  TENANT_WORKDIR_DENIED: 403,
+  NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  MEMORY_NOT_FOUND: 404,
+  PIPELINE_NOT_FOUND: 404,
+  CONSENSUS_NOT_FOUND: 404,
+  KEY_NOT_FOUND: 404,
+  FEATURE_DISABLED: 404,
+  CONFLICT: 409,
+  SESSION_BUSY: 409,
+  NO_PENDING_PERMISSION: 409,
+  PERMISSION_MISMATCH: 409,
+  PROTOCOL_VERSION_UNSUPPORTED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  SESSION_LIMIT_REACHED: 429,
+  INTERNAL_ERROR: 500,
+  SCREENSHOT_UNAVAILABLE: 501,
+  TMUX_UNAVAILABLE: 503,
+  AGENT_UNAVAILABLE: 503,
+  // Process-level failures: they end a CLI command or stop start-up, and never reach an HTTP client.
+  CONFIG_INVALID: 500,
+  STATE_DIR_LOCKED: 409,
+  STATE_DB_TOO_NEW: 500,
+  PORT_IN_USE: 409,
+  SERVER_UNREACHABLE: 503,
+  USAGE_ERROR: 400,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AgError extends Error {
+  override readonly name = "AgError";
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+
+  get statusCode(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+export function isAgError(value: unknown): value is AgError {
+  return value instanceof AgError;
+}
+
+/** The message of anything thrown, for logs and one-line CLI errors. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,65 @@
+import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola";
+import type { LogLevel } from "../config/schema.ts";
+
+export type Logger = ConsolaInstance;
+
+export interface LoggerOptions {
+  level: LogLevel;
+  json: boolean;
+  /**
+   * Where log lines go. Always stderr in production: stdout belongs to command output and, in
+   * `ag mcp`, to JSON-RPC, so a log line there would corrupt the protocol.
+   */
+  stream?: NodeJS.WritableStream;
+}
+
+const LEVEL_NUMBER: Record<LogLevel, number> = {
+  silent: LogLevels.silent,
+  fatal: LogLevels.fatal,
+  error: LogLevels.error,
+  warn: LogLevels.warn,
+  info: LogLevels.info,
+  debug: LogLevels.debug,
+  trace: LogLevels.trace,
+};
+
+export function createLogger(options: LoggerOptions): Logger {
+  const stream = options.stream ?? process.stderr;
+  const reporter = options.json ? jsonReporter(stream) : textReporter(stream);
+  return createConsola({ level: LEVEL_NUMBER[options.level], reporters: [reporter] });
+}
+
+/** One JSON object per line: {time, level, msg, ...fields}. */
+function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
+  return {
+    log(entry) {
+      const record: Record<string, unknown> = { time: entry.date.toISOString(), level: entry.type };
+      const words: string[] = [];
+      for (const arg of entry.args) {
+        if (arg instanceof Error) record.error = { message: arg.message, stack: arg.stack };
+        else if (arg !== null && typeof arg === "object") Object.assign(record, arg);
+        else words.push(String(arg));
+      }
+      record.msg = words.join(" ");
+      stream.write(`${JSON.stringify(record)}\n`);
+    },
+  };
+}
+
+/** `2026-11-22T08:00:00.000Z INFO  listening on … key=value` */
+function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
+  return {
+    log(entry) {
+      const parts: string[] = [];
+      for (const arg of entry.args) {
+        if (arg instanceof Error)
+          parts.push(entry.level <= LogLevels.error ? (arg.stack ?? arg.message) : arg.message);
+        else if (arg !== null && typeof arg === "object") {
+          for (const [k, v] of Object.entries(arg))
+            parts.push(`${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+        } else parts.push(String(arg));
+      }
+      stream.write(`${entry.date.toISOString()} ${entry.type.toUpperCase().padEnd(5)} ${parts.join(" ")}\n`);
+    },
+  };
+}

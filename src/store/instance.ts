@@ -1,0 +1,100 @@
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { AgError } from "../shared/errors.ts";
+
+/**
+ * `<stateDir>/server.json`: proof that one ag owns this state directory, and where it listens.
+ * Clients (ag status, ag run) read it to find a server started on a random port.
+ */
+export interface InstanceInfo {
+  pid: number;
+  version: string;
+  startedAt: string;
+  host?: string;
+  port?: number;
+  baseUrl?: string;
+}
+
+export interface InstanceLock {
+  readonly path: string;
+  /** Records where the server listens once it is bound. */
+  update(fields: Pick<InstanceInfo, "host" | "port" | "baseUrl">): void;
+  release(): void;
+}
+
+export function instanceFile(stateDir: string): string {
+  return join(stateDir, "server.json");
+}
+
+/**
+ * Takes the state directory for this process. The file is created with O_EXCL, so two ag
+ * processes starting at once cannot both win; a file left by a dead process is taken over.
+ */
+export function acquireInstanceLock(stateDir: string, info: Omit<InstanceInfo, "pid">): InstanceLock {
+  const path = instanceFile(stateDir);
+  let current: InstanceInfo = { pid: process.pid, ...info };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o600);
+      writeSync(fd, JSON.stringify(current));
+      closeSync(fd);
+      return {
+        path,
+        update(fields) {
+          current = { ...current, ...fields };
+          writeFileSync(path, JSON.stringify(current), { mode: 0o600 });
+        },
+        release() {
+          if (readInstanceInfo(stateDir)?.pid === process.pid) rmSync(path, { force: true });
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const owner = readInstanceInfo(stateDir);
+      if (owner && isAgProcess(owner.pid)) {
+        const where = owner.port ? `, listening on port ${owner.port}` : "";
+        throw new AgError(
+          "STATE_DIR_LOCKED",
+          `another ag (pid ${owner.pid}${where}) is already using the state directory ${stateDir}; stop it first or set SVC_STATE_DIR`,
+        );
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new AgError("STATE_DIR_LOCKED", `could not take the state directory ${stateDir}`);
+}
+
+/** The running server of a state directory, or null when none is alive. */
+export function readLiveInstance(stateDir: string): InstanceInfo | null {
+  const info = readInstanceInfo(stateDir);
+  return info && isAgProcess(info.pid) ? info : null;
+}
+
+function readInstanceInfo(stateDir: string): InstanceInfo | null {
+  try {
+    const info = JSON.parse(readFileSync(instanceFile(stateDir), "utf8")) as InstanceInfo;
+    return Number.isInteger(info.pid) ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when `pid` is alive and, where /proc tells, runs the same executable as we do: a pid
+ * reused by an unrelated program after a crash must not lock the directory forever.
+ */
+function isAgProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  try {
+    // Compared by inode: dist/svc is a hard link of dist/ag, the same program under two names.
+    const theirs = statSync(`/proc/${pid}/exe`);
+    const ours = statSync("/proc/self/exe");
+    return theirs.ino === ours.ino && theirs.dev === ours.dev;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Append-only: a migration that has shipped is never edited or removed, because databases in
+ * the field have already applied it. Change the schema by adding a migration at the end.
+ */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: "sessions",
+    sql: `
+      CREATE TABLE sessions (
+        id                  TEXT PRIMARY KEY,
+        name                TEXT NOT NULL,
+        work_dir            TEXT NOT NULL,
+        status              TEXT NOT NULL,
+        created_at          TEXT NOT NULL,
+        updated_at          TEXT NOT NULL,
+        last_activity_at    TEXT NOT NULL,
+        agent_command       TEXT,
+        permission_mode     TEXT NOT NULL,
+        stall_threshold_ms  INTEGER NOT NULL,
+        parent_id           TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        tenant_id           TEXT,
+        token_input         INTEGER NOT NULL DEFAULT 0,
+        token_output        INTEGER NOT NULL DEFAULT 0,
+        token_cache_read    INTEGER NOT NULL DEFAULT 0,
+        token_cache_creation INTEGER NOT NULL DEFAULT 0,
+        pending_permission  TEXT,
+        ended_at            TEXT,
+        end_reason          TEXT
+      );
+      CREATE INDEX sessions_status ON sessions(status);
+      CREATE INDEX sessions_work_dir ON sessions(work_dir);
+    `,
+  },
+];
