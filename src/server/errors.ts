@@ -30,6 +30,9 @@ export function toErrorBody(
   logger?: Logger,
 ): ErrorBody {
   if (error instanceof AgError) return envelope(error.code, error.message);
+  // Elysia wraps whatever a body parser throws (our 413 among it) in its own ParseError.
+  const cause = (error as Error | undefined)?.cause;
+  if (cause instanceof AgError) return envelope(cause.code, cause.message);
   switch (frameworkCode) {
     case "VALIDATION":
       return envelope("VALIDATION_ERROR", describeValidation(error as ElysiaValidationError));

@@ -1,0 +1,34 @@
+import { join } from "node:path";
+import { loadConfig } from "../../src/config/load.ts";
+import { type Runtime, startRuntime } from "../../src/runtime.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { tempDir } from "./temp.ts";
+import { privateSocket } from "./tmux.ts";
+
+/** The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process. */
+export async function startTestRuntime(
+  env: Record<string, string> = {},
+  options: { tmuxBinary?: string } = {},
+): Promise<Runtime & { stateDir: string; logs: string[] }> {
+  const home = tempDir("ag-home-");
+  const stateDir = env.SVC_STATE_DIR ?? join(home, ".svc");
+  const { config } = loadConfig({
+    env: {
+      SVC_PORT: "0",
+      SVC_HOST: "127.0.0.1",
+      SVC_TMUX_SOCKET: privateSocket(),
+      SVC_STATE_DIR: stateDir,
+      ...env,
+    },
+    home,
+    cwd: home,
+  });
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: "debug",
+    json: true,
+    stream: { write: (l: string) => logs.push(l) } as never,
+  });
+  const runtime = await startRuntime({ config, logger, tmuxBinary: options.tmuxBinary });
+  return Object.assign(runtime, { stateDir, logs });
+}

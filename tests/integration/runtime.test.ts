@@ -1,0 +1,123 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import { Health } from "../../src/health/service.ts";
+import { AgError } from "../../src/shared/errors.ts";
+import { instanceFile } from "../../src/store/instance.ts";
+import { startTestRuntime } from "../helpers/runtime.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+/** A tmux that answers after `seconds`: makes GET /v1/health a slow, real, in-flight request. */
+function slowTmux(seconds: number): string {
+  const path = join(tempDir(), "tmux");
+  writeFileSync(path, `#!/bin/sh\nsleep ${seconds}\nexit 0\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+async function startError(run: () => Promise<unknown>): Promise<AgError> {
+  try {
+    await run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgError);
+    return error as AgError;
+  }
+  throw new Error("expected start-up to fail");
+}
+
+describe("the runtime over real HTTP", () => {
+  test("serves health with a live tmux probe, records where it listens", async () => {
+    const runtime = await startTestRuntime();
+    try {
+      const response = await fetch(`${runtime.url}/v1/health`);
+      expect(response.status).toBe(200);
+      const health = await response.json();
+      expect(Value.Check(Health, health)).toBe(true);
+      expect(health.tmux).toEqual({ healthy: true, error: null });
+      const info = JSON.parse(await Bun.file(instanceFile(runtime.stateDir)).text());
+      expect(info).toMatchObject({ pid: process.pid, port: runtime.server.port, baseUrl: runtime.url });
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+    expect(existsSync(instanceFile(runtime.stateDir))).toBe(false);
+  });
+
+  test("a body declared over 2 MiB gets a 413 envelope", async () => {
+    const runtime = await startTestRuntime();
+    try {
+      const response = await fetch(`${runtime.url}/v1/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: "x".repeat(3 * 1024 * 1024) }),
+      });
+      expect(response.status).toBe(413);
+      expect((await response.json()).code).toBe("PAYLOAD_TOO_LARGE");
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+  });
+
+  test("a second ag on the same state directory fails with a clear message", async () => {
+    const first = await startTestRuntime();
+    try {
+      const error = await startError(() => startTestRuntime({ SVC_STATE_DIR: first.stateDir }));
+      expect(error.code).toBe("STATE_DIR_LOCKED");
+      expect(error.message).toContain(first.stateDir);
+      expect(error.message).toContain(`port ${first.server.port}`);
+    } finally {
+      await first.drain(100);
+      first.close();
+    }
+  });
+
+  test("a second ag on the same port fails with a clear message and leaves its state directory free", async () => {
+    const first = await startTestRuntime();
+    const otherState = join(tempDir(), "state");
+    try {
+      const error = await startError(() =>
+        startTestRuntime({ SVC_STATE_DIR: otherState, SVC_PORT: String(first.server.port) }),
+      );
+      expect(error.code).toBe("PORT_IN_USE");
+      expect(error.message).toContain(`port ${first.server.port}`);
+      expect(existsSync(instanceFile(otherState))).toBe(false);
+    } finally {
+      await first.drain(100);
+      first.close();
+    }
+  });
+});
+
+describe("draining", () => {
+  test("a request in flight completes; new connections are refused", async () => {
+    const runtime = await startTestRuntime({}, { tmuxBinary: slowTmux(1) });
+    const inFlight = fetch(`${runtime.url}/v1/health`);
+    await Bun.sleep(150);
+    expect(runtime.server.inFlight()).toBe(1);
+    const started = performance.now();
+    const drained = runtime.drain(5000);
+    await Bun.sleep(50);
+    await expect(fetch(`${runtime.url}/v1/health`)).rejects.toThrow();
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(await drained).toBe(true);
+    expect(performance.now() - started).toBeLessThan(3000);
+    runtime.close();
+  });
+
+  test("past the grace period the remaining connections are closed", async () => {
+    const runtime = await startTestRuntime({}, { tmuxBinary: slowTmux(3) });
+    const inFlight = fetch(`${runtime.url}/v1/health`).then(
+      (r) => r.status,
+      () => "closed",
+    );
+    await Bun.sleep(150);
+    const started = performance.now();
+    expect(await runtime.drain(200)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(await inFlight).toBe("closed");
+    runtime.close();
+  });
+});
