@@ -25,6 +25,8 @@ export async function runCli(argv: string[]): Promise<number> {
     const index = commandIndex(argv);
     const name = index === -1 ? undefined : argv[index];
     if (name !== undefined && !(name in COMMANDS)) {
+      // `ag --prot 9100`: the typo, not its value, is what to report.
+      rejectUnknownFlags(argv.slice(0, index), (await loadServe()).args as ArgsDef);
       throw new AgError("USAGE_ERROR", `unknown command "${name}" (see ag --help)`);
     }
     const command = name ? await COMMANDS[name]!.load() : await loadServe();

@@ -15,7 +15,7 @@ export function envelope(code: ErrorCode, message: string): ErrorBody {
 
 interface ElysiaValidationError {
   type: string;
-  valueError?: { path: string; message: string };
+  valueError?: { path: string; message: string; schema?: { anyOf?: Array<{ const?: unknown }> } };
 }
 
 /**
@@ -53,5 +53,9 @@ function describeValidation(error: ElysiaValidationError): string {
   const detail = error.valueError;
   if (!detail) return `invalid ${part}`;
   const field = detail.path ? `${part}${detail.path.replaceAll("/", ".")}` : part;
+  const choices = detail.schema?.anyOf?.map((s) => s.const).filter((c) => typeof c === "string");
+  if (choices?.length && choices.length === detail.schema?.anyOf?.length) {
+    return `invalid ${field}: expected one of ${choices.join(", ")}`;
+  }
   return `invalid ${field}: ${detail.message}`;
 }

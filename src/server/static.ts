@@ -45,20 +45,31 @@ export function defaultDashboardRoot(): string {
  */
 export function dashboardRoutes(root: string) {
   const base = normalize(root) + sep;
-  return new Elysia({ name: "dashboard" }).get(
-    "/dashboard/*",
-    ({ params, request, redirect }) => {
-      // The router treats /dashboard and /dashboard/ alike; relative asset URLs need the slash.
-      if (new URL(request.url).pathname === "/dashboard") return redirect("/dashboard/", 308);
-      const wanted = params["*"] === "" ? "index.html" : decodeURIComponent(params["*"]);
-      const path = normalize(join(base, wanted));
-      if (!path.startsWith(base) || !isFile(path)) {
-        throw new AgError("NOT_FOUND", `no dashboard file ${wanted}`);
-      }
-      return new Response(Bun.file(path), { headers: DASHBOARD_HEADERS });
-    },
-    { detail: { hide: true } },
-  );
+  // The file comes from the URL itself, not from route params: the router may hand /dashboard and
+  // /dashboard/ to either route, and the minified binary does not always parse params for us.
+  const serve = ({ request }: { request: Request }) => {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/dashboard")
+      return new Response(null, { status: 308, headers: { location: "/dashboard/" } });
+    const rest = pathname.slice("/dashboard/".length);
+    const wanted = rest === "" ? "index.html" : safeDecode(rest);
+    const path = normalize(join(base, wanted));
+    if (!path.startsWith(base) || !isFile(path)) {
+      throw new AgError("NOT_FOUND", `no dashboard file ${wanted}`);
+    }
+    return new Response(Bun.file(path), { headers: DASHBOARD_HEADERS });
+  };
+  return new Elysia({ name: "dashboard" })
+    .get("/dashboard", serve, { detail: { hide: true } })
+    .get("/dashboard/*", serve, { detail: { hide: true } });
+}
+
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    throw new AgError("NOT_FOUND", `no dashboard file ${path}`);
+  }
 }
 
 function isFile(path: string): boolean {

@@ -35,7 +35,11 @@ describe("session read routes over the store", () => {
   test("an unknown status filter → 400", async () => {
     const response = await app.request("GET", "/v1/sessions?status=sleeping");
     expect(response.status).toBe(400);
-    expect((await response.json()).code).toBe("VALIDATION_ERROR");
+    const body = await response.json();
+    expect(body.code).toBe("VALIDATION_ERROR");
+    expect(body.error).toBe(
+      "invalid query.status: expected one of working, idle, permission_prompt, asking, stalled, killed, completed, crashed, running",
+    );
   });
 
   test("gets one session; an unknown id → 404 SESSION_NOT_FOUND", async () => {

@@ -23,11 +23,6 @@ export default defineCommand({
     for (const warning of loaded.warnings) logger.warn(warning);
 
     const runtime = await startRuntime({ config, logger });
-    const dashboard = config.dashboardEnabled ? ` · dashboard ${runtime.url}/dashboard/` : "";
-    logger.info(`ag ${VERSION} listening on ${runtime.url}${dashboard}`, {
-      stateDir: config.stateDir,
-      pid: process.pid,
-    });
 
     const shutdown = createShutdown({
       graceMs: config.shutdownGraceMs,
@@ -39,5 +34,11 @@ export default defineCommand({
     });
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
+    // Announced only once a signal would be handled: "listening" means ready to stop cleanly too.
+    const dashboard = config.dashboardEnabled ? ` · dashboard ${runtime.url}/dashboard/` : "";
+    logger.info(`ag ${VERSION} listening on ${runtime.url}${dashboard}`, {
+      stateDir: config.stateDir,
+      pid: process.pid,
+    });
   },
 });

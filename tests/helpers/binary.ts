@@ -1,0 +1,130 @@
+import { afterAll } from "bun:test";
+import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./temp.ts";
+
+const repo = join(import.meta.dir, "..", "..");
+const running = new Set<ReturnType<typeof Bun.spawn>>();
+afterAll(() => {
+  // A failed test must not leave a server behind.
+  for (const proc of running) if (proc.exitCode === null) proc.kill("SIGKILL");
+});
+let built: Promise<string> | null = null;
+
+/**
+ * The compiled binary, built once per test run from a scratch copy of the sources whose src/
+ * and public/ are then deleted: whatever the binary serves must be inside it.
+ */
+export function compiledBinary(): Promise<string> {
+  built ??= (async () => {
+    const scratch = tempDir("ag-build-");
+    for (const entry of ["src", "public", "build.ts", "package.json", "tsconfig.json"]) {
+      cpSync(join(repo, entry), join(scratch, entry), { recursive: true });
+    }
+    symlinkSync(join(repo, "node_modules"), join(scratch, "node_modules"));
+    const outdir = join(scratch, "dist");
+    mkdirSync(outdir);
+    const build = Bun.spawnSync([process.execPath, "build.ts", "--outdir", outdir], {
+      cwd: scratch,
+      stderr: "pipe",
+    });
+    if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+    rmSync(join(scratch, "src"), { recursive: true });
+    rmSync(join(scratch, "public"), { recursive: true });
+    return join(outdir, "ag");
+  })();
+  return built;
+}
+
+export interface AgProcess {
+  proc: ReturnType<typeof Bun.spawn>;
+  url: string;
+  port: number;
+  stateDir: string;
+  stderr(): string;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export interface RunOptions {
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** A world for one ag process: its own HOME, state dir, tmux socket and working directory. */
+export function agEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const home = tempDir("ag-e2e-home-");
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    SVC_STATE_DIR: join(home, ".svc"),
+    SVC_TMUX_SOCKET: `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+/** Runs a short command to completion. */
+export async function runAg(binary: string, args: string[], options: RunOptions = {}) {
+  const proc = Bun.spawn([binary, ...args], {
+    cwd: options.cwd ?? tempDir(),
+    env: options.env ?? agEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, exitCode };
+}
+
+/** Starts the server and resolves once it logs where it listens. */
+export async function startAg(
+  binary: string,
+  args: string[] = ["--port", "0", "--host", "127.0.0.1"],
+  options: RunOptions = {},
+): Promise<AgProcess> {
+  const env = options.env ?? agEnv();
+  const proc = Bun.spawn([binary, ...args], {
+    cwd: options.cwd ?? tempDir(),
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  running.add(proc);
+  let log = "";
+  const decoder = new TextDecoder();
+  const listening = Promise.withResolvers<string>();
+  const drained = (async () => {
+    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) {
+      log += decoder.decode(chunk);
+      const match = log.match(/listening on (http:\/\/[^\s]+)/);
+      if (match) listening.resolve(match[1]!);
+    }
+    listening.reject(new Error(`ag exited before listening:\n${log}`));
+  })();
+  const timer = setTimeout(() => listening.reject(new Error(`ag did not start in time:\n${log}`)), 10_000);
+  const url = await listening.promise.finally(() => clearTimeout(timer));
+  return {
+    proc,
+    url,
+    port: Number(new URL(url).port),
+    stateDir: env.SVC_STATE_DIR!,
+    stderr: () => log,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null) proc.kill(signal);
+      const code = await proc.exited;
+      await drained.catch(() => {});
+      return code;
+    },
+  };
+}
+
+/** A port that was free a moment ago. */
+export function freePort(): number {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = server.port!;
+  server.stop(true);
+  return port;
+}
