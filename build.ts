@@ -22,6 +22,8 @@ const result = await Bun.build({
     autoloadBunfig: false,
   },
   format: "esm",
+  // Separate chunks per lazily imported command: `ag --version` loads almost nothing.
+  splitting: true,
   minify: true,
   bytecode: true,
   sourcemap: "linked",

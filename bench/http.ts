@@ -1,0 +1,42 @@
+/**
+ * Request throughput of the compiled binary on a cheap authenticated route.
+ * `bun bench/http.ts [path/to/ag] [seconds] [connections]`
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const binary = resolve(process.argv[2] ?? "dist/ag");
+const seconds = Number(process.argv[3] ?? 5);
+const connections = Number(process.argv[4] ?? 50);
+const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
+const port = 18_000 + (process.pid % 1000);
+const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
+  env: { PATH: process.env.PATH ?? "", HOME: home, SVC_AUTH_TOKEN: "bench", SVC_LOG_LEVEL: "warn", SVC_TMUX_SOCKET: `ag-bench-${process.pid}` },
+});
+const url = `http://127.0.0.1:${port}/v1/sessions/stats`;
+const headers = { authorization: "Bearer bench" };
+for (let i = 0; i < 500; i++) {
+  try {
+    if ((await fetch(url, { headers })).ok) break;
+  } catch {
+    await Bun.sleep(10);
+  }
+}
+let done = 0;
+let errors = 0;
+const until = performance.now() + seconds * 1000;
+await Promise.all(
+  Array.from({ length: connections }, async () => {
+    while (performance.now() < until) {
+      const response = await fetch(url, { headers });
+      await response.arrayBuffer();
+      if (response.ok) done++;
+      else errors++;
+    }
+  }),
+);
+console.log(`GET /v1/sessions/stats, ${connections} connections, ${seconds} s: ${Math.round(done / seconds)} req/s, ${errors} errors`);
+proc.kill("SIGTERM");
+await proc.exited;
+rmSync(home, { recursive: true, force: true });
