@@ -12,7 +12,13 @@ const connections = Number(process.argv[4] ?? 50);
 const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
 const port = 18_000 + (process.pid % 1000);
 const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
-  env: { PATH: process.env.PATH ?? "", HOME: home, SVC_AUTH_TOKEN: "bench", SVC_LOG_LEVEL: "warn", SVC_TMUX_SOCKET: `ag-bench-${process.pid}` },
+  env: {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    SVC_AUTH_TOKEN: "bench",
+    SVC_LOG_LEVEL: "warn",
+    SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
+  },
 });
 const url = `http://127.0.0.1:${port}/v1/sessions/stats`;
 const headers = { authorization: "Bearer bench" };
@@ -36,7 +42,9 @@ await Promise.all(
     }
   }),
 );
-console.log(`GET /v1/sessions/stats, ${connections} connections, ${seconds} s: ${Math.round(done / seconds)} req/s, ${errors} errors`);
+console.log(
+  `GET /v1/sessions/stats, ${connections} connections, ${seconds} s: ${Math.round(done / seconds)} req/s, ${errors} errors`,
+);
 proc.kill("SIGTERM");
 await proc.exited;
 rmSync(home, { recursive: true, force: true });

@@ -30,7 +30,12 @@ async function healthyOnce(): Promise<number> {
   port++;
   const started = performance.now();
   const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
-    env: { PATH: process.env.PATH ?? "", HOME: home, SVC_TMUX_SOCKET: `ag-bench-${process.pid}`, SVC_LOG_LEVEL: "warn" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: home,
+      SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
+      SVC_LOG_LEVEL: "warn",
+    },
     stdout: "ignore",
     stderr: "ignore",
   });
@@ -68,7 +73,12 @@ console.log(`spawn → first healthy /v1/health (${healthy.length} runs): ${fmt(
   const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
   port++;
   const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
-    env: { PATH: process.env.PATH ?? "", HOME: home, SVC_TMUX_SOCKET: `ag-bench-${process.pid}`, SVC_LOG_LEVEL: "warn" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: home,
+      SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
+      SVC_LOG_LEVEL: "warn",
+    },
   });
   for (let i = 0; i < 500; i++) {
     try {

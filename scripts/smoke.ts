@@ -39,7 +39,11 @@ await check("--version prints a version", () =>
   assert(/^\d+\.\d+\.\d+/.test(version.stdout.toString()), `got ${version.stdout}`),
 );
 
-const server = Bun.spawn([installed, "--port", "0", "--host", "127.0.0.1"], { cwd: scratch, env, stderr: "pipe" });
+const server = Bun.spawn([installed, "--port", "0", "--host", "127.0.0.1"], {
+  cwd: scratch,
+  env,
+  stderr: "pipe",
+});
 let log = "";
 let url = "";
 const reader = (async () => {

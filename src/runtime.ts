@@ -54,7 +54,8 @@ export async function startRuntime({
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
     void tmux.check().then((result) => {
-      if (!result.healthy) logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
+      if (!result.healthy)
+        logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
     });
     const app = createApp({
       version: VERSION,
