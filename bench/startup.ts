@@ -1,6 +1,7 @@
 /**
- * Start-up of the compiled binary: `ag --version`, and the time from spawning `ag` to its first
- * healthy answer on GET /v1/health. `bun bench/startup.ts [path/to/ag] [runs]`
+ * Start-up of the compiled binary: `ag --version`, the time from spawning `ag` to its first
+ * healthy answer on GET /v1/health, and the RSS of an idle server.
+ * `bun bench/startup.ts [path/to/ag] [runs]`
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,10 +25,12 @@ async function versionOnce(): Promise<number> {
   return performance.now() - started;
 }
 
-let port = 19_000 + (process.pid % 1000);
-async function healthyOnce(): Promise<number> {
+let lastPort = 19_000 + (process.pid % 1000);
+
+/** Spawns a server in a fresh HOME; resolves with the ms from spawn to its first healthy answer. */
+async function startServer() {
   const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
-  port++;
+  const port = ++lastPort;
   const started = performance.now();
   const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
     env: {
@@ -52,46 +55,34 @@ async function healthyOnce(): Promise<number> {
       await Bun.sleep(1);
     }
   }
-  proc.kill("SIGTERM");
-  await proc.exited;
-  rmSync(home, { recursive: true, force: true });
-  return elapsed;
+  return {
+    proc,
+    elapsed,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
 }
 
 await versionOnce(); // warm the page cache
 const version: number[] = [];
 for (let i = 0; i < runs; i++) version.push(await versionOnce());
 const healthy: number[] = [];
-for (let i = 0; i < Math.min(runs, 20); i++) healthy.push(await healthyOnce());
+for (let i = 0; i < Math.min(runs, 20); i++) {
+  const server = await startServer();
+  healthy.push(server.elapsed);
+  await server.stop();
+}
+
+const idle = await startServer();
+await Bun.sleep(2000);
+const status = await Bun.file(`/proc/${idle.proc.pid}/status`).text();
+const rss = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? Number.NaN) / 1024;
+await idle.stop();
 
 console.log(`binary: ${binary}`);
 console.log(`ag --version (${version.length} runs):           ${fmt(stats(version))}`);
 console.log(`spawn → first healthy /v1/health (${healthy.length} runs): ${fmt(stats(healthy))}`);
-
-// Resident memory of an idle server, two seconds after its first answer.
-{
-  const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
-  port++;
-  const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: home,
-      SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
-      SVC_LOG_LEVEL: "warn",
-    },
-  });
-  for (let i = 0; i < 500; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) break;
-    } catch {
-      await Bun.sleep(10);
-    }
-  }
-  await Bun.sleep(2000);
-  const status = await Bun.file(`/proc/${proc.pid}/status`).text();
-  const rss = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? Number.NaN) / 1024;
-  console.log(`idle server RSS: ${rss.toFixed(1)} MiB`);
-  proc.kill("SIGTERM");
-  await proc.exited;
-  rmSync(home, { recursive: true, force: true });
-}
+console.log(`idle server RSS, 2 s after its first answer: ${rss.toFixed(1)} MiB`);
