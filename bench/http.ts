@@ -48,3 +48,6 @@ console.log(
 proc.kill("SIGTERM");
 await proc.exited;
 rmSync(home, { recursive: true, force: true });
+
+// ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
+Bun.spawnSync(["tmux", "-L", `ag-bench-${process.pid}`, "kill-server"], { stderr: "ignore" });

@@ -86,3 +86,6 @@ console.log(`binary: ${binary}`);
 console.log(`ag --version (${version.length} runs):           ${fmt(stats(version))}`);
 console.log(`spawn → first healthy /v1/health (${healthy.length} runs): ${fmt(stats(healthy))}`);
 console.log(`idle server RSS, 2 s after its first answer: ${rss.toFixed(1)} MiB`);
+
+// ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
+Bun.spawnSync(["tmux", "-L", `ag-bench-${process.pid}`, "kill-server"], { stderr: "ignore" });

@@ -78,6 +78,8 @@ await check("SIGTERM shuts down cleanly (exit 0)", async () => {
 });
 if (server.exitCode === null) server.kill("SIGKILL");
 await reader.catch(() => {});
+// ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
+Bun.spawnSync(["tmux", "-L", env.SVC_TMUX_SOCKET, "kill-server"], { stderr: "ignore" });
 rmSync(scratch, { recursive: true, force: true });
 console.log(`smoke checks: ${passed} ok, ${failed} not ok`);
 process.exit(failed ? 1 : 0);

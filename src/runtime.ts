@@ -1,28 +1,43 @@
 import type { Database } from "bun:sqlite";
+import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import type { Config } from "./config/schema.ts";
+import { createEventBus, type EventBus } from "./events/bus.ts";
 import { createHealthService } from "./health/service.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { isLoopbackName } from "./server/auth.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
-import { createSessionRepo, createSessionService } from "./sessions/index.ts";
+import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
+import { createHookReceiver } from "./sessions/hooks.ts";
+import { createSessionRepo, createSessionService, type SessionService } from "./sessions/index.ts";
+import { createSupervisor } from "./sessions/supervisor.ts";
+import { systemClock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
+import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
+import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
+import type { Tmux } from "./tmux/tmux.ts";
 import { VERSION } from "./version.ts";
 
 /**
  * The composition root: the one place that picks concrete parts (SQLite file, real tmux, the
- * embedded dashboard) and hands each domain only its slice of the configuration.
+ * Claude Code adapter, the embedded dashboard) and hands each domain only its slice of the
+ * configuration.
  */
+const TMUX_START_BOUND_MS = 5_000;
+
 export interface Runtime {
   readonly url: string;
   readonly server: HttpServer;
   readonly app: HttpApp;
   readonly db: Database;
+  readonly bus: EventBus;
+  readonly sessions: SessionService;
   /** Drains HTTP for up to graceMs, then releases the database and the state directory. */
   drain(graceMs: number): Promise<boolean>;
+  /** Stops following sessions. Agent windows keep running: they are re-adopted at the next start. */
   close(): void;
 }
 
@@ -47,29 +62,87 @@ export async function startRuntime({
     startedAt: new Date(startedAt).toISOString(),
   });
   let db: Database | undefined;
+  let tmux: Tmux | undefined;
   try {
     db = openDatabase(stateDbPath(config.stateDir));
-    const sessions = createSessionService({ repo: createSessionRepo(db) });
-    const tmux = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
+    const repo = createSessionRepo(db);
+    const bus = createEventBus({ logger });
+    const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
-    void tmux.check().then((result) => {
+    void probe.check().then((result) => {
       if (!result.healthy)
         logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
     });
+    const control = createControlTmux({
+      socket: config.tmuxSocket,
+      session: config.muxSession,
+      binary: tmuxBinary,
+      logger,
+    });
+    tmux = control;
+    const agent = createClaudeAdapter({
+      home: config.homeDir,
+      dataDir: config.agentDataDir,
+      trustWorkdir: config.trustWorkdir,
+      selfCommand: selfCommand(),
+      isRoot: process.getuid?.() === 0,
+    });
+    let hookBaseUrl = config.baseUrl;
+    const sessions = createSessionService({
+      repo,
+      tmux: control,
+      agent,
+      bus,
+      clock: systemClock,
+      logger,
+      memory: { get: () => null },
+      settings: {
+        stateDir: config.stateDir,
+        hookBaseUrl: () => hookBaseUrl,
+        permissionMode: config.permissionMode,
+        stallThresholdMs: config.stallThresholdMs,
+        permissionTimeoutMs: config.permissionTimeoutMs,
+        maxSessions: config.maxSessions,
+        delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
+      },
+    });
+    const hooks = createHookReceiver({ repo, sessions, agent, logger });
+    const supervisor = createSupervisor({ tmux: control, repo, sessions, agent, clock: systemClock, logger });
     const app = createApp({
       version: VERSION,
       authToken: config.authToken,
       allowedHosts: [config.host, hostOf(config.baseUrl), hostOf(config.dashboardUrl)],
       dashboard: { enabled: config.dashboardEnabled, root: dashboardRoot ?? defaultDashboardRoot() },
-      health: createHealthService({ version: VERSION, startedAt, tmux, sessions }),
+      health: createHealthService({
+        version: VERSION,
+        startedAt,
+        tmux: {
+          // The probe asks the server from outside; the control client knows whether it is connected.
+          async check() {
+            const outside = await probe.check();
+            return outside.healthy ? control.health() : outside;
+          },
+        },
+        sessions: repo,
+      }),
       sessions,
+      hooks,
       logger,
     });
     const server = await listen(app, { host: config.host, port: config.port, maxBodyBytes: MAX_BODY_BYTES });
     const url = `http://${urlHost(config.host)}:${server.port}`;
+    // With port 0 the derived base URL names no real port: hooks call back where we are bound.
+    if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;
     lock.update({ host: config.host, port: server.port, baseUrl: url });
     warnIfExposed(config, logger);
+    // Connect to tmux and re-adopt the sessions before announcing readiness, but never let a
+    // broken tmux keep the API down: past the bound, health says what is wrong and the control
+    // client keeps reconnecting in the background.
+    const adopting = supervisor.start().catch((error) => {
+      logger.error(`tmux control client did not start: ${(error as Error).message}`);
+    });
+    await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
 
     const openDb = db;
     return {
@@ -77,13 +150,18 @@ export async function startRuntime({
       server,
       app,
       db: openDb,
+      bus,
+      sessions,
       drain: (graceMs) => server.stop(graceMs),
       close() {
+        supervisor.stop();
+        void control.close();
         openDb.close();
         lock.release();
       },
     };
   } catch (error) {
+    void tmux?.close();
     db?.close();
     lock.release();
     throw error;

@@ -7,7 +7,12 @@ import { printError, printLine } from "./output.ts";
 type AnyCommand = CommandDef<ArgsDef>;
 
 /** Subcommands load lazily: `ag status` never pays for the server's imports. */
-const COMMANDS: Record<string, { description: string; load: () => Promise<AnyCommand> }> = {
+const COMMANDS: Record<string, { description: string; hidden?: boolean; load: () => Promise<AnyCommand> }> = {
+  hook: {
+    description: "Forward an agent hook payload (used by the agents' settings)",
+    hidden: true,
+    load: () => import("./commands/hook.ts").then((m) => m.default as AnyCommand),
+  },
   status: {
     description: "Version, status, uptime, port and session counts of the running server",
     load: () => import("./commands/status.ts").then((m) => m.default as AnyCommand),
@@ -17,7 +22,17 @@ const COMMANDS: Record<string, { description: string; load: () => Promise<AnyCom
 const loadServe = () => import("./commands/serve.ts").then((m) => m.default as AnyCommand);
 
 /** Flags that take a value, so their value is not mistaken for a command name. */
-const VALUE_FLAGS = new Set(["--port", "--host", "--config", "--cwd", "--status", "--page", "--limit"]);
+const VALUE_FLAGS = new Set([
+  "--port",
+  "--host",
+  "--config",
+  "--cwd",
+  "--status",
+  "--page",
+  "--limit",
+  "--url",
+  "--secret-file",
+]);
 
 export async function runCli(argv: string[]): Promise<number> {
   const debug = argv.includes("--debug");
@@ -84,8 +99,9 @@ async function usage(command: AnyCommand, name: string | undefined): Promise<str
   };
   let text = await renderUsage(command, name ? root : undefined);
   if (!name) {
-    const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
-    const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
+    const shown = Object.entries(COMMANDS).filter(([, c]) => !c.hidden);
+    const width = Math.max(...shown.map(([n]) => n.length));
+    const lines = shown.map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
     text += `\n\nCOMMANDS\n\n  ${"(none)".padEnd(width)}  Start the server\n${lines.join("\n")}\n\nUse ag <command> --help for more about a command.`;
   }
   return process.stdout.isTTY && !readTerminalEnv().noColor ? text : stripAnsi(text);

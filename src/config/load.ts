@@ -83,6 +83,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const bridge = values.memoryBridge as Config["memoryBridge"];
   if (bridge.persistPath) bridge.persistPath = expandPath(bridge.persistPath, home, cwd);
 
+  values.homeDir = home;
   const config = values as unknown as Config;
   if (config.shutdownHardMs < config.shutdownGraceMs) {
     throw new AgError(

@@ -193,6 +193,22 @@ export const SETTINGS = [
     description: "Agent data directory; default the agent CLI's own (~/.claude)",
   }),
   setting({
+    key: "trustWorkdir",
+    env: "SVC_TRUST_WORKDIR",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: true,
+    description: "Pre-accept the agent's folder-trust dialog for each session's workDir",
+  }),
+  setting({
+    key: "createWaitMs",
+    env: "SVC_CREATE_WAIT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1000 }),
+    default: 60_000,
+    description: "How long session creation waits for the prompt to be delivered and confirmed",
+  }),
+  setting({
     key: "sseIdleMs",
     env: "SVC_SSE_IDLE_MS",
     envKind: "integer",
@@ -353,6 +369,8 @@ export interface Config {
   muxSession: string;
   tmuxSocket: string;
   agentDataDir: string | null;
+  trustWorkdir: boolean;
+  createWaitMs: number;
   sseIdleMs: number;
   sseClientTimeoutMs: number;
   hookTimeoutMs: number;
@@ -370,6 +388,8 @@ export interface Config {
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };
   verificationProtocol: { autoVerifyOnStop: boolean; criticalOnly: boolean };
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;
+  /** Not a setting: the HOME ag runs with (its agents inherit it). */
+  homeDir: string;
 }
 
 export type ConfigKey = keyof Config;

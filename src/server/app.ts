@@ -1,5 +1,6 @@
 import { type AnyElysia, Elysia } from "elysia";
 import type { HealthService } from "../health/service.ts";
+import type { HookReceiver } from "../sessions/hooks.ts";
 import type { SessionService } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { rewriteAlias } from "./aliases.ts";
@@ -8,6 +9,7 @@ import { parseChunkedBody } from "./body.ts";
 import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { hookRoutes } from "./routes/hooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { dashboardRoutes } from "./static.ts";
 
@@ -21,6 +23,7 @@ export interface AppDeps {
   dashboard: { enabled: boolean; root: string };
   health: HealthService;
   sessions: SessionService;
+  hooks: HookReceiver;
   logger: Logger;
   /** More route plugins; each later domain adds its own. */
   plugins?: AnyElysia[];
@@ -51,6 +54,7 @@ export function createApp(deps: AppDeps): HttpApp {
     .onParse(({ request, contentType }) => parseChunkedBody(request, contentType, maxBodyBytes))
     .use(healthRoutes(deps.health))
     .use(sessionRoutes(deps.sessions))
+    .use(hookRoutes(deps.hooks))
     .get(
       "/v1/openapi.json",
       () => (openApi ??= buildOpenApi(routeTable.current(), { version: deps.version })),

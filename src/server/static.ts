@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join, normalize, sep } from "node:path";
 import { Elysia } from "elysia";
 import { AgError } from "../shared/errors.ts";
+import { isCompiled } from "../shared/self.ts";
 
 /** SPEC's dashboard policy; the registry origin lets the page check for a newer release. */
 export const DASHBOARD_CSP = [
@@ -34,9 +35,7 @@ export const DASHBOARD_HEADERS: Record<string, string> = {
  * under the bundle's virtual root), or on disk next to src/ when run from source.
  */
 export function defaultDashboardRoot(): string {
-  const embedded = join(import.meta.dir, "public");
-  if (import.meta.dir.includes("$bunfs") || import.meta.dir.includes("~BUN")) return embedded;
-  return join(import.meta.dir, "..", "..", "public");
+  return isCompiled() ? join(import.meta.dir, "public") : join(import.meta.dir, "..", "..", "public");
 }
 
 /**

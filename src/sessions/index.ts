@@ -1,3 +1,9 @@
-export { createSessionRepo, type SessionRepo } from "./repo.ts";
+export {
+  createSessionRepo,
+  type SessionPatch,
+  type SessionRecord,
+  type SessionRepo,
+  toSession,
+} from "./repo.ts";
 export { createSessionService, type SessionService } from "./service.ts";
 export * from "./session.ts";

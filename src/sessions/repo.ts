@@ -2,12 +2,39 @@ import type { Database } from "bun:sqlite";
 import type { PermissionMode } from "../config/schema.ts";
 import {
   LIVE_STATES,
+  type PendingPermission,
   SESSION_STATES,
   type Session,
   type SessionListQuery,
   type SessionStats,
   type SessionStatus,
 } from "./session.ts";
+
+/** A session as stored: the public Session plus what only ag may see. */
+export interface SessionRecord extends Session {
+  windowId: string | null;
+  paneId: string | null;
+  hookSecret: string;
+  transcriptPath: string | null;
+  endedAt: string | null;
+  endReason: string | null;
+}
+
+export type SessionPatch = Partial<
+  Pick<
+    SessionRecord,
+    | "status"
+    | "updatedAt"
+    | "lastActivityAt"
+    | "pendingPermission"
+    | "tokenUsage"
+    | "windowId"
+    | "paneId"
+    | "transcriptPath"
+    | "endedAt"
+    | "endReason"
+  >
+>;
 
 interface SessionRow {
   id: string;
@@ -27,25 +54,56 @@ interface SessionRow {
   token_cache_read: number;
   token_cache_creation: number;
   pending_permission: string | null;
+  window_id: string | null;
+  pane_id: string | null;
+  hook_secret: string;
+  transcript_path: string | null;
+  ended_at: string | null;
+  end_reason: string | null;
 }
 
 export interface SessionRepo {
-  insert(session: Session): void;
-  get(id: string): Session | null;
-  list(query?: SessionListQuery): Session[];
+  insert(session: SessionRecord): void;
+  get(id: string): SessionRecord | null;
+  update(id: string, patch: SessionPatch): void;
+  list(query?: SessionListQuery): SessionRecord[];
+  /** Sessions in a live state, oldest first (re-adoption order). */
+  live(): SessionRecord[];
   stats(): SessionStats;
+  /** Removes terminal sessions that ended before `before` (ISO); returns how many. */
+  pruneEnded(before: string): number;
 }
 
 const LIVE_LIST = LIVE_STATES.map((s) => `'${s}'`).join(",");
+
+const COLUMNS: Record<keyof SessionPatch, (p: SessionPatch) => Record<string, unknown>> = {
+  status: (p) => ({ status: p.status }),
+  updatedAt: (p) => ({ updated_at: p.updatedAt }),
+  lastActivityAt: (p) => ({ last_activity_at: p.lastActivityAt }),
+  pendingPermission: (p) => ({
+    pending_permission: p.pendingPermission ? JSON.stringify(p.pendingPermission) : null,
+  }),
+  tokenUsage: (p) => ({
+    token_input: p.tokenUsage?.input,
+    token_output: p.tokenUsage?.output,
+    token_cache_read: p.tokenUsage?.cacheRead,
+    token_cache_creation: p.tokenUsage?.cacheCreation,
+  }),
+  windowId: (p) => ({ window_id: p.windowId }),
+  paneId: (p) => ({ pane_id: p.paneId }),
+  transcriptPath: (p) => ({ transcript_path: p.transcriptPath }),
+  endedAt: (p) => ({ ended_at: p.endedAt }),
+  endReason: (p) => ({ end_reason: p.endReason }),
+};
 
 export function createSessionRepo(db: Database): SessionRepo {
   const insert = db.query(`
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
-      token_cache_creation, pending_permission)
+      token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -53,9 +111,16 @@ export function createSessionRepo(db: Database): SessionRepo {
       AND ($live = 0 OR status IN (${LIVE_LIST}))
       AND ($workDir IS NULL OR instr(work_dir, $workDir) > 0)
     ORDER BY created_at DESC, rowid DESC`);
+  const live = db.query<SessionRow, []>(
+    `SELECT * FROM sessions WHERE status IN (${LIVE_LIST}) ORDER BY created_at, rowid`,
+  );
   const counts = db.query<{ status: string; n: number }, []>(
     "SELECT status, count(*) AS n FROM sessions GROUP BY status",
   );
+  const prune = db.query(
+    `DELETE FROM sessions WHERE status NOT IN (${LIVE_LIST}) AND ended_at IS NOT NULL AND ended_at < ?`,
+  );
+  const updates = new Map<string, ReturnType<typeof db.query>>();
 
   return {
     insert(s) {
@@ -77,11 +142,31 @@ export function createSessionRepo(db: Database): SessionRepo {
         cacheRead: s.tokenUsage.cacheRead,
         cacheCreation: s.tokenUsage.cacheCreation,
         pendingPermission: s.pendingPermission ? JSON.stringify(s.pendingPermission) : null,
+        windowId: s.windowId,
+        paneId: s.paneId,
+        hookSecret: s.hookSecret,
+        transcriptPath: s.transcriptPath,
+        endedAt: s.endedAt,
+        endReason: s.endReason,
       });
     },
     get(id) {
       const row = byId.get(id);
-      return row ? toSession(row) : null;
+      return row ? toRecord(row) : null;
+    },
+    update(id, patch) {
+      const values: Record<string, unknown> = {};
+      for (const key of Object.keys(patch) as (keyof SessionPatch)[])
+        Object.assign(values, COLUMNS[key](patch));
+      const columns = Object.keys(values);
+      if (columns.length === 0) return;
+      const sql = `UPDATE sessions SET ${columns.map((c) => `${c} = $${c}`).join(", ")} WHERE id = $id`;
+      let statement = updates.get(sql);
+      if (!statement) {
+        statement = db.query(sql);
+        updates.set(sql, statement);
+      }
+      statement.run({ ...values, id } as never);
     },
     list(query = {}) {
       const running = query.status === "running";
@@ -91,8 +176,9 @@ export function createSessionRepo(db: Database): SessionRepo {
           live: running ? 1 : 0,
           workDir: query.workDir ?? null,
         })
-        .map(toSession);
+        .map(toRecord);
     },
+    live: () => live.all().map(toRecord),
     stats() {
       const byStatus: Record<string, number> = Object.fromEntries(SESSION_STATES.map((s) => [s, 0]));
       for (const { status, n } of counts.all()) byStatus[status] = n;
@@ -100,10 +186,31 @@ export function createSessionRepo(db: Database): SessionRepo {
       const active = LIVE_STATES.reduce((sum, s) => sum + (byStatus[s] ?? 0), 0);
       return { total, active, idle: byStatus.idle ?? 0, stalled: byStatus.stalled ?? 0, byStatus };
     },
+    pruneEnded: (before) => prune.run(before).changes,
   };
 }
 
-function toSession(row: SessionRow): Session {
+/** The public object: every route answers this, and it never carries a secret. */
+export function toSession(record: SessionRecord): Session {
+  return {
+    id: record.id,
+    name: record.name,
+    workDir: record.workDir,
+    status: record.status,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    lastActivityAt: record.lastActivityAt,
+    agentCommand: record.agentCommand,
+    permissionMode: record.permissionMode,
+    stallThresholdMs: record.stallThresholdMs,
+    parentId: record.parentId,
+    tenantId: record.tenantId,
+    tokenUsage: record.tokenUsage,
+    pendingPermission: record.pendingPermission,
+  };
+}
+
+function toRecord(row: SessionRow): SessionRecord {
   return {
     id: row.id,
     name: row.name,
@@ -123,6 +230,14 @@ function toSession(row: SessionRow): Session {
       cacheRead: row.token_cache_read,
       cacheCreation: row.token_cache_creation,
     },
-    pendingPermission: row.pending_permission ? JSON.parse(row.pending_permission) : null,
+    pendingPermission: row.pending_permission
+      ? (JSON.parse(row.pending_permission) as PendingPermission)
+      : null,
+    windowId: row.window_id,
+    paneId: row.pane_id,
+    hookSecret: row.hook_secret,
+    transcriptPath: row.transcript_path,
+    endedAt: row.ended_at,
+    endReason: row.end_reason,
   };
 }

@@ -35,6 +35,7 @@ export const PendingPermission = Type.Object({
   tool: Type.Optional(Type.String()),
   detail: Type.String(),
 });
+export type PendingPermission = Static<typeof PendingPermission>;
 
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
@@ -54,6 +55,50 @@ export const Session = Type.Object({
   pendingPermission: Type.Union([PendingPermission, Type.Null()]),
 });
 export type Session = Static<typeof Session>;
+
+/** CONTRACT §2: name ≤ 128 characters; prompt ≤ 256 KiB (checked in bytes by the route). */
+export const MAX_PROMPT_BYTES = 256 * 1024;
+
+export const CreateSessionInput = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    workDir: Type.String({ minLength: 1, description: "absolute path of an existing directory" }),
+    prompt: Type.Optional(Type.String()),
+    memoryKeys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
+    permissionMode: Type.Optional(PermissionMode),
+    agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+export type CreateSessionInput = Static<typeof CreateSessionInput>;
+
+export const SendInput = Type.Object(
+  { text: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+export const PermissionAnswer = Type.Object(
+  { permissionId: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+
+export const Delivery = Type.Object({ delivered: Type.Boolean(), attempts: Type.Integer() });
+
+export const CreatedSession = Type.Intersect([
+  Session,
+  Type.Object({
+    reused: Type.Boolean(),
+    promptDelivery: Type.Union([Delivery, Type.Null()]),
+    warnings: Type.Optional(Type.Array(Type.String())),
+  }),
+]);
+
+export const ReadResult = Type.Object({
+  id: Type.String(),
+  status: SessionStatus,
+  output: Type.String({ description: "the assistant text of the latest turn" }),
+  tokenUsage: Type.Object({ input: Type.Integer(), output: Type.Integer() }),
+});
+export type ReadResult = Static<typeof ReadResult>;
 
 export const SessionListQuery = Type.Object({
   status: Type.Optional(SessionStatusFilter),

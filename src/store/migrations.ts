@@ -29,11 +29,16 @@ export const MIGRATIONS: readonly Migration[] = [
         token_cache_read    INTEGER NOT NULL DEFAULT 0,
         token_cache_creation INTEGER NOT NULL DEFAULT 0,
         pending_permission  TEXT,
+        window_id           TEXT,
+        pane_id             TEXT,
+        hook_secret         TEXT NOT NULL,
+        transcript_path     TEXT,
         ended_at            TEXT,
         end_reason          TEXT
       );
       CREATE INDEX sessions_status ON sessions(status);
       CREATE INDEX sessions_work_dir ON sessions(work_dir);
+      CREATE UNIQUE INDEX sessions_window ON sessions(window_id) WHERE window_id IS NOT NULL;
     `,
   },
 ];

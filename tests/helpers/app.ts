@@ -1,20 +1,32 @@
 import { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
+import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
+import { type AgEvent, createEventBus } from "../../src/events/bus.ts";
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
+import { createHookReceiver } from "../../src/sessions/hooks.ts";
 import {
   createSessionRepo,
   createSessionService,
-  type Session,
+  type SessionRecord,
   type SessionRepo,
+  type SessionService,
 } from "../../src/sessions/index.ts";
+import type { Clock } from "../../src/shared/clock.ts";
+import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { migrate } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
+import { tempDir } from "./temp.ts";
 
 export interface TestApp extends HttpApp {
   repo: SessionRepo;
+  sessions: SessionService;
+  tmux: FakeTmux;
+  events: AgEvent[];
   logs: string[];
+  stateDir: string;
   request(
     method: string,
     path: string,
@@ -32,7 +44,10 @@ export const fixedHealth: Health = {
   timestamp: new Date(0).toISOString(),
 };
 
-/** The real app over an in-memory database; only the health probe is a stand-in. */
+/**
+ * The real app and services over an in-memory database and the fake tmux, with the real Claude
+ * Code adapter reading whatever screens a test puts in the fake panes.
+ */
 export function testApp(
   options: {
     authToken?: string;
@@ -41,6 +56,9 @@ export function testApp(
     dashboardRoot?: string;
     health?: HealthService;
     maxBodyBytes?: number;
+    clock?: Clock;
+    maxSessions?: number | null;
+    memory?: Record<string, string>;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -52,13 +70,45 @@ export function testApp(
     json: true,
     stream: { write: (line: string) => logs.push(line) } as never,
   });
+  const bus = createEventBus({ logger });
+  const events: AgEvent[] = [];
+  bus.subscribe((e) => events.push(e));
+  const tmux = createFakeTmux();
+  const stateDir = tempDir("ag-state-");
+  const agent = createClaudeAdapter({
+    home: tempDir("ag-home-"),
+    dataDir: null,
+    trustWorkdir: true,
+    selfCommand: ["ag"],
+    isRoot: false,
+  });
+  const memory = options.memory ?? {};
+  const sessions = createSessionService({
+    repo,
+    tmux,
+    agent,
+    bus,
+    clock: options.clock ?? systemClock,
+    logger,
+    memory: { get: (key) => (key in memory ? { key, value: memory[key]! } : null) },
+    settings: {
+      stateDir,
+      hookBaseUrl: () => "http://127.0.0.1:9100",
+      permissionMode: "default",
+      stallThresholdMs: 120_000,
+      permissionTimeoutMs: 300_000,
+      maxSessions: options.maxSessions ?? null,
+      delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
+    },
+  });
   const app = createApp({
     version: "0.0.0-test",
     authToken: options.authToken ?? "",
     allowedHosts: options.allowedHosts ?? [],
     dashboard: { enabled: options.dashboardRoot !== undefined, root: options.dashboardRoot ?? "" },
     health: options.health ?? { check: async () => fixedHealth },
-    sessions: createSessionService({ repo }),
+    sessions,
+    hooks: createHookReceiver({ repo, sessions, agent, logger }),
     logger,
     plugins: options.plugins,
     maxBodyBytes: options.maxBodyBytes,
@@ -66,7 +116,11 @@ export function testApp(
   return {
     ...app,
     repo,
+    sessions,
+    tmux,
+    events,
     logs,
+    stateDir,
     request(method, path, init = {}) {
       const body =
         init.body === undefined
@@ -86,7 +140,7 @@ export function testApp(
 }
 
 let counter = 0;
-export function sampleSession(overrides: Partial<Session> = {}): Session {
+export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRecord {
   counter++;
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, counter)).toISOString();
   return {
@@ -104,6 +158,12 @@ export function sampleSession(overrides: Partial<Session> = {}): Session {
     tenantId: null,
     tokenUsage: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
     pendingPermission: null,
+    windowId: null,
+    paneId: null,
+    hookSecret: `hook-secret-${crypto.randomUUID()}`,
+    transcriptPath: null,
+    endedAt: null,
+    endReason: null,
     ...overrides,
   };
 }

@@ -2,12 +2,15 @@ import { afterAll } from "bun:test";
 import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./temp.ts";
+import { killTmuxServer } from "./tmux.ts";
 
 const repo = join(import.meta.dir, "..", "..");
 const running = new Set<ReturnType<typeof Bun.spawn>>();
+const sockets = new Set<string>();
 afterAll(() => {
-  // A failed test must not leave a server behind.
+  // A failed test must not leave a server behind; ag leaves its tmux server running on purpose.
   for (const proc of running) if (proc.exitCode === null) proc.kill("SIGKILL");
+  for (const socket of sockets) killTmuxServer(socket);
 });
 let built: Promise<string> | null = null;
 
@@ -53,11 +56,13 @@ export interface RunOptions {
 /** A world for one ag process: its own HOME, state dir, tmux socket and working directory. */
 export function agEnv(extra: Record<string, string> = {}): Record<string, string> {
   const home = tempDir("ag-e2e-home-");
+  const socket = `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  sockets.add(socket);
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
     SVC_STATE_DIR: join(home, ".svc"),
-    SVC_TMUX_SOCKET: `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    SVC_TMUX_SOCKET: socket,
     NO_COLOR: "1",
     ...extra,
   };

@@ -1,6 +1,7 @@
 import { afterAll } from "bun:test";
-import { rmSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { TestProgram } from "../contract/tmux.contract.ts";
 
 const sockets: string[] = [];
 
@@ -25,4 +26,48 @@ export function killTmuxServer(socket: string): void {
 export function tmux(socket: string, ...args: string[]): { exitCode: number; stdout: string } {
   const result = Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...args], { stderr: "pipe" });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout.toString() };
+}
+
+/**
+ * The contract's test program (tests/contract/tmux.contract.ts) as a shell script in `dir`:
+ * reads its terminal raw with bracketed paste on, records every byte to `in`, prints whatever
+ * is appended to `out`, and exits with the status written to the `exit` FIFO.
+ */
+export function shellProgram(dir: string): TestProgram {
+  const script = [
+    'd="$1"',
+    "stty raw -echo opost",
+    "printf '\\033[?2004h'",
+    // A background job's stdin would be /dev/null: hand it the terminal explicitly.
+    "exec 3<&0",
+    'cat <&3 >"$d/in" & c=$!',
+    'tail -n +1 -f "$d/out" & t=$!',
+    ': >"$d/ready"',
+    'read s <"$d/exit"',
+    // Children holding the terminal would keep the pane from being reported dead.
+    "kill $c $t 2>/dev/null",
+    'exit "$s"',
+  ].join("\n");
+  writeFileSync(join(dir, "out"), "");
+  Bun.spawnSync(["mkfifo", join(dir, "exit")]);
+  return {
+    command: ["sh", "-c", script, "test-program", dir],
+    async ready() {
+      const deadline = performance.now() + 5000;
+      while (!existsSync(join(dir, "ready"))) {
+        if (performance.now() > deadline) throw new Error("test program did not start");
+        await Bun.sleep(10);
+      }
+    },
+    async say(_paneId, text) {
+      appendFileSync(join(dir, "out"), text);
+    },
+    async exit(_paneId, status) {
+      // Opening a FIFO blocks until the reader is there: let a child wait, not the test.
+      await Bun.spawn(["sh", "-c", 'echo "$1" > "$2"', "sh", String(status), join(dir, "exit")]).exited;
+    },
+    async received() {
+      return existsSync(join(dir, "in")) ? readFileSync(join(dir, "in"), "utf8") : "";
+    },
+  };
 }

@@ -8,10 +8,14 @@ import { instanceFile } from "../../src/store/instance.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 
-/** A tmux that answers after `seconds`: makes GET /v1/health a slow, real, in-flight request. */
+/**
+ * The real tmux, except that the health probe's `list-sessions` answers after `seconds`: makes
+ * GET /v1/health a slow, real, in-flight request.
+ */
 function slowTmux(seconds: number): string {
   const path = join(tempDir(), "tmux");
-  writeFileSync(path, `#!/bin/sh\nsleep ${seconds}\nexit 0\n`);
+  const real = Bun.which("tmux");
+  writeFileSync(path, `#!/bin/sh\ncase "$*" in *list-sessions*) sleep ${seconds};; esac\nexec ${real} "$@"\n`);
   chmodSync(path, 0o755);
   return path;
 }

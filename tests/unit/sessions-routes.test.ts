@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { Session } from "../../src/sessions/index.ts";
+import { Session, toSession } from "../../src/sessions/index.ts";
 import { sampleSession, testApp } from "../helpers/app.ts";
 
 describe("session read routes over the store", () => {
@@ -22,7 +22,7 @@ describe("session read routes over the store", () => {
     const all = await list();
     expect(all.map((s) => s.id)).toEqual([asking.id, killed.id, working.id, idle.id]);
     for (const s of all) expect(Value.Check(Session, s)).toBe(true);
-    expect(all[0]).toEqual(asking);
+    expect(all[0]).toEqual(toSession(asking));
   });
 
   test("filters by status, by running, by workDir substring", async () => {
@@ -43,7 +43,7 @@ describe("session read routes over the store", () => {
   });
 
   test("gets one session; an unknown id → 404 SESSION_NOT_FOUND", async () => {
-    expect(await (await app.request("GET", `/v1/sessions/${working.id}`)).json()).toEqual(working);
+    expect(await (await app.request("GET", `/v1/sessions/${working.id}`)).json()).toEqual(toSession(working));
     const missing = await app.request("GET", "/v1/sessions/nope");
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
@@ -51,6 +51,13 @@ describe("session read routes over the store", () => {
       code: "SESSION_NOT_FOUND",
       statusCode: 404,
     });
+  });
+
+  test("no response carries a hook secret or a window id", async () => {
+    const text = await (await app.request("GET", "/v1/sessions")).text();
+    for (const s of [idle, working, killed, asking]) expect(text).not.toContain(s.hookSecret);
+    expect(text).not.toContain("hookSecret");
+    expect(text).not.toContain("windowId");
   });
 
   test("stats count sessions by state", async () => {

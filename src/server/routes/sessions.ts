@@ -1,6 +1,27 @@
 import { Type } from "@sinclair/typebox";
-import { Elysia } from "elysia";
-import { Session, SessionListQuery, type SessionService, SessionStats } from "../../sessions/index.ts";
+import { Elysia, t } from "elysia";
+import {
+  CreatedSession,
+  CreateSessionInput,
+  Delivery,
+  PermissionAnswer,
+  ReadResult,
+  SendInput,
+  Session,
+  SessionListQuery,
+  type SessionService,
+  SessionStats,
+} from "../../sessions/index.ts";
+import { TranscriptCursorPage, TranscriptCursorQuery } from "../../transcript/cursor.ts";
+
+const Id = Type.Object({ id: Type.String() });
+/** The cursor query as it arrives: strings that Elysia turns into numbers before validating. */
+const CursorQueryParams = t.Object({
+  before_id: t.Optional(t.Numeric({ minimum: 1, description: "only entries with a smaller id" })),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
+  role: TranscriptCursorQuery.properties.role,
+});
+const Pane = Type.Object({ id: Type.String(), content: Type.String() });
 
 export function sessionRoutes(sessions: SessionService) {
   return new Elysia({ name: "routes/sessions" })
@@ -13,9 +34,102 @@ export function sessionRoutes(sessions: SessionService) {
       response: SessionStats,
       detail: { summary: "Counts of sessions by state" },
     })
+    .post(
+      "/v1/sessions",
+      async ({ body, set }) => {
+        const result = await sessions.create(body);
+        set.status = result.created ? 201 : 200;
+        return {
+          ...result.session,
+          reused: result.reused,
+          promptDelivery: result.promptDelivery && {
+            delivered: result.promptDelivery.delivered,
+            attempts: result.promptDelivery.attempts,
+          },
+          ...(result.warnings.length ? { warnings: result.warnings } : {}),
+        };
+      },
+      {
+        body: CreateSessionInput,
+        response: { 200: CreatedSession, 201: CreatedSession },
+        detail: { summary: "Create a session (201), or reuse an idle one in the same workDir (200)" },
+      },
+    )
     .get("/v1/sessions/:id", ({ params }) => sessions.get(params.id), {
-      params: Type.Object({ id: Type.String() }),
+      params: Id,
       response: Session,
       detail: { summary: "One session" },
+    })
+    .post(
+      "/v1/sessions/:id/send",
+      async ({ params, body }) => {
+        const result = await sessions.send(params.id, body.text);
+        return { delivered: result.delivered, attempts: result.attempts };
+      },
+      {
+        params: Id,
+        body: SendInput,
+        response: Delivery,
+        detail: { summary: "Type a message into the session as one prompt" },
+      },
+    )
+    .post(
+      "/v1/sessions/:id/approve",
+      ({ params, body }) => sessions.answer(params.id, true, body?.permissionId),
+      {
+        params: Id,
+        body: Type.Optional(PermissionAnswer),
+        response: Session,
+        detail: { summary: "Allow the pending permission prompt once" },
+      },
+    )
+    .post(
+      "/v1/sessions/:id/reject",
+      ({ params, body }) => sessions.answer(params.id, false, body?.permissionId),
+      {
+        params: Id,
+        body: Type.Optional(PermissionAnswer),
+        response: Session,
+        detail: { summary: "Reject the pending permission prompt" },
+      },
+    )
+    .post("/v1/sessions/:id/interrupt", ({ params }) => sessions.interrupt(params.id), {
+      params: Id,
+      response: Session,
+      detail: { summary: "Interrupt the agent's turn (Ctrl+C)" },
+    })
+    .post("/v1/sessions/:id/escape", ({ params }) => sessions.escape(params.id), {
+      params: Id,
+      response: Session,
+      detail: { summary: "Press Escape in the session" },
+    })
+    .delete("/v1/sessions/:id", ({ params }) => sessions.kill(params.id), {
+      params: Id,
+      response: Session,
+      detail: { summary: "Kill the session: its window closes; a second DELETE answers 404" },
+    })
+    .get("/v1/sessions/:id/read", ({ params }) => sessions.read(params.id), {
+      params: Id,
+      response: ReadResult,
+      detail: { summary: "Status, the latest turn's assistant text, and token usage (idempotent)" },
+    })
+    .get(
+      "/v1/sessions/:id/transcript/cursor",
+      ({ params, query }) =>
+        sessions.cursor(params.id, { beforeId: query.before_id, limit: query.limit ?? 50, role: query.role }),
+      {
+        params: Id,
+        query: CursorQueryParams,
+        response: TranscriptCursorPage,
+        detail: {
+          summary:
+            "A page of the transcript, oldest first; pass oldest_id as before_id for the previous page",
+        },
+      },
+    )
+    .get("/v1/sessions/:id/pane", ({ params }) => sessions.pane(params.id), {
+      params: Id,
+      response: Pane,
+      detail: { summary: "The session's terminal screen as text" },
     });
 }

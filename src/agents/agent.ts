@@ -1,0 +1,82 @@
+import type { EventName } from "../events/names.ts";
+import type { Observation } from "../sessions/observation.ts";
+import type { TranscriptFormat } from "../transcript/cursor.ts";
+
+/**
+ * Everything ag needs from one agent CLI. Sessions know agents only through this interface;
+ * all knowledge of a particular CLI (launch line, hooks, screens, transcript) lives in
+ * agents/<name>/.
+ */
+
+export interface LaunchRequest {
+  sessionId: string;
+  workDir: string;
+  permissionMode: string;
+  /** Overrides the agent's plain command (e.g. "claude --model opus"); null for the default. */
+  agentCommand: string | null;
+  /** Where this session's private files go (settings, hook secret). Created 0700. */
+  sessionDir: string;
+  /** Hooks call back here: `${hookBaseUrl}/v1/hooks/<Event>`. */
+  hookBaseUrl: string;
+  hookSecret: string;
+  /** Extra environment for the agent process (never typed into the pane). */
+  env: Record<string, string>;
+  /** Resume an earlier conversation instead of starting one (fork = as a new branch). */
+  resume?: { conversationId: string; fork: boolean };
+}
+
+export interface LaunchPlan {
+  command: string[];
+  env: Record<string, string>;
+  /** Notes for the session's `warnings` (something skipped or assumed). */
+  warnings: string[];
+}
+
+export interface ScreenReading {
+  /** The agent-neutral reading of the screen, fed to the state fusion. */
+  observation: Observation;
+  /** The live input box's text, or null when no input box is shown (a dialog, start-up, exit). */
+  input: string | null;
+  /** The screen with volatile parts (spinner, timers) removed: changes here are agent activity. */
+  activityKey: string;
+}
+
+/** What one transcript line means: for the state, and as an event. */
+export interface TranscriptLineMeaning {
+  observation?: Observation;
+  messages: Array<{ event: EventName; detail: string; meta: Record<string, unknown> }>;
+}
+
+/** Folds a session's transcript lines, in file order, into what ag reports. */
+export interface TranscriptReader {
+  add(line: string): TranscriptLineMeaning;
+  /** `/read`'s output: the assistant text of the latest turn. */
+  output(): string;
+  /** Whether the latest turn's end is written down (the agent may flush lines after its Stop hook). */
+  turnEnded(): boolean;
+  tokens(): { input: number; output: number; cacheRead: number; cacheCreation: number };
+}
+
+export interface AgentAdapter {
+  readonly name: string;
+  /** Writes whatever the launch needs (settings, trust) and returns the command to run. */
+  prepareLaunch(request: LaunchRequest): Promise<LaunchPlan>;
+  readScreen(text: string, options?: { paneDead?: boolean }): ScreenReading;
+  /** Maps one hook callback to an observation (null when it carries nothing for the state). */
+  readHook(event: string, payload: Record<string, unknown>): Observation | null;
+  readonly hookEvents: readonly string[];
+  transcript: {
+    format: TranscriptFormat;
+    /** The session's transcript file, if it exists yet. */
+    find(workDir: string, sessionId: string): Promise<string | null>;
+    createReader(): TranscriptReader;
+  };
+  /** Keys that answer the pending dialog. */
+  keys: {
+    approve(kind: string): string[];
+    reject(kind: string): string[];
+    interrupt: string[];
+    escape: string[];
+    submit: string[];
+  };
+}

@@ -1,0 +1,98 @@
+import type { Observation } from "../../sessions/observation.ts";
+import type { AgentAdapter, ScreenReading } from "../agent.ts";
+import { HOOK_EVENTS, readHookPayload } from "./hooks.ts";
+import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
+import { createClaudeTranscriptReader } from "./reader.ts";
+import { classifyScreen, type ScreenState } from "./screen.ts";
+import { claudeTranscriptFormat, findTranscript } from "./transcript.ts";
+
+/** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
+const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
+const INPUT_BOX = /^❯\u00a0/;
+
+/** Claude Code (pinned 2.1.197) behind the AgentAdapter seam. */
+export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
+  return {
+    name: "claude",
+    hookEvents: HOOK_EVENTS,
+    prepareLaunch: (request) => prepareClaudeLaunch(request, env),
+    readScreen,
+    readHook: readHookPayload,
+    transcript: {
+      format: claudeTranscriptFormat,
+      find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
+      createReader: createClaudeTranscriptReader,
+    },
+    keys: {
+      // Option 1 ("Yes") is preselected in tool and trust dialogs; for a plan, option 2 keeps
+      // the session's permission mode ("Yes, manually approve edits"); Escape declines.
+      approve: (kind) => (kind === "plan" ? ["Down", "Enter"] : ["Enter"]),
+      reject: () => ["Escape"],
+      interrupt: ["C-c"],
+      escape: ["Escape"],
+      submit: ["Enter"],
+    },
+  };
+}
+
+export function readScreen(text: string, options: { paneDead?: boolean } = {}): ScreenReading {
+  const screen = classifyScreen(text, options);
+  return { observation: toObservation(screen), input: inputOf(screen), activityKey: activityKey(text) };
+}
+
+function inputOf(screen: ScreenState): string | null {
+  return screen.state === "idle" || screen.state === "working" ? screen.input : null;
+}
+
+function toObservation(screen: ScreenState): Observation {
+  switch (screen.state) {
+    case "idle":
+      if (screen.apiError) {
+        const rateLimited = /\b429\b|rate limit/i.test(screen.apiError);
+        return { kind: "turn-failed", error: screen.apiError, rateLimited };
+      }
+      return { kind: "screen-idle", interrupted: screen.interrupted };
+    case "working":
+      return { kind: "screen-working" };
+    case "permission":
+      return {
+        kind: "permission",
+        request: {
+          kind: "tool",
+          tool: screen.tool === "other" ? screen.title : screen.tool,
+          detail: screen.detail,
+        },
+      };
+    case "ask_question":
+      return {
+        kind: "permission",
+        request: { kind: "question", detail: screen.question ?? "the agent asks a question" },
+      };
+    case "plan_approval":
+      return { kind: "permission", request: { kind: "plan", detail: "the agent proposes a plan" } };
+    case "trust_dialog":
+      return { kind: "permission", request: { kind: "trust", detail: "trust this folder?" } };
+    case "api_key_dialog":
+      return {
+        kind: "permission",
+        request: { kind: "trust", detail: "use the API key found in the environment?" },
+      };
+    case "bypass_dialog":
+      return { kind: "permission", request: { kind: "trust", detail: "accept bypass-permissions mode?" } };
+    case "exited":
+      return { kind: "exited", status: screen.exitStatus ?? 0 };
+    default:
+      return { kind: "starting" };
+  }
+}
+
+/**
+ * What the agent has produced, without the parts that move by themselves (spinner, timers)
+ * or that ag types (the input box and its footer): a change here is agent activity.
+ */
+function activityKey(text: string): string {
+  const lines = text.split("\n");
+  const box = lines.findLastIndex((l) => INPUT_BOX.test(l));
+  const body = box === -1 ? lines : lines.slice(0, box);
+  return body.filter((l) => !SPINNER.test(l)).join("\n");
+}

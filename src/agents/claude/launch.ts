@@ -1,0 +1,147 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, sep } from "node:path";
+import { HOOK_SECRET_HEADER } from "../../sessions/hooks.ts";
+import type { LaunchPlan, LaunchRequest } from "../agent.ts";
+import { hookSettings } from "./hooks.ts";
+
+export interface ClaudeEnvironment {
+  /** HOME of the agent processes (they inherit ag's environment through tmux). */
+  home: string;
+  /** AGENT_DATA_DIR: passed to the agent as CLAUDE_CONFIG_DIR; null = the CLI's own (~/.claude). */
+  dataDir: string | null;
+  /** Pre-accept the folder-trust dialog for the workDir in the agent's own config. */
+  trustWorkdir: boolean;
+  /** argv that runs this very program (for `ag hook`, the SessionStart forwarder). */
+  selfCommand: string[];
+  isRoot: boolean;
+}
+
+/** Where Claude Code keeps its global config (.claude.json) and its transcripts. */
+export function claudeConfigFile(env: Pick<ClaudeEnvironment, "home" | "dataDir">): string {
+  return env.dataDir ? join(env.dataDir, ".claude.json") : join(env.home, ".claude.json");
+}
+
+export function claudeDataDir(env: Pick<ClaudeEnvironment, "home" | "dataDir">): string {
+  return env.dataDir ?? join(env.home, ".claude");
+}
+
+export async function prepareClaudeLaunch(
+  request: LaunchRequest,
+  env: ClaudeEnvironment,
+): Promise<LaunchPlan> {
+  const warnings: string[] = [];
+  mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
+  const secretFile = join(request.sessionDir, "hook-secret");
+  writePrivate(secretFile, request.hookSecret);
+  const settingsFile = join(request.sessionDir, "settings.json");
+  const settings = {
+    hooks: hookSettings({
+      hookBaseUrl: request.hookBaseUrl,
+      secretHeader: HOOK_SECRET_HEADER,
+      secret: request.hookSecret,
+      forwarderCommand: (event) =>
+        shellJoin([
+          ...env.selfCommand,
+          "hook",
+          event,
+          "--url",
+          `${request.hookBaseUrl}/v1/hooks/${event}`,
+          "--secret-file",
+          secretFile,
+        ]),
+    }),
+    ...(request.permissionMode === "bypassPermissions" ? { skipDangerousModePermissionPrompt: true } : {}),
+  };
+  writePrivate(settingsFile, JSON.stringify(settings, null, 2));
+
+  if (env.trustWorkdir) trustFolder(claudeConfigFile(env), request.workDir);
+  else
+    warnings.push("folder trust is not pre-accepted: the trust dialog is a permission prompt of kind trust");
+
+  const base = request.agentCommand ? splitCommand(request.agentCommand) : ["claude"];
+  const conversation = request.resume
+    ? [
+        "--resume",
+        request.resume.conversationId,
+        ...(request.resume.fork ? ["--fork-session", "--session-id", request.sessionId] : []),
+      ]
+    : ["--session-id", request.sessionId];
+  const command = [
+    ...base,
+    ...conversation,
+    "--permission-mode",
+    request.permissionMode,
+    "--settings",
+    settingsFile,
+  ];
+
+  const agentEnv: Record<string, string> = { ...request.env, SVC_SESSION_ID: request.sessionId };
+  if (env.dataDir) agentEnv.CLAUDE_CONFIG_DIR = env.dataDir;
+  // Claude Code refuses bypass mode as root unless told it runs in a sandbox.
+  if (request.permissionMode === "bypassPermissions" && env.isRoot) agentEnv.IS_SANDBOX = "1";
+  return { command, env: agentEnv, warnings };
+}
+
+/**
+ * Marks `workDir` trusted in Claude Code's own config, unless it or a parent already is (trust
+ * is inherited by subdirectories). Written to a temp file and renamed, so the agent never reads
+ * half a file; other keys are kept as they are.
+ */
+export function trustFolder(configFile: string, workDir: string): void {
+  let config: { projects?: Record<string, { hasTrustDialogAccepted?: boolean }> } = {};
+  if (existsSync(configFile)) {
+    try {
+      config = JSON.parse(readFileSync(configFile, "utf8"));
+    } catch {
+      return; // never overwrite a config we cannot read: the trust dialog will show instead
+    }
+  }
+  const projects = config.projects ?? {};
+  const trusted = Object.entries(projects).some(
+    ([dir, project]) =>
+      project?.hasTrustDialogAccepted &&
+      (workDir === dir || workDir.startsWith(dir.endsWith(sep) ? dir : dir + sep)),
+  );
+  if (trusted) return;
+  projects[workDir] = { ...projects[workDir], hasTrustDialogAccepted: true };
+  mkdirSync(dirname(configFile), { recursive: true });
+  const temp = `${configFile}.ag-${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify({ ...config, projects }, null, 2), { mode: 0o600 });
+  renameSync(temp, configFile);
+}
+
+function writePrivate(path: string, content: string): void {
+  writeFileSync(path, content, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+/** "claude --model 'opus 4'" → ["claude", "--model", "opus 4"]: quotes group, no shell runs it. */
+export function splitCommand(command: string): string[] {
+  const words: string[] = [];
+  let current = "";
+  let quote: string | null = null;
+  let started = false;
+  for (const ch of command) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      else current += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      started = true;
+    } else if (/\s/.test(ch)) {
+      if (started) words.push(current);
+      current = "";
+      started = false;
+    } else {
+      current += ch;
+      started = true;
+    }
+  }
+  if (started) words.push(current);
+  return words;
+}
+
+/** Quotes argv for `sh -c` (the command hook runs through a shell). */
+export function shellJoin(argv: string[]): string {
+  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ");
+}

@@ -1,0 +1,249 @@
+/**
+ * Reads a `tmux capture-pane -p` screen of Claude Code (pinned 2.1.197; strings change between
+ * releases, so every pattern here is tested against panes captured from the real CLI).
+ *
+ * The key fact: the live input box is the line that starts with "❯" + a NO-BREAK SPACE (U+00A0).
+ * Echoed past prompts and the cursor of dialog menus use "❯" + an ordinary space. While a dialog
+ * is open there is no input box on the screen; after exit the last frame (input box included)
+ * stays, followed by the resume hint.
+ */
+
+export type ScreenMode = "default" | "acceptEdits" | "plan" | "auto" | "bypassPermissions" | "dontAsk";
+export type PermissionTool = "Bash" | "Write" | "Edit" | "other";
+
+/** What the input area shows: the footer's permission mode and the box's text. */
+export interface InputArea {
+  mode: ScreenMode;
+  /** The input box's text, trimmed (wrapped or multi-line input joined with "\n"). */
+  input: string;
+  /** The box holds a `[Pasted text #N +L lines]` placeholder. */
+  pasted: boolean;
+}
+
+export interface IdleScreen extends InputArea {
+  state: "idle";
+  /** The last turn ended with "Interrupted · What should Claude do instead?". */
+  interrupted: boolean;
+  /** The last turn's "● API Error: …" text, continuation lines joined; null when none. */
+  apiError: string | null;
+  /** The footer says "Press Ctrl-C again to exit" (a second Ctrl+C within ~2 s exits). */
+  ctrlCPending: boolean;
+}
+
+export interface WorkingScreen extends InputArea {
+  state: "working";
+  /** "✻ API error · Retrying in 1s · attempt 1/2": the request failed and will be retried. */
+  retrying: boolean;
+  /** The spinner's verb ("Whirring"), null when only the footer says it works. */
+  spinnerVerb: string | null;
+  /** Seconds on the spinner's timer, when it shows one. */
+  seconds: number | null;
+}
+
+export interface PermissionScreen {
+  state: "permission";
+  tool: PermissionTool;
+  /** The dialog's title ("Bash command", "Create file", "Edit file", "Fetch", …). */
+  title: string;
+  /** The Bash command's first line, the file path, else the first line under the title. */
+  detail: string;
+  /** "Do you want to proceed?", "Do you want to create hello.txt?", … */
+  question: string;
+}
+
+export interface QuestionScreen {
+  state: "ask_question";
+  /** The question's short header ("☐ Color"). */
+  header: string | null;
+  question: string | null;
+}
+
+export interface ExitedScreen {
+  state: "exited";
+  /** From "claude --resume <id>". */
+  resumeId: string | null;
+  /** From tmux's "Pane is dead (status N, …)" (remain-on-exit); null when not shown. */
+  exitStatus: number | null;
+}
+
+export interface OtherScreen {
+  state: "plan_approval" | "trust_dialog" | "api_key_dialog" | "bypass_dialog" | "starting";
+}
+
+export type ScreenState =
+  | IdleScreen
+  | WorkingScreen
+  | PermissionScreen
+  | QuestionScreen
+  | ExitedScreen
+  | OtherScreen;
+export type ScreenStateName = ScreenState["state"];
+
+const INPUT_BOX = /^❯\u00a0/;
+const RULE = /^─{10,}/;
+const EXITED = /^Resume this session with:|^Pane is dead/;
+
+/** First-run and approval dialogs, in the order they are tested (they replace the input box). */
+const DIALOGS: ReadonlyArray<[OtherScreen["state"], RegExp]> = [
+  ["trust_dialog", /Is this a project you created or one you trust\?|Yes, I trust this folder/],
+  ["api_key_dialog", /Detected a custom API key in your environment/],
+  ["bypass_dialog", /running in Bypass Permissions mode[\s\S]*Yes, I accept/],
+  ["plan_approval", /Would you like to proceed\?|^ Exit plan mode\?/m],
+];
+const ASK_QUESTION = /Enter to select · ↑\/↓ to navigate/;
+const PERMISSION_QUESTION =
+  /^ *(Do you want to (?:proceed|create|make this edit|overwrite|delete|allow)[^?\n]*\?)/m;
+const PERMISSION_TOOLS: Record<string, PermissionTool> = {
+  "Bash command": "Bash",
+  "Create file": "Write",
+  "Overwrite file": "Write",
+  "Write file": "Write",
+  "Edit file": "Edit",
+};
+
+/** "✻ Razzmatazzing… (3s · ↓ 24 tokens)", "● Cogitating… (1m 5s · …)" (reduced motion). Finished
+ * turns read "✻ Cooked for 3s" (no ellipsis), so they do not match. */
+const SPINNER = /^[^\sA-Za-z0-9] ([A-Z][\w' -]*?)…(?: \((?:(\d+)m )?(\d+)s\b[^)]*\))?\s*$/;
+const RETRYING = /Retrying in \d+s · attempt \d+\/\d+/;
+const INTERRUPTED = /Interrupted · What should Claude do instead\?/;
+const API_ERROR = /^● API Error: (.*)$/;
+const PASTED = /\[Pasted text #\d+(?: \+\d+ lines)?\]/;
+const MODES: ReadonlyArray<[ScreenMode, RegExp]> = [
+  ["plan", /⏸ plan mode on/],
+  ["acceptEdits", /⏵⏵ accept edits on/],
+  ["auto", /⏵⏵ auto mode on/],
+  ["bypassPermissions", /⏵⏵ bypass permissions on/],
+  ["dontAsk", /⏵⏵ don't ask on/],
+];
+
+export function classifyScreen(text: string, options: { paneDead?: boolean } = {}): ScreenState {
+  const lines = screenLines(text);
+  const box = lines.findLastIndex((l) => INPUT_BOX.test(l));
+  const exitAt = lines.findLastIndex((l) => EXITED.test(l));
+  if (options.paneDead || exitAt > box) return readExit(lines.join("\n"));
+  if (box === -1) return readDialog(lines);
+
+  // The box is framed by two rules; the footer (mode, hints) is below the second one.
+  const below = lines.slice(box + 1);
+  const rule = below.findIndex((l) => RULE.test(l));
+  const footer = (rule === -1 ? below : below.slice(rule + 1)).join("\n");
+  const turn = lastTurn(lines.slice(0, box));
+  const input = boxText(lines, box);
+  const area: InputArea = {
+    mode: MODES.find(([, re]) => re.test(footer))?.[0] ?? "default",
+    input,
+    pasted: PASTED.test(input),
+  };
+
+  // "esc to interrupt" can be hidden by transient footer hints ("paste again to expand",
+  // "Press Ctrl-C again to exit"), so the spinner or retry line above the box counts too.
+  const status = statusLine(turn);
+  const spinner = status.match(SPINNER);
+  const retrying = RETRYING.test(status);
+  if (/esc to interrupt/.test(footer) || spinner || retrying) {
+    const seconds = spinner?.[3] ? Number(spinner[2] ?? 0) * 60 + Number(spinner[3]) : null;
+    return { state: "working", ...area, retrying, spinnerVerb: spinner?.[1] ?? null, seconds };
+  }
+  return {
+    state: "idle",
+    ...area,
+    interrupted: turn.some((l) => INTERRUPTED.test(l)),
+    apiError: apiError(turn),
+    ctrlCPending: /Press Ctrl-C again to exit/.test(footer),
+  };
+}
+
+/** The live input box's text (see InputArea.input), or null when no input box is shown. */
+export function inputBoxText(text: string): string | null {
+  const lines = screenLines(text);
+  const box = lines.findLastIndex((l) => INPUT_BOX.test(l));
+  return box === -1 ? null : boxText(lines, box);
+}
+
+/** An input box is shown and holds nothing. */
+export function isInputEmpty(text: string): boolean {
+  return inputBoxText(text) === "";
+}
+
+function screenLines(text: string): string[] {
+  // `capture-pane -e` output reads the same once its escapes are gone.
+  const plain = text.includes("\x1b") ? Bun.stripANSI(text) : text;
+  return plain.replace(/\s+$/, "").split("\n");
+}
+
+/** The box runs from the "❯\u00a0" line to the rule below it; wrapped lines are indented by 2. */
+function boxText(lines: string[], box: number): string {
+  const parts = [lines[box]!.replace(INPUT_BOX, "")];
+  for (let i = box + 1; i < lines.length && !RULE.test(lines[i]!); i++)
+    parts.push(lines[i]!.replace(/^ {2}/, ""));
+  return parts
+    .map((l) => l.trimEnd())
+    .join("\n")
+    .trim();
+}
+
+/** The lines after the last echoed prompt ("❯ " + normal space): the current or last turn. */
+function lastTurn(above: string[]): string[] {
+  const prompt = above.findLastIndex((l) => l.startsWith("❯ "));
+  return above.slice(prompt + 1);
+}
+
+/** The last unindented line of the turn: where the spinner, retry and "Cooked for" lines sit. */
+function statusLine(turn: string[]): string {
+  return turn.findLast((l) => l.trim() !== "" && !/^\s/.test(l) && !RULE.test(l)) ?? "";
+}
+
+function apiError(turn: string[]): string | null {
+  const at = turn.findLastIndex((l) => API_ERROR.test(l));
+  if (at === -1) return null;
+  const parts = [turn[at]!.match(API_ERROR)![1]!.trim()];
+  // Long messages wrap onto lines indented by two spaces.
+  for (let i = at + 1; i < turn.length && /^ {2}\S/.test(turn[i]!) && !/^ {2}⎿/.test(turn[i]!); i++) {
+    parts.push(turn[i]!.trim());
+  }
+  return parts.join(" ");
+}
+
+function readExit(screen: string): ExitedScreen {
+  const status = screen.match(/Pane is dead \(status (\d+)/);
+  return {
+    state: "exited",
+    resumeId: screen.match(/claude --resume (\S+)/)?.[1] ?? null,
+    exitStatus: status ? Number(status[1]) : null,
+  };
+}
+
+function readDialog(lines: string[]): ScreenState {
+  const screen = lines.join("\n");
+  for (const [state, re] of DIALOGS) if (re.test(screen)) return { state };
+  if (ASK_QUESTION.test(screen)) return readQuestion(lines);
+  const question = screen.match(PERMISSION_QUESTION);
+  return question ? readPermission(lines, question[1]!) : { state: "starting" };
+}
+
+function readQuestion(lines: string[]): QuestionScreen {
+  const at = lines.findLastIndex((l) => /^ ?☐ /.test(l));
+  if (at === -1) return { state: "ask_question", header: null, question: null };
+  const question = lines.slice(at + 1).find((l) => l.trim() !== "");
+  return {
+    state: "ask_question",
+    header: lines[at]!.replace(/^ ?☐ /, "").trim(),
+    question: question?.trim() ?? null,
+  };
+}
+
+/**
+ * A permission dialog sits below a rule: its title (" Bash command"), what it is about (the
+ * command, or the file name followed by a dashed preview), then the question and the options.
+ */
+function readPermission(lines: string[], question: string): PermissionScreen {
+  const asked = lines.findLastIndex((l) => l.includes(question));
+  const top = lines.slice(0, asked).findLastIndex((l) => RULE.test(l));
+  const body = lines.slice(top + 1, asked).map((l) => l.trim());
+  const title = body.find((l) => l !== "") ?? "";
+  const tool = PERMISSION_TOOLS[title] ?? "other";
+  const file = question.match(/^Do you want to (?:create|make this edit to|overwrite|delete) (.+)\?$/)?.[1];
+  const firstLine = body.slice(body.indexOf(title) + 1).find((l) => l !== "" && !/^╌+$/.test(l));
+  const detail = tool !== "Bash" && file ? file : (firstLine ?? "");
+  return { state: "permission", tool, title, detail, question };
+}

@@ -1,0 +1,105 @@
+/**
+ * Typing a prompt into the agent so that it arrives once, whole, as one message:
+ * one bracketed paste, Enter once the input box has settled, and confirmation from the agent
+ * itself (its prompt-submit hook or a new prompt line in its transcript), never from screen text.
+ * Enter is pressed again only while the text is still sitting in the input box; the paste is
+ * never repeated, so a slow confirmation cannot turn into a duplicate prompt.
+ */
+
+export interface DeliveryPort {
+  /** The live input box's text now, or null when no input box is shown (start-up, a dialog). */
+  readInput(): Promise<string | null>;
+  paste(text: string): Promise<void>;
+  pressEnter(): Promise<void>;
+  clearInput(): Promise<void>;
+  /** Resolves on the next screen change, or after `ms` without one. */
+  screenChangeOrTimeout(ms: number): Promise<void>;
+  /** Starts listening for the agent's confirmation; call before pasting so none is missed. */
+  expectSubmit(text: string): { confirmed(timeoutMs: number): Promise<boolean>; cancel(): void };
+  now(): number;
+}
+
+export interface DeliveryOptions {
+  maxAttempts: number;
+  /** How long the input box must stay unchanged before Enter (the harness measured ~150 ms). */
+  settleMs: number;
+  /** How long to wait for the UI to show an input box at all (a fresh agent takes seconds). */
+  readyTimeoutMs: number;
+  /** How long each Enter waits for the agent's confirmation. */
+  confirmTimeoutMs: number;
+}
+
+export const DEFAULT_DELIVERY: DeliveryOptions = {
+  maxAttempts: 3,
+  settleMs: 150,
+  readyTimeoutMs: 30_000,
+  confirmTimeoutMs: 4_000,
+};
+
+export interface DeliveryResult {
+  delivered: boolean;
+  attempts: number;
+  /** Why it failed, when it did. */
+  reason?: string;
+}
+
+export async function deliverPrompt(
+  port: DeliveryPort,
+  text: string,
+  options: DeliveryOptions = DEFAULT_DELIVERY,
+): Promise<DeliveryResult> {
+  const ready = await waitForInputBox(port, options.readyTimeoutMs);
+  if (ready === null) return { delivered: false, attempts: 0, reason: "the agent shows no input box" };
+  if (ready.trim() !== "") await port.clearInput();
+
+  const submit = port.expectSubmit(text);
+  try {
+    await port.paste(text);
+    await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
+    let attempts = 0;
+    while (attempts < options.maxAttempts) {
+      attempts++;
+      await port.pressEnter();
+      if (await submit.confirmed(options.confirmTimeoutMs)) return { delivered: true, attempts };
+      const input = await port.readInput();
+      // Empty box: Enter was taken but the agent has not confirmed yet; pressing again would
+      // only add an empty prompt. Give the confirmation one more window instead.
+      if (input === null || input.trim() === "") {
+        const late = await submit.confirmed(options.confirmTimeoutMs);
+        return late
+          ? { delivered: true, attempts }
+          : { delivered: false, attempts, reason: "the agent never confirmed the prompt" };
+      }
+    }
+    return { delivered: false, attempts, reason: "the prompt stayed in the input box" };
+  } finally {
+    submit.cancel();
+  }
+}
+
+async function waitForInputBox(port: DeliveryPort, timeoutMs: number): Promise<string | null> {
+  const deadline = port.now() + timeoutMs;
+  for (;;) {
+    const input = await port.readInput();
+    if (input !== null) return input;
+    if (port.now() >= deadline) return null;
+    await port.screenChangeOrTimeout(Math.min(250, deadline - port.now()));
+  }
+}
+
+/** Waits until the input box shows something and has not changed for `settleMs`. */
+async function waitForSettledInput(port: DeliveryPort, settleMs: number, timeoutMs: number): Promise<void> {
+  const deadline = port.now() + timeoutMs;
+  let last = await port.readInput();
+  let since = port.now();
+  while (port.now() < deadline) {
+    await port.screenChangeOrTimeout(settleMs);
+    const input = await port.readInput();
+    if (input !== last) {
+      last = input;
+      since = port.now();
+      continue;
+    }
+    if (input !== null && input.trim() !== "" && port.now() - since >= settleMs) return;
+  }
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { basename, isAbsolute, join } from "node:path";
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { PermissionMode } from "../config/schema.ts";
+import { AgError } from "../shared/errors.ts";
+import type { SessionRecord } from "./repo.ts";
+
+/** Pure helpers of session creation: validation, names, records, the memory-context prompt. */
+
+export function validateWorkDir(workDir: string): void {
+  if (!isAbsolute(workDir))
+    throw new AgError("INVALID_WORKDIR", `workDir must be an absolute path, got "${workDir}"`);
+  if (!existsSync(workDir)) throw new AgError("INVALID_WORKDIR", `workDir does not exist: ${workDir}`);
+  if (!statSync(workDir).isDirectory())
+    throw new AgError("INVALID_WORKDIR", `workDir is not a directory: ${workDir}`);
+}
+
+export function defaultName(workDir: string, id: string): string {
+  return `${basename(workDir) || "session"}-${id.slice(0, 8)}`;
+}
+
+export function newHookSecret(): string {
+  return randomBytes(32).toString("hex");
+}
+
+export function sessionDir(stateDir: string, id: string): string {
+  return join(stateDir, "sessions", id);
+}
+
+export function newRecord(input: {
+  id: string;
+  name: string;
+  workDir: string;
+  agentCommand: string | null;
+  permissionMode: PermissionMode;
+  stallThresholdMs: number;
+  parentId?: string | null;
+  now: number;
+}): SessionRecord {
+  const at = new Date(input.now).toISOString();
+  return {
+    id: input.id,
+    name: input.name,
+    workDir: input.workDir,
+    status: "working",
+    createdAt: at,
+    updatedAt: at,
+    lastActivityAt: at,
+    agentCommand: input.agentCommand,
+    permissionMode: input.permissionMode,
+    stallThresholdMs: input.stallThresholdMs,
+    parentId: input.parentId ?? null,
+    tenantId: null,
+    tokenUsage: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+    pendingPermission: null,
+    windowId: null,
+    paneId: null,
+    hookSecret: newHookSecret(),
+    transcriptPath: null,
+    endedAt: null,
+    endReason: null,
+  };
+}
+
+/** SPEC rule 3: `[Memory context]`, one `key: value` line per key, a blank line, the prompt. */
+export function withMemoryContext(
+  prompt: string,
+  memories: ReadonlyArray<{ key: string; value: string }>,
+): string {
+  if (memories.length === 0) return prompt;
+  return ["[Memory context]", ...memories.map((m) => `${m.key}: ${m.value}`), "", prompt].join("\n");
+}
+
+/**
+ * Control characters would act as keys in the terminal (Escape, Ctrl+C …): refused. Newline
+ * and tab are text.
+ */
+export function assertTypeable(text: string, field: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const bad = text.match(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  if (bad) {
+    const code = bad[0].charCodeAt(0).toString(16).padStart(2, "0");
+    throw new AgError(
+      "VALIDATION_ERROR",
+      `${field} contains the control character U+00${code.toUpperCase()}; only newline and tab are allowed`,
+    );
+  }
+}
+
+/** The key sequences that answer the pending dialog of a session. */
+export function answerKeys(agent: AgentAdapter, kind: string, approve: boolean): string[] {
+  return approve ? agent.keys.approve(kind) : agent.keys.reject(kind);
+}

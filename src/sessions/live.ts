@@ -1,0 +1,258 @@
+import type { AgentAdapter, ScreenReading } from "../agents/agent.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { EventName } from "../events/names.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import type { Tmux } from "../tmux/tmux.ts";
+import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
+import type { Observation, ObservationSource } from "./observation.ts";
+import type { SessionRecord, SessionRepo } from "./repo.ts";
+import { initialStatus, reduce, type StatusState } from "./status.ts";
+
+export interface LiveDeps {
+  tmux: Tmux;
+  agent: AgentAdapter;
+  repo: SessionRepo;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  permissionTimeoutMs: number;
+}
+
+/**
+ * One running session: the single writer of its status. Observations from hooks, the
+ * transcript, the screen and tmux are applied here, in arrival order, synchronously; each
+ * change is persisted first, then published.
+ */
+export interface LiveSession {
+  readonly id: string;
+  record(): SessionRecord;
+  observe(observation: Observation, source: ObservationSource): void;
+  /** tmux says the pane changed: read the screen again (at most one read in flight). */
+  paneChanged(): void;
+  /** Captures and reads the screen now (feeding what it shows into the state). */
+  readScreen(): Promise<ScreenReading | null>;
+  /** Resolves on the next screen read or observation, or after `ms`. */
+  nextChange(ms: number): Promise<void>;
+  /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
+  onSubmitted(listener: (text: string) => void): () => void;
+  sendKeys(keys: string[]): Promise<void>;
+  /** Follows the agent's transcript at `path` (history: lines already there are the past). */
+  attachTranscript(path: string, history: boolean): Promise<void>;
+  readonly transcript: TranscriptFollower;
+  /** Marks that ag itself is closing the window, so its disappearance is not a crash. */
+  markKilled(): void;
+  dispose(): void;
+}
+
+export function createLiveSession(initial: SessionRecord, deps: LiveDeps, booting: boolean): LiveSession {
+  let record = initial;
+  let state: StatusState = {
+    ...initialStatus(deps.clock.now(), record.stallThresholdMs, record.status, booting),
+    pending: record.pendingPermission,
+  };
+  let cancelRecheck: (() => void) | null = null;
+  let cancelPermissionTimer: (() => void) | null = null;
+  let readInFlight: Promise<ScreenReading | null> | null = null;
+  let readAgain = false;
+  let lastActivityKey: string | null = null;
+  let killed = false;
+  let disposed = false;
+  const changeWaiters = new Set<() => void>();
+  const submitListeners = new Set<(text: string) => void>();
+  const seenPrompts: string[] = [];
+  const transcript = createTranscriptFollower({
+    agent: deps.agent,
+    logger: deps.logger,
+    onLine(meaning) {
+      if (meaning.observation) api.observe(meaning.observation, "transcript");
+      for (const message of meaning.messages) publish(message.event, message.detail, message.meta);
+      saveTokens();
+    },
+  });
+
+  function saveTokens(): void {
+    const tokens = transcript.tokens();
+    const stored = record.tokenUsage;
+    if (
+      tokens.input === stored.input &&
+      tokens.output === stored.output &&
+      tokens.cacheRead === stored.cacheRead &&
+      tokens.cacheCreation === stored.cacheCreation
+    )
+      return;
+    deps.repo.update(record.id, { tokenUsage: tokens });
+    record = { ...record, tokenUsage: tokens };
+  }
+
+  function notifyChange(): void {
+    for (const wake of [...changeWaiters]) wake();
+  }
+
+  function publish(event: EventName, detail: string, meta: Record<string, unknown> = {}): void {
+    deps.bus.publish({
+      event,
+      session: { id: record.id, name: record.name, workDir: record.workDir },
+      detail,
+      meta,
+    });
+  }
+
+  function observe(observation: Observation, source: ObservationSource): void {
+    if (disposed) return;
+    if (observation.kind === "prompt-submitted") {
+      for (const listener of submitListeners) listener(observation.text);
+    }
+    if (killed && (observation.kind === "gone" || observation.kind === "exited")) return;
+    const previous = state.status;
+    const now = deps.clock.now();
+    const transition = reduce(state, observation, source, now);
+    state = transition.state;
+    scheduleRecheck(transition.recheckAt, now);
+    const changed = state.status !== previous || transition.events.length > 0;
+    if (changed) {
+      const at = new Date(now).toISOString();
+      const terminal = state.status === "completed" || state.status === "crashed";
+      deps.repo.update(record.id, {
+        status: state.status,
+        pendingPermission: state.pending,
+        updatedAt: at,
+        lastActivityAt: new Date(state.lastActivityAt).toISOString(),
+        ...(terminal ? { endedAt: at, endReason: transition.detail ?? state.status } : {}),
+      });
+      record = deps.repo.get(record.id) ?? record;
+      for (const event of transition.events) {
+        publish(event, transition.detail ?? `${previous} → ${state.status}`, {
+          status: state.status,
+          previous,
+          pendingPermission: state.pending,
+          source,
+          ...(event === "session.ended" ? { reason: state.status === "crashed" ? "failed" : "normal" } : {}),
+        });
+      }
+      managePermissionTimer();
+      if (terminal) stopTimers();
+    }
+    notifyChange();
+  }
+
+  function scheduleRecheck(at: number | null, now: number): void {
+    cancelRecheck?.();
+    cancelRecheck =
+      at === null ? null : deps.clock.setTimer(() => observe({ kind: "tick" }, "timer"), at - now);
+  }
+
+  function managePermissionTimer(): void {
+    cancelPermissionTimer?.();
+    cancelPermissionTimer = null;
+    const pending = state.pending;
+    if (!pending) return;
+    cancelPermissionTimer = deps.clock.setTimer(() => {
+      if (state.pending?.id === pending.id) {
+        publish(
+          "status.permission_timeout",
+          `no answer to ${pending.kind} prompt for ${deps.permissionTimeoutMs} ms`,
+          {
+            pendingPermission: pending,
+          },
+        );
+      }
+    }, deps.permissionTimeoutMs);
+  }
+
+  function stopTimers(): void {
+    cancelRecheck?.();
+    cancelPermissionTimer?.();
+    cancelRecheck = cancelPermissionTimer = null;
+  }
+
+  async function captureAndRead(): Promise<ScreenReading | null> {
+    const paneId = record.paneId;
+    if (!paneId || disposed) return null;
+    let text: string;
+    try {
+      text = await deps.tmux.capturePane(paneId);
+    } catch (error) {
+      deps.logger.debug(`capture of ${paneId} failed`, error);
+      return null;
+    }
+    const reading = deps.agent.readScreen(text);
+    if (lastActivityKey !== null && reading.activityKey !== lastActivityKey) {
+      observe({ kind: "activity", working: false }, "screen");
+    }
+    lastActivityKey = reading.activityKey;
+    observe(reading.observation, "screen");
+    return reading;
+  }
+
+  function readScreen(): Promise<ScreenReading | null> {
+    if (readInFlight) {
+      readAgain = true;
+      return readInFlight;
+    }
+    readInFlight = captureAndRead().finally(() => {
+      readInFlight = null;
+      if (readAgain) {
+        readAgain = false;
+        void readScreen();
+      }
+    });
+    return readInFlight;
+  }
+
+  const api: LiveSession = {
+    id: record.id,
+    transcript,
+    record: () => record,
+    observe(observation, source) {
+      // The same prompt reported by the hook and again by the transcript is one prompt: the
+      // agent's prompt id says so (the text alone would merge two identical prompts).
+      if (observation.kind === "prompt-submitted") {
+        const key = observation.promptId ?? `text:${observation.text}`;
+        if (seenPrompts.includes(key)) return;
+        seenPrompts.push(key);
+        if (seenPrompts.length > 50) seenPrompts.shift();
+      }
+      observe(observation, source);
+    },
+    paneChanged: () => void readScreen(),
+    readScreen,
+    nextChange(ms) {
+      return new Promise((resolve) => {
+        const wake = () => {
+          changeWaiters.delete(wake);
+          cancel();
+          resolve();
+        };
+        const cancel = deps.clock.setTimer(wake, ms);
+        changeWaiters.add(wake);
+      });
+    },
+    onSubmitted(listener) {
+      submitListeners.add(listener);
+      return () => submitListeners.delete(listener);
+    },
+    async sendKeys(keys) {
+      if (record.paneId) await deps.tmux.sendKeys(record.paneId, keys);
+    },
+    markKilled() {
+      killed = true;
+      stopTimers();
+    },
+    async attachTranscript(path, history) {
+      if (record.transcriptPath !== path) {
+        deps.repo.update(record.id, { transcriptPath: path });
+        record = { ...record, transcriptPath: path };
+      }
+      await transcript.attach(path, history);
+      saveTokens();
+    },
+    dispose() {
+      disposed = true;
+      stopTimers();
+      transcript.stop();
+      notifyChange();
+    },
+  };
+  return api;
+}

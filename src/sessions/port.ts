@@ -1,0 +1,57 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Tmux } from "../tmux/tmux.ts";
+import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
+import type { LiveSession } from "./live.ts";
+
+/** Delivery over a live session's pane: tmux types, the agent's own signals confirm. */
+export function deliverTo(
+  session: LiveSession,
+  tmux: Tmux,
+  agent: AgentAdapter,
+  clock: Clock,
+  text: string,
+  options: DeliveryOptions,
+): Promise<DeliveryResult> {
+  const pane = () => session.record().paneId ?? "";
+  const port: DeliveryPort = {
+    async readInput() {
+      const reading = await session.readScreen();
+      return reading?.input ?? null;
+    },
+    paste: (t) => tmux.paste(pane(), t),
+    pressEnter: () => tmux.sendKeys(pane(), agent.keys.submit),
+    clearInput: () => tmux.sendKeys(pane(), ["C-u"]),
+    screenChangeOrTimeout: (ms) => session.nextChange(ms),
+    expectSubmit(expected) {
+      let seen = false;
+      let wake: (() => void) | null = null;
+      const unsubscribe = session.onSubmitted((submitted) => {
+        if (!sameText(submitted, expected)) return;
+        seen = true;
+        wake?.();
+      });
+      return {
+        confirmed(timeoutMs) {
+          if (seen) return Promise.resolve(true);
+          return new Promise<boolean>((resolve) => {
+            const cancel = clock.setTimer(() => resolve(seen), timeoutMs);
+            wake = () => {
+              cancel();
+              resolve(true);
+            };
+          });
+        },
+        cancel: unsubscribe,
+      };
+    },
+    now: () => clock.now(),
+  };
+  return deliverPrompt(port, text, options);
+}
+
+/** The agent may trim what it received; whitespace at the ends and line endings do not count. */
+export function sameText(a: string, b: string): boolean {
+  const norm = (s: string) => s.replace(/\r\n/g, "\n").trim();
+  return norm(a) === norm(b);
+}

@@ -1,0 +1,124 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import type { Tmux, TmuxEvent } from "../tmux/tmux.ts";
+import type { LiveSession } from "./live.ts";
+import type { SessionRepo } from "./repo.ts";
+import type { SessionService } from "./service.ts";
+
+/** Terminal sessions stay listed this long, then are pruned (CONTRACT §2). */
+export const KEEP_ENDED_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Connects tmux's notifications to the sessions, and the stored sessions to their windows.
+ * On start, and whenever the tmux server comes back, every live session is re-adopted by its
+ * window tag; one whose window is gone ended unexpectedly (crashed). Nothing here polls: pane
+ * output, pane death and window closing arrive as events.
+ */
+export interface Supervisor {
+  start(): Promise<void>;
+  /** Matches stored live sessions to tmux windows; returns what it found. */
+  reconcile(): Promise<{ adopted: string[]; crashed: string[] }>;
+  stop(): void;
+}
+
+export function createSupervisor(deps: {
+  tmux: Tmux;
+  repo: SessionRepo;
+  sessions: SessionService;
+  agent: AgentAdapter;
+  clock: Clock;
+  logger: Logger;
+}): Supervisor {
+  let unsubscribe: (() => void) | null = null;
+  let cancelPrune: (() => void) | null = null;
+  let lostServer = false;
+
+  function byPane(paneId: string) {
+    return deps.sessions.all().find((s) => s.record().paneId === paneId);
+  }
+
+  function byWindow(windowId: string) {
+    return deps.sessions.all().find((s) => s.record().windowId === windowId);
+  }
+
+  function onEvent(event: TmuxEvent): void {
+    switch (event.type) {
+      case "pane-output":
+        byPane(event.paneId)?.paneChanged();
+        break;
+      case "pane-died":
+        byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
+        break;
+      case "window-closed":
+        byWindow(event.windowId)?.observe({ kind: "gone" }, "tmux");
+        break;
+      case "server-lost":
+        lostServer = true;
+        deps.logger.warn(`tmux server lost: ${event.error}`);
+        break;
+      case "connected":
+        if (lostServer) {
+          lostServer = false;
+          void reconcile().catch((error) => deps.logger.error("re-adoption after reconnect failed", error));
+        }
+        break;
+    }
+  }
+
+  async function reconcile() {
+    const panes = await deps.tmux.listPanes();
+    const adopted: string[] = [];
+    const crashed: string[] = [];
+    for (const record of deps.repo.live()) {
+      const pane = panes.find((p) => p.tag === record.id);
+      if (!pane) {
+        const session = deps.sessions.follow(record, false);
+        session.observe({ kind: "gone" }, "tmux");
+        deps.sessions.forget(record.id);
+        crashed.push(record.id);
+        continue;
+      }
+      if (pane.paneId !== record.paneId || pane.windowId !== record.windowId) {
+        deps.repo.update(record.id, { paneId: pane.paneId, windowId: pane.windowId });
+      }
+      const session = deps.sessions.follow(deps.repo.get(record.id)!, false);
+      if (pane.dead) session.observe({ kind: "exited", status: pane.deadStatus }, "tmux");
+      else void session.readScreen();
+      void adoptTranscript(session).catch((error) => deps.logger.warn(`transcript of ${record.id}`, error));
+      adopted.push(record.id);
+    }
+    if (adopted.length || crashed.length) {
+      deps.logger.info(`re-adopted ${adopted.length} session(s); ${crashed.length} had lost their window`);
+    }
+    return { adopted, crashed };
+  }
+
+  /** The transcript so far is history; what the agent wrote while ag was down is read too. */
+  async function adoptTranscript(session: LiveSession): Promise<void> {
+    const record = session.record();
+    const path = record.transcriptPath ?? (await deps.agent.transcript.find(record.workDir, record.id));
+    if (path) await session.attachTranscript(path, true);
+  }
+
+  function schedulePrune(): void {
+    const removed = deps.repo.pruneEnded(new Date(deps.clock.now() - KEEP_ENDED_MS).toISOString());
+    if (removed) deps.logger.debug(`pruned ${removed} ended session(s)`);
+    cancelPrune = deps.clock.setTimer(schedulePrune, 60 * 60 * 1000);
+  }
+
+  return {
+    async start() {
+      unsubscribe = deps.tmux.on(onEvent);
+      await deps.tmux.start();
+      await reconcile();
+      schedulePrune();
+    },
+    reconcile,
+    stop() {
+      unsubscribe?.();
+      cancelPrune?.();
+      for (const session of deps.sessions.all()) session.dispose();
+    },
+  };
+}

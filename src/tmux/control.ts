@@ -1,0 +1,283 @@
+import { isPaneId, isWindowId } from "./argv.ts";
+import { createOutputCoalescer } from "./coalesce.ts";
+import {
+  captureCommand,
+  checkNewWindow,
+  DEAD_SUBSCRIPTION,
+  findPlaceholder,
+  newWindowCommand,
+  PANE_FORMAT,
+  parseNewWindow,
+  parsePaneLine,
+  pasteCommands,
+  pasteText,
+  placeholderWindowCommand,
+  SERVER_SETUP,
+  sizeCommand,
+  startupCommand,
+  WINDOW_LIST_FORMAT,
+} from "./commands.ts";
+import { type ControlConnection, openControlConnection } from "./connection.ts";
+import { parseNotification } from "./framing.ts";
+import type { NewWindowOptions, Tmux, TmuxEvent, TmuxHealthState, TmuxPane } from "./tmux.ts";
+
+export interface ControlTmuxLogger {
+  debug(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+export interface ControlTmuxOptions {
+  socket: string;
+  /** The tmux session holding ag's windows. */
+  session: string;
+  binary?: string;
+  /** Read only when ag starts the server; default none (never the user's ~/.tmux.conf). */
+  configFile?: string;
+  logger?: ControlTmuxLogger;
+  /** pane-output is signalled at most once per pane per this interval (trailing edge kept). */
+  outputIntervalMs?: number;
+  commandTimeoutMs?: number;
+}
+
+/** ag's tmux layer over one long-lived control-mode client; reconnects (with back-off) on loss. */
+export function createControlTmux(options: ControlTmuxOptions): Tmux {
+  const binary = options.binary ?? "tmux";
+  const session = options.session;
+  if (!/^[A-Za-z0-9_-]+$/.test(session)) throw new TypeError(`invalid tmux session name: ${session}`);
+  const target = `=${session}`;
+  const log = options.logger;
+  const listeners = new Set<(event: TmuxEvent) => void>();
+  const coalescer = createOutputCoalescer(options.outputIntervalMs ?? 30, (paneId) =>
+    emit({ type: "pane-output", paneId }),
+  );
+  /** Panes already reported dead on this connection, and which window each pane is in. */
+  const dead = new Set<string>();
+  const paneWindows = new Map<string, string>();
+  let connection: ControlConnection | null = null;
+  let health: TmuxHealthState = { healthy: false, error: "not started" };
+  let started = false;
+  let firstConnect: Promise<void> = Promise.resolve();
+  let closing = false;
+  let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  let backoffMs = 100;
+  /** newWindow creates then tags: listPanes waits so it never sees a window half-made. */
+  let creating: Promise<unknown> = Promise.resolve();
+
+  function emit(event: TmuxEvent): void {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        log?.error("tmux event listener failed", error);
+      }
+    }
+  }
+
+  function onNotification(line: string): void {
+    const note = parseNotification(line);
+    if (note.kind === "output") coalescer.touch(note.paneId);
+    else if (note.kind === "window-close") {
+      for (const [paneId, windowId] of paneWindows) {
+        if (windowId !== note.windowId) continue;
+        coalescer.forget(paneId);
+        paneWindows.delete(paneId);
+        dead.delete(paneId);
+      }
+      emit({ type: "window-closed", windowId: note.windowId });
+    } else if (note.kind === "subscription" && note.name === DEAD_SUBSCRIPTION) {
+      paneWindows.set(note.paneId, note.windowId);
+      const [isDead, status] = note.value.split(" ");
+      if (isDead !== "1") dead.delete(note.paneId);
+      else if (!dead.has(note.paneId)) {
+        dead.add(note.paneId);
+        emit({ type: "pane-died", paneId: note.paneId, status: status ? Number(status) : null });
+      }
+    }
+  }
+
+  async function connect(): Promise<void> {
+    // Notifications arrive before the connection is adopted (and after it is dropped): ignored.
+    let conn: ControlConnection | null = null;
+    conn = await openControlConnection({
+      binary,
+      socket: options.socket,
+      configFile: options.configFile ?? null,
+      startup: startupCommand(session),
+      commandTimeoutMs: options.commandTimeoutMs,
+      onNotification: (line) => {
+        if (connection === conn) onNotification(line);
+      },
+      onClose: (reason) => {
+        if (connection === conn) lost(reason);
+      },
+    });
+    if (closing) {
+      await conn.close();
+      throw new Error("tmux client closed while connecting");
+    }
+    dead.clear();
+    paneWindows.clear();
+    connection = conn;
+    try {
+      await Promise.all(SERVER_SETUP.map((args) => conn.run(args)));
+      await ensurePlaceholder(conn);
+    } catch (error) {
+      connection = null;
+      await conn.close();
+      throw error;
+    }
+    health = { healthy: true, error: null };
+    backoffMs = 100;
+    emit({ type: "connected" });
+  }
+
+  async function ensurePlaceholder(conn: ControlConnection): Promise<void> {
+    const found = findPlaceholder(await conn.run(["list-windows", "-t", target, "-F", WINDOW_LIST_FORMAT]));
+    if (found?.marked) return;
+    // A session this client just created has an unmarked idle window; otherwise make one.
+    const windowId = found?.windowId ?? (await conn.run(placeholderWindowCommand(target)))[0];
+    if (windowId) await conn.run(["set-option", "-w", "-t", windowId, "@ag_placeholder", "1"]);
+  }
+
+  function lost(reason: string): void {
+    connection = null;
+    coalescer.clear();
+    health = { healthy: false, error: `tmux server lost: ${reason}` };
+    log?.warn(`tmux control client lost: ${reason}`);
+    emit({ type: "server-lost", error: reason });
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect(): void {
+    if (closing || reconnectTimer) return;
+    const delay = backoffMs;
+    backoffMs = Math.min(backoffMs * 2, 5000);
+    reconnectTimer = setTimeout(async () => {
+      reconnectTimer = null;
+      if (closing || connection) return;
+      try {
+        await connect();
+        log?.debug("tmux control client reconnected");
+      } catch (error) {
+        health = { healthy: false, error: String((error as Error).message ?? error) };
+        log?.debug(`tmux reconnect failed, retrying in ${backoffMs} ms: ${health.error}`);
+        scheduleReconnect();
+      }
+    }, delay);
+  }
+
+  function run(args: string[]): Promise<string[]> {
+    if (!connection) return Promise.reject(new Error(`tmux is not connected: ${health.error}`));
+    return connection.run(args);
+  }
+
+  function paneTarget(paneId: string): string {
+    if (!isPaneId(paneId)) throw new TypeError(`not a tmux pane id: ${paneId}`);
+    return paneId;
+  }
+
+  async function createWindow(o: NewWindowOptions): Promise<TmuxPane> {
+    const { windowId, paneId, pid } = parseNewWindow((await run(newWindowCommand(target, o)))[0]);
+    paneWindows.set(paneId, windowId);
+    // Pipelined: both lines are written before either answers.
+    await Promise.all([
+      run(["set-option", "-w", "-t", windowId, "--", "@svc_session_id", o.tag]),
+      run(sizeCommand(windowId, o)),
+    ]);
+    return { windowId, paneId, pid, tag: o.tag, dead: false, deadStatus: null };
+  }
+
+  return {
+    async start() {
+      if (!started) {
+        started = true;
+        closing = false;
+        firstConnect = connect().catch((error) => {
+          health = { healthy: false, error: String((error as Error).message ?? error) };
+          // Keep trying in the background: tmux may appear later; `connected` will say so.
+          scheduleReconnect();
+          throw error;
+        });
+      }
+      if (connection && health.healthy) return;
+      await firstConnect;
+    },
+
+    async close() {
+      closing = true;
+      started = false;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      reconnectTimer = null;
+      coalescer.clear();
+      const conn = connection;
+      connection = null;
+      health = { healthy: false, error: "closed" };
+      await conn?.close();
+    },
+
+    health: () => ({ ...health }),
+
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    async newWindow(o) {
+      checkNewWindow(o);
+      const made = creating.then(() => createWindow(o));
+      creating = made.catch(() => {});
+      return made;
+    },
+
+    async listPanes() {
+      await creating;
+      const panes: TmuxPane[] = [];
+      for (const line of await run(["list-panes", "-s", "-t", target, "-F", PANE_FORMAT])) {
+        const pane = parsePaneLine(line);
+        if (!pane) continue;
+        paneWindows.set(pane.paneId, pane.windowId);
+        panes.push(pane);
+      }
+      return panes;
+    },
+
+    async capturePane(paneId, o = {}) {
+      // In control mode the reply's lines are the captured lines; `capture-pane -p` ends each with \n.
+      const lines = await run(captureCommand(paneTarget(paneId), o));
+      return lines.map((line) => `${line}\n`).join("");
+    },
+
+    async sendKeys(paneId, keys) {
+      if (keys.length === 0) return;
+      await run(["send-keys", "-t", paneTarget(paneId), "--", ...keys]);
+    },
+
+    async sendLiteral(paneId, text) {
+      if (text === "") return;
+      await run(["send-keys", "-t", paneTarget(paneId), "-l", "--", text]);
+    },
+
+    async paste(paneId, text) {
+      const pane = paneTarget(paneId);
+      const clean = pasteText(text);
+      if (clean === "") return;
+      const { buffer, set, paste } = pasteCommands(pane, clean);
+      // Pipelined: tmux runs them in order; paste-buffer -d deletes the buffer once pasted.
+      const results = await Promise.allSettled([run(set), run(paste)]);
+      const failed = results.find((r) => r.status === "rejected");
+      if (failed) {
+        await run(["delete-buffer", "-b", buffer]).catch(() => {});
+        throw failed.reason;
+      }
+    },
+
+    async killWindow(windowId) {
+      if (!isWindowId(windowId)) throw new TypeError(`not a tmux window id: ${windowId}`);
+      await run(["kill-window", "-t", windowId]).catch((error: Error) => {
+        // Already gone (it exited and was closed, or another client killed it): done.
+        if (!/can't find window/.test(error.message)) throw error;
+      });
+    },
+  };
+}

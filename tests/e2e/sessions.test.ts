@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+
+/**
+ * The session lifecycle on the REAL agent CLI, through the compiled binary. One agent session
+ * at a time (each costs ~200 MB and a share of a core): the tests of this file run in order
+ * against one world and mostly one session.
+ */
+let world: AgentWorld;
+let id: string;
+
+beforeAll(async () => {
+  world = await startAgentWorld();
+}, 60_000);
+afterAll(async () => {
+  await world?.stop();
+});
+
+describe("a session on the real agent CLI", () => {
+  test("create with a prompt → delivered, confirmed → idle → /read has the reply", async () => {
+    const created = await world.api<Record<string, any>>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      prompt: "say hello",
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      reused: false,
+      promptDelivery: { delivered: true, attempts: 1 },
+      workDir: world.workDir,
+    });
+    id = created.body.id;
+    await world.waitFor(id, "idle");
+    const read = await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`);
+    expect(read.body.output).toContain("Hello from the mock model!");
+    expect(read.body.tokenUsage.input).toBeGreaterThan(0);
+    expect(read.body.tokenUsage.output).toBeGreaterThan(0);
+    expect(world.prompts()).toEqual(["say hello"]);
+    // ag pre-accepted the folder trust in the agent's own config (no dialog appeared).
+    const config = JSON.parse(readFileSync(join(world.env.HOME!, ".claude.json"), "utf8"));
+    expect(config.projects[world.workDir]).toMatchObject({ hasTrustDialogAccepted: true });
+  }, 60_000);
+
+  test("a second create in the same workDir reuses the idle session (200)", async () => {
+    const reused = await world.api<Record<string, any>>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      prompt: "say hello again",
+    });
+    expect(reused.status).toBe(200);
+    expect(reused.body).toMatchObject({ id, reused: true, promptDelivery: { delivered: true } });
+    await world.waitFor(id, "idle");
+    expect(world.prompts().at(-1)).toBe("say hello again");
+  }, 60_000);
+
+  test("a Bash permission: approve runs the command", async () => {
+    const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text: "run cmd: touch approved.txt" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    const waiting = await world.waitFor(id, "permission_prompt");
+    expect(waiting.pendingPermission).toMatchObject({
+      kind: "tool",
+      tool: "Bash",
+      detail: "touch approved.txt",
+    });
+    const busy = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/send`, { text: "hello?" });
+    expect(busy.status).toBe(409);
+    expect(busy.body.code).toBe("SESSION_BUSY");
+    const wrong = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/approve`, {
+      permissionId: "perm-999",
+    });
+    expect(wrong.body.code).toBe("PERMISSION_MISMATCH");
+    const approved = await world.api("POST", `/v1/sessions/${id}/approve`, {
+      permissionId: (waiting.pendingPermission as { id: string }).id,
+    });
+    expect(approved.status).toBe(200);
+    await world.waitFor(id, "idle");
+    expect(existsSync(join(world.workDir, "approved.txt"))).toBe(true);
+  }, 60_000);
+
+  test("a Bash permission: reject does not run it", async () => {
+    await world.api("POST", `/v1/sessions/${id}/send`, { text: "run cmd: touch rejected.txt" });
+    await world.waitFor(id, "permission_prompt");
+    expect((await world.api("POST", `/v1/sessions/${id}/reject`)).status).toBe(200);
+    await world.waitFor(id, "idle");
+    expect(existsSync(join(world.workDir, "rejected.txt"))).toBe(false);
+    const none = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/approve`);
+    expect(none.body.code).toBe("NO_PENDING_PERMISSION");
+  }, 60_000);
+
+  test("a 30-line prompt and a 20 KB prompt each reach the model exactly, as one turn", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}: ${"·".repeat(i)}`).join("\n");
+    const big = Array.from({ length: 400 }, (_, i) => `chunk ${i} ${"x".repeat(40)}`)
+      .join(" ")
+      .slice(0, 20_000);
+    for (const text of [lines, big]) {
+      const before = world.prompts().length;
+      const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text });
+      expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+      await world.waitFor(id, "idle");
+      expect(world.prompts().slice(before)).toEqual([text]);
+    }
+  }, 90_000);
+
+  test("control characters are refused before anything is typed", async () => {
+    const before = world.prompts().length;
+    const refused = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/send`, {
+      text: "evil\u001b[2J",
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("VALIDATION_ERROR");
+    expect(world.prompts().length).toBe(before);
+  });
+
+  test("the transcript cursor pages backwards without gaps or overlaps", async () => {
+    const newest = await world.api<Record<string, any>>(
+      "GET",
+      `/v1/sessions/${id}/transcript/cursor?limit=3`,
+    );
+    expect(newest.status).toBe(200);
+    expect(newest.body.messages).toHaveLength(3);
+    const older = await world.api<Record<string, any>>(
+      "GET",
+      `/v1/sessions/${id}/transcript/cursor?limit=3&before_id=${newest.body.oldest_id}`,
+    );
+    expect(older.body.newest_id).toBe(newest.body.oldest_id - 1);
+    const users = await world.api<Record<string, any>>(
+      "GET",
+      `/v1/sessions/${id}/transcript/cursor?role=user&limit=200`,
+    );
+    expect(users.body.messages.some((m: { text: string }) => m.text === "say hello")).toBe(true);
+  });
+
+  test("interrupt stops a running turn", async () => {
+    await world.api("POST", `/v1/sessions/${id}/send`, { text: "slow 20" });
+    await world.waitFor(id, "working");
+    await Bun.sleep(1500);
+    expect((await world.api("POST", `/v1/sessions/${id}/interrupt`)).status).toBe(200);
+    await world.waitFor(id, "idle", 10_000);
+  }, 60_000);
+
+  test("kill -9 of ag mid-turn, restart: the session is re-adopted and its reply readable", async () => {
+    await world.api("POST", `/v1/sessions/${id}/send`, { text: "slow 3" });
+    await world.waitFor(id, "working");
+    await world.restart("SIGKILL");
+    expect(world.ag.stderr()).toContain("re-adopted 1 session(s)");
+    await world.waitFor(id, "idle", 30_000);
+    const read = await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`);
+    expect(read.body.output).toContain("streamed slowly");
+    // The session still works after the restart: hooks reach the new server.
+    const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text: "say hello" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(id, "idle");
+  }, 90_000);
+
+  test("kill closes the window; a second kill → 404", async () => {
+    const killed = await world.api<Record<string, any>>("DELETE", `/v1/sessions/${id}`);
+    expect(killed.status).toBe(200);
+    expect(killed.body.status).toBe("killed");
+    const again = await world.api<Record<string, any>>("DELETE", `/v1/sessions/${id}`);
+    expect(again.status).toBe(404);
+    expect(again.body.code).toBe("SESSION_NOT_FOUND");
+    const pane = await world.api("GET", `/v1/sessions/${id}/pane`);
+    expect(pane.status).toBe(404);
+    // The conversation stays readable after the end.
+    expect((await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`)).body.output).toContain(
+      "Hello",
+    );
+  }, 30_000);
+});

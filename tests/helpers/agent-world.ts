@@ -1,0 +1,98 @@
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { type MockModel, startMockModel } from "../fakes/mock-model.ts";
+import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
+import { type AgProcess, agEnv, compiledBinary, freePort, startAg } from "./binary.ts";
+import { tempDir } from "./temp.ts";
+
+/**
+ * One machine for real-agent tests: the compiled ag, the REAL Claude Code CLI (as `claude` on
+ * PATH) talking to our mock model, a seeded HOME, a workDir ag has never seen (so ag's own
+ * folder-trust step is exercised), a private tmux socket, and a fixed port so ag can restart.
+ */
+export interface AgentWorld {
+  ag: AgProcess;
+  mock: MockModel;
+  workDir: string;
+  env: Record<string, string>;
+  api<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
+  /** Polls GET /v1/sessions/:id until its status is `status` (a test helper, not product code). */
+  waitFor(id: string, status: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  restart(signal?: NodeJS.Signals): Promise<void>;
+  /** The prompts the model received from the main loop, in order (one per turn, not per tool round). */
+  prompts(): string[];
+  stop(): Promise<void>;
+}
+
+export async function startAgentWorld(extraEnv: Record<string, string> = {}): Promise<AgentWorld> {
+  const binary = await compiledBinary();
+  const root = tempDir("ag-world-");
+  const home = join(root, "home");
+  const workDir = join(root, "work");
+  const bin = join(root, "bin");
+  for (const dir of [home, workDir, bin]) mkdirSync(dir, { recursive: true });
+  seedAgentHome(home, { trust: [] });
+  symlinkSync(claudeBinary(), join(bin, "claude"));
+  const mock = await startMockModel();
+  const port = freePort();
+  const base = agEnv();
+  const env: Record<string, string> = {
+    ...base,
+    ...agentEnv(home, mock.url),
+    PATH: `${bin}:${base.PATH}`,
+    SVC_STATE_DIR: join(root, "state"),
+    SVC_PORT: String(port),
+    SVC_HOST: "127.0.0.1",
+    ...extraEnv,
+  };
+  let ag = await startAg(binary, [], { env, cwd: root });
+  const url = `http://127.0.0.1:${port}`;
+
+  const world: AgentWorld = {
+    get ag() {
+      return ag;
+    },
+    mock,
+    workDir,
+    env,
+    async api(method, path, body) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async waitFor(id, status, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: Record<string, unknown> = {};
+      while (Date.now() < deadline) {
+        last = (await world.api("GET", `/v1/sessions/${id}`)).body;
+        if (last.status === status) return last;
+        await Bun.sleep(100);
+      }
+      throw new Error(`session ${id}: wanted ${status}, still ${last.status} after ${timeoutMs} ms`);
+    },
+    async restart(signal = "SIGTERM") {
+      ag.proc.kill(signal);
+      await ag.proc.exited;
+      ag = await startAg(binary, [], { env, cwd: root });
+    },
+    prompts() {
+      return mock
+        .requests()
+        .filter((r) => r.kind === "main" && r.round === 0)
+        .map((r) => r.prompt ?? "");
+    },
+    async stop() {
+      await ag.stop();
+      await mock.stop();
+    },
+  };
+  return world;
+}

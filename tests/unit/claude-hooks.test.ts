@@ -1,0 +1,137 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import {
+  describeToolInput,
+  HOOK_EVENTS,
+  hookSettings,
+  readHookPayload,
+} from "../../src/agents/claude/hooks.ts";
+import type { Observation } from "../../src/sessions/observation.ts";
+import { initialStatus, reduce } from "../../src/sessions/status.ts";
+
+interface Recorded {
+  path: string;
+  body: Record<string, unknown> & { hook_event_name: string };
+}
+
+async function recorded(): Promise<Recorded[]> {
+  const text = await Bun.file(
+    join(import.meta.dir, "..", "fixtures", "hooks", "harness-hook-events.jsonl"),
+  ).text();
+  return text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+describe("Claude Code hook payloads → observations", () => {
+  test("each recorded payload maps to the right kind", async () => {
+    const kinds = new Map<string, Set<string>>();
+    for (const { body } of await recorded()) {
+      const obs = readHookPayload(body.hook_event_name, body);
+      const set = kinds.get(body.hook_event_name) ?? new Set();
+      set.add(obs?.kind ?? "none");
+      kinds.set(body.hook_event_name, set);
+    }
+    expect([...(kinds.get("UserPromptSubmit") ?? [])]).toEqual(["prompt-submitted"]);
+    expect([...(kinds.get("PreToolUse") ?? [])]).toEqual(["activity"]);
+    expect([...(kinds.get("PostToolUse") ?? [])]).toEqual(["activity"]);
+    expect([...(kinds.get("PermissionRequest") ?? [])]).toEqual(["permission"]);
+    expect([...(kinds.get("Stop") ?? [])]).toEqual(["turn-ended"]);
+    expect([...(kinds.get("StopFailure") ?? [])]).toEqual(["turn-failed"]);
+    expect([...(kinds.get("SessionEnd") ?? [])]).toEqual(["session-ended"]);
+    expect([...(kinds.get("SessionStart") ?? [])]).toEqual(["none"]);
+    expect([...(kinds.get("Notification") ?? [])]).toEqual(["none"]);
+  });
+
+  test("permission requests say what they are about", async () => {
+    const requests = (await recorded())
+      .filter((r) => r.body.hook_event_name === "PermissionRequest")
+      .map(
+        (r) => readHookPayload("PermissionRequest", r.body) as Extract<Observation, { kind: "permission" }>,
+      )
+      .map((o) => o.request);
+    expect(requests).toContainEqual({ kind: "tool", tool: "Bash", detail: "touch created-by-bash.txt" });
+    expect(
+      requests.some((r) => r.kind === "tool" && r.tool === "Write" && r.detail.endsWith("hello.txt")),
+    ).toBe(true);
+    expect(
+      requests.some((r) => r.kind === "question" && r.detail === "Which color should the button be?"),
+    ).toBe(true);
+    expect(requests.some((r) => r.kind === "plan")).toBe(true);
+  });
+
+  test("prompt submissions carry the text and the prompt id", async () => {
+    const first = (await recorded()).find((r) => r.body.hook_event_name === "UserPromptSubmit")!;
+    expect(readHookPayload("UserPromptSubmit", first.body)).toEqual({
+      kind: "prompt-submitted",
+      text: "say hello",
+      promptId: first.body.prompt_id as string,
+    });
+  });
+
+  test("a rate-limit failure is flagged as such", () => {
+    expect(readHookPayload("StopFailure", { error: "rate_limit" })).toEqual({
+      kind: "turn-failed",
+      error: "rate_limit",
+      rateLimited: true,
+    });
+    expect(readHookPayload("StopFailure", { error: "server_error" })).toMatchObject({ rateLimited: false });
+  });
+
+  test("replaying the whole recorded run through the fusion never leaves a working agent idle mid-turn", async () => {
+    let state = initialStatus(0, 120_000, "working", true);
+    state = reduce(state, { kind: "screen-idle", interrupted: false }, "screen", 1).state;
+    const statuses: string[] = [];
+    let t = 10;
+    for (const { body } of await recorded()) {
+      const obs = readHookPayload(body.hook_event_name, body);
+      if (!obs) continue;
+      state = reduce(state, obs, "hook", (t += 10)).state;
+      statuses.push(`${body.hook_event_name}:${state.status}`);
+    }
+    for (const line of statuses) {
+      if (
+        line.startsWith("UserPromptSubmit") ||
+        line.startsWith("PreToolUse") ||
+        line.startsWith("PostToolUse")
+      ) {
+        expect(line.endsWith(":working")).toBe(true);
+      }
+      if (line.startsWith("Stop:")) expect(line).toBe("Stop:idle");
+    }
+    expect(statuses.at(-1)).toBe("SessionEnd:completed");
+  });
+});
+
+describe("hook settings", () => {
+  test("every event posts to ag with the secret header; SessionStart runs the forwarder", () => {
+    const settings = hookSettings({
+      hookBaseUrl: "http://127.0.0.1:9100/",
+      secretHeader: "X-Svc-Hook-Secret",
+      secret: "s3",
+      forwarderCommand: (event) => `ag hook ${event}`,
+    }) as Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>>;
+    expect(Object.keys(settings).sort()).toEqual([...HOOK_EVENTS].sort());
+    const pre = settings.PreToolUse![0]!;
+    expect(pre.matcher).toBe("*");
+    expect(pre.hooks[0]).toEqual({
+      type: "http",
+      url: "http://127.0.0.1:9100/v1/hooks/PreToolUse",
+      headers: { "X-Svc-Hook-Secret": "s3" },
+      timeout: 10,
+    });
+    expect(settings.Stop![0]!.matcher).toBeUndefined();
+    expect(settings.SessionStart![0]!.hooks[0]).toMatchObject({
+      type: "command",
+      command: "ag hook SessionStart",
+    });
+    expect(JSON.stringify(settings)).not.toContain("?");
+  });
+
+  test("tool inputs are summarised in one line", () => {
+    expect(describeToolInput("Bash", { command: "ls -la" })).toBe("ls -la");
+    expect(describeToolInput("Write", { file_path: "/w/a.txt", content: "x" })).toBe("/w/a.txt");
+    expect(describeToolInput("Other", { a: "x".repeat(500) })).toHaveLength(200);
+  });
+});
