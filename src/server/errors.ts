@@ -35,6 +35,8 @@ export function toErrorBody(
   if (cause instanceof AgError) return envelope(cause.code, cause.message);
   switch (frameworkCode) {
     case "VALIDATION":
+      // A response that does not fit its own schema is our bug, not the client's.
+      if ((error as ElysiaValidationError).type === "response") break;
       return envelope("VALIDATION_ERROR", describeValidation(error as ElysiaValidationError));
     case "PARSE":
       return envelope("VALIDATION_ERROR", "the request body is not valid JSON");

@@ -83,7 +83,7 @@ export const PermissionAnswer = Type.Object(
 
 export const Delivery = Type.Object({ delivered: Type.Boolean(), attempts: Type.Integer() });
 
-export const CreatedSession = Type.Intersect([
+export const CreatedSession = Type.Composite([
   Session,
   Type.Object({
     reused: Type.Boolean(),

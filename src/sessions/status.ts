@@ -75,7 +75,7 @@ export function reduce(
 
   const extra: EventName[] = [];
   let detail: string | undefined;
-  if (state.booting && obs.kind !== "tick" && obs.kind !== "starting" && obs.kind !== "screen-working") {
+  if (state.booting && endsBoot(obs)) {
     state.booting = false;
     if (obs.kind === "screen-idle") state = enter(state, "idle");
   }
@@ -125,6 +125,12 @@ export function reduce(
   state = checkStall(state, obs, now);
   const events = [...transitionEvents(prev, state), ...extra];
   return { state, events, recheckAt: nextCheck(state, now), detail };
+}
+
+/** Start-up ends with the first sign of a usable agent, not with screen noise while it loads. */
+function endsBoot(obs: Observation): boolean {
+  if (obs.kind === "activity") return obs.working;
+  return obs.kind !== "tick" && obs.kind !== "starting" && obs.kind !== "screen-working";
 }
 
 function enter(state: StatusState, status: SessionStatus): StatusState {

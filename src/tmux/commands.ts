@@ -13,6 +13,7 @@ export const DEFAULT_HEIGHT = 40;
 /** Larger texts are refused rather than half-delivered; the interface promises 256 KiB. */
 export const MAX_PASTE_BYTES = 256 * 1024;
 export const DEAD_SUBSCRIPTION = "ag-pane-dead";
+export const DEATH_FORMAT = "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}";
 
 /**
  * A session with no windows is destroyed, so one idle window keeps ag's session (and the
@@ -40,8 +41,19 @@ export const SERVER_SETUP: readonly string[][] = [
   // only a size-less control client is attached. newWindow pins each window's size instead.
   // Pane death, event-driven: tmux re-evaluates the format for every pane of the session and
   // reports changes (at most once a second); there is no control notification for it.
-  ["refresh-client", "-B", `${DEAD_SUBSCRIPTION}:%*:#{pane_dead} #{pane_dead_status}`],
+  ["refresh-client", "-B", `${DEAD_SUBSCRIPTION}:%*:${DEATH_FORMAT}`],
 ];
+
+/**
+ * A DEATH_FORMAT value: null while the pane lives; "unreaped" when tmux has seen its terminal
+ * close but not yet the process exit (no status nor signal yet). Killed by a signal: status null.
+ */
+export function parseDeath(value: string): { status: number | null } | "unreaped" | null {
+  const [dead, status = "", signal = ""] = value.split(" ");
+  if (dead !== "1") return null;
+  if (status === "" && signal === "") return "unreaped";
+  return { status: status === "" ? null : Number(status) };
+}
 
 export const WINDOW_LIST_FORMAT = "#{window_id}|#{@ag_placeholder}|#{@svc_session_id}|#{window_name}";
 

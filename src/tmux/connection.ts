@@ -93,7 +93,11 @@ export async function openControlConnection(options: ControlConnectionOptions): 
     // A daemonised server never holds our pipe, but do not hang on it if one ever did.
     await Promise.race([reading, Bun.sleep(1000)]);
     const detail = (await Promise.race([stderr, Bun.sleep(200).then(() => "")])).trim().split("\n")[0];
-    closedReason = exitNotice || detail || `tmux control client exited with code ${code}`;
+    // tmux says `%exit` with no reason when its server is killed or the session destroyed.
+    closedReason =
+      exitNotice ||
+      detail ||
+      (code === 0 ? "server or session ended" : `tmux client exited with code ${code}`);
     const error = new Error(`tmux connection lost: ${closedReason}`);
     startup.reject(error);
     for (const entry of pending.splice(0)) {

@@ -4,9 +4,11 @@ import {
   captureCommand,
   checkNewWindow,
   DEAD_SUBSCRIPTION,
+  DEATH_FORMAT,
   findPlaceholder,
   newWindowCommand,
   PANE_FORMAT,
+  parseDeath,
   parseNewWindow,
   parsePaneLine,
   pasteCommands,
@@ -27,6 +29,9 @@ export interface ControlTmuxLogger {
   error(...args: unknown[]): void;
 }
 
+/** A pane seen dead before tmux reaped its process is looked at once more after this. */
+const UNREAPED_RECHECK_MS = 50;
+
 export interface ControlTmuxOptions {
   socket: string;
   /** The tmux session holding ag's windows. */
@@ -40,7 +45,13 @@ export interface ControlTmuxOptions {
   commandTimeoutMs?: number;
 }
 
-/** ag's tmux layer over one long-lived control-mode client; reconnects (with back-off) on loss. */
+/**
+ * ag's tmux layer over one long-lived control-mode client on the private socket. Events:
+ * `%output` → pane-output (coalesced); `%window-close` → window-closed; pane death from a
+ * `refresh-client -B` subscription (tmux pushes changes, ≤ 1 s); the client process ending
+ * (`%exit`, server killed) → server-lost, then reconnects with back-off (starting a new server
+ * if needed) → connected. close() only detaches: windows and server outlive ag.
+ */
 export function createControlTmux(options: ControlTmuxOptions): Tmux {
   const binary = options.binary ?? "tmux";
   const session = options.session;
@@ -87,13 +98,27 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       emit({ type: "window-closed", windowId: note.windowId });
     } else if (note.kind === "subscription" && note.name === DEAD_SUBSCRIPTION) {
       paneWindows.set(note.paneId, note.windowId);
-      const [isDead, status] = note.value.split(" ");
-      if (isDead !== "1") dead.delete(note.paneId);
-      else if (!dead.has(note.paneId)) {
-        dead.add(note.paneId);
-        emit({ type: "pane-died", paneId: note.paneId, status: status ? Number(status) : null });
-      }
+      const death = parseDeath(note.value);
+      if (death === null) dead.delete(note.paneId);
+      else if (death === "unreaped") setTimeout(() => void confirmDeath(note.paneId), UNREAPED_RECHECK_MS);
+      else reportDeath(note.paneId, death.status);
     }
+  }
+
+  function reportDeath(paneId: string, status: number | null): void {
+    if (dead.has(paneId)) return;
+    dead.add(paneId);
+    emit({ type: "pane-died", paneId, status });
+  }
+
+  /**
+   * One look, shortly after a pane was seen dead but unreaped: its status is normally there
+   * within milliseconds, while the subscription would only bring it a second later.
+   */
+  async function confirmDeath(paneId: string): Promise<void> {
+    const [value] = await run(["display-message", "-p", "-t", paneId, DEATH_FORMAT]).catch(() => []);
+    const death = parseDeath(value ?? "");
+    if (death && death !== "unreaped") reportDeath(paneId, death.status);
   }
 
   async function connect(): Promise<void> {
@@ -194,6 +219,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
         started = true;
         closing = false;
         firstConnect = connect().catch((error) => {
+          if (closing) throw error;
           health = { healthy: false, error: String((error as Error).message ?? error) };
           // Keep trying in the background: tmux may appear later; `connected` will say so.
           scheduleReconnect();

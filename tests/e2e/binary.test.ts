@@ -246,7 +246,10 @@ describe("shutdown", () => {
   test("SIGTERM drains a request in flight within the grace period and exits 0", async () => {
     // A tmux whose `list-sessions` (the health probe) takes a second keeps GET /v1/health in flight.
     const bin = tempDir();
-    writeFileSync(join(bin, "tmux"), `#!/bin/sh\ncase "$*" in *list-sessions*) sleep 1;; esac\nexec ${Bun.which("tmux")} "$@"\n`);
+    writeFileSync(
+      join(bin, "tmux"),
+      `#!/bin/sh\ncase "$*" in *list-sessions*) sleep 1;; esac\nexec ${Bun.which("tmux")} "$@"\n`,
+    );
     chmodSync(join(bin, "tmux"), 0o755);
     const env = agEnv({ SVC_SHUTDOWN_GRACE_MS: "5000", SVC_PORT: "0", SVC_HOST: "127.0.0.1" });
     env.PATH = `${bin}:${env.PATH}`;

@@ -12,6 +12,7 @@ import {
   type SessionRepo,
   type SessionService,
 } from "../../src/sessions/index.ts";
+import { createSupervisor } from "../../src/sessions/supervisor.ts";
 import type { Clock } from "../../src/shared/clock.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
@@ -59,6 +60,8 @@ export function testApp(
     clock?: Clock;
     maxSessions?: number | null;
     memory?: Record<string, string>;
+    /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
+    supervise?: boolean;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -101,6 +104,10 @@ export function testApp(
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },
   });
+  // Routes tmux events to the sessions, as in production (the fake starts at once).
+  if (options.supervise !== false) {
+    void createSupervisor({ tmux, repo, sessions, agent, clock: options.clock ?? systemClock, logger }).start();
+  }
   const app = createApp({
     version: "0.0.0-test",
     authToken: options.authToken ?? "",

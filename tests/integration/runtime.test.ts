@@ -15,7 +15,10 @@ import { tempDir } from "../helpers/temp.ts";
 function slowTmux(seconds: number): string {
   const path = join(tempDir(), "tmux");
   const real = Bun.which("tmux");
-  writeFileSync(path, `#!/bin/sh\ncase "$*" in *list-sessions*) sleep ${seconds};; esac\nexec ${real} "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\ncase "$*" in *list-sessions*) sleep ${seconds};; esac\nexec ${real} "$@"\n`,
+  );
   chmodSync(path, 0o755);
   return path;
 }

@@ -87,7 +87,8 @@ describe("Claude Code hook payloads → observations", () => {
     for (const { body } of await recorded()) {
       const obs = readHookPayload(body.hook_event_name, body);
       if (!obs) continue;
-      state = reduce(state, obs, "hook", (t += 10)).state;
+      t += 10;
+      state = reduce(state, obs, "hook", t).state;
       statuses.push(`${body.hook_event_name}:${state.status}`);
     }
     for (const line of statuses) {

@@ -146,3 +146,19 @@ describe("a body without Content-Length (chunked)", () => {
     expect((await response.json()).error).toBe("the request body is not valid JSON");
   });
 });
+
+test("a response that breaks its own schema is a 500 (our bug), never a 400", async () => {
+  const broken = new Elysia().get(
+    "/v1/test/broken",
+    () => ({ n: "not a number" }) as unknown as { n: number },
+    {
+      response: Type.Object({ n: Type.Integer() }),
+    },
+  );
+  const app = testApp({ plugins: [broken] });
+  for (let i = 0; i < 2; i++) {
+    const response = await app.request("GET", "/v1/test/broken");
+    expect(response.status).toBe(500);
+    expect((await response.json()).code).toBe("INTERNAL_ERROR");
+  }
+});

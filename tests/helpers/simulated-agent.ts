@@ -1,0 +1,82 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FakeTmux } from "../fakes/tmux.ts";
+import type { TestApp } from "./app.ts";
+
+const PANES = join(import.meta.dir, "..", "fixtures", "panes");
+
+/** A screen captured from the real CLI. */
+export function pane(name: string): string {
+  return readFileSync(join(PANES, `${name}.txt`), "utf8");
+}
+
+/** The idle screen with `input` in the live input box (`❯` + U+00A0). */
+export function idleWithInput(input: string): string {
+  return pane("01-idle-startup").replace(/^❯\u00a0.*$/m, `❯\u00a0${input}`);
+}
+
+export interface SimulationScript {
+  /** What the input box shows after a paste (default: the placeholder the CLI shows). */
+  afterPaste?: (text: string) => string;
+  /** Called on each Enter with its number (1-based); return true to accept the prompt. */
+  acceptEnter?: (n: number) => boolean;
+  /** Send the prompt-submit hook on acceptance (false: the hook is lost). */
+  hook?: boolean;
+}
+
+/**
+ * Plays the agent's part against the fake tmux, for every window the app opens: boots to the
+ * idle screen, reacts to paste and Enter the way Claude Code does (input box, then the working
+ * screen and the UserPromptSubmit hook), using screens captured from the real CLI.
+ */
+export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
+  const tmux: FakeTmux = app.tmux;
+  const pasted = new Map<string, string>();
+  let enters = 0;
+  const sessionOf = (paneId: string) => app.repo.list().find((r) => r.paneId === paneId);
+  const originalNewWindow = tmux.newWindow.bind(tmux);
+  const originalPaste = tmux.paste.bind(tmux);
+  const originalKeys = tmux.sendKeys.bind(tmux);
+  tmux.newWindow = async (options) => {
+    const created = await originalNewWindow(options);
+    setTimeout(() => tmux.setScreen(created.paneId, pane("01-idle-startup")), 5);
+    return created;
+  };
+  tmux.paste = async (paneId, text) => {
+    await originalPaste(paneId, text);
+    pasted.set(paneId, text);
+    tmux.setScreen(
+      paneId,
+      idleWithInput(script.afterPaste?.(text) ?? `[Pasted text #1 +${text.split("\n").length - 1} lines]`),
+    );
+  };
+  tmux.sendKeys = async (paneId, keys) => {
+    await originalKeys(paneId, keys);
+    const text = pasted.get(paneId);
+    if (!keys.includes("Enter") || text === undefined) return;
+    enters++;
+    if (!(script.acceptEnter?.(enters) ?? true)) return;
+    pasted.delete(paneId);
+    tmux.setScreen(paneId, pane("04-working"));
+    const session = sessionOf(paneId);
+    if (session && script.hook !== false) {
+      await hook(app, session.id, "UserPromptSubmit", { prompt: text, prompt_id: `p-${enters}` });
+    }
+  };
+  return { enters: () => enters };
+}
+
+/** Posts a hook as the agent would, with the session's own secret. */
+export function hook(
+  app: TestApp,
+  sessionId: string,
+  event: string,
+  payload: Record<string, unknown> = {},
+  secret?: string,
+) {
+  const record = app.repo.get(sessionId);
+  return app.request("POST", `/v1/hooks/${event}`, {
+    body: { session_id: sessionId, hook_event_name: event, ...payload },
+    headers: { "x-svc-hook-secret": secret ?? record?.hookSecret ?? "" },
+  });
+}

@@ -1,0 +1,95 @@
+import { describe, expect, test } from "bun:test";
+import { tmpdir } from "node:os";
+import { type TestProgram, tmuxContract } from "../contract/tmux.contract.ts";
+import { createFakeTmux, createFakeTmuxServer, type FakeInput, type FakeTmux } from "../fakes/tmux.ts";
+
+/** The bytes a terminal program would read for each key the contract presses. */
+const KEY_BYTES: Record<string, string> = {
+  Enter: "\r",
+  Escape: "\x1b",
+  "C-c": "\x03",
+  Up: "\x1b[A",
+  BTab: "\x1b[Z",
+  Tab: "\t",
+};
+
+function bytesOf(input: FakeInput): string {
+  if (input.kind === "literal") return input.text;
+  if (input.kind === "paste") return `\x1b[200~${input.text.replaceAll("\n", "\r")}\x1b[201~`;
+  return input.keys.map((key) => KEY_BYTES[key] ?? key).join("");
+}
+
+/** The contract's test program, played by the fake's controls. */
+function fakeProgram(fake: FakeTmux): TestProgram {
+  return {
+    command: ["test-program"],
+    ready: async () => {},
+    say: async (paneId, text) => fake.setScreen(paneId, fake.screen(paneId) + text),
+    exit: async (paneId, status) => fake.exit(paneId, status),
+    received: async (paneId) => fake.inputs(paneId).map(bytesOf).join(""),
+  };
+}
+
+tmuxContract("fake", async () => {
+  const server = createFakeTmuxServer();
+  const tmux = createFakeTmux({ server });
+  await tmux.start();
+  return {
+    tmux,
+    async reopen() {
+      const again = createFakeTmux({ server });
+      await again.start();
+      return again;
+    },
+    program: () => fakeProgram(tmux),
+    async cleanup() {
+      await tmux.close();
+    },
+  };
+});
+
+describe("fake tmux test controls", () => {
+  test("typed() lists what was sent, in order", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({
+      tag: "t",
+      name: "n",
+      cwd: tmpdir(),
+      command: ["x"],
+      env: { A: "1" },
+    });
+    await fake.sendLiteral(pane.paneId, "hello");
+    await fake.sendKeys(pane.paneId, ["Enter", "C-c"]);
+    await fake.paste(pane.paneId, "a\nb");
+    expect(fake.typed(pane.paneId)).toEqual(["hello", "Enter", "C-c", "a\nb"]);
+    expect(fake.window(pane.windowId)).toMatchObject({
+      env: { A: "1" },
+      width: 120,
+      height: 40,
+      command: ["x"],
+    });
+  });
+
+  test("killServer: server-lost, every window gone, then connected again", async () => {
+    const fake = createFakeTmux();
+    const events: string[] = [];
+    fake.on((e) => events.push(e.type));
+    await fake.start();
+    await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    fake.killServer();
+    await Bun.sleep(0);
+    expect(fake.health().healthy).toBe(false);
+    await Bun.sleep(5);
+    expect(events).toEqual(["connected", "server-lost", "connected"]);
+    expect(fake.health()).toEqual({ healthy: true, error: null });
+    expect(await fake.listPanes()).toEqual([]);
+  });
+
+  test("a paste over 256 KiB is refused", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    await expect(fake.paste(pane.paneId, "x".repeat(256 * 1024 + 1))).rejects.toThrow(/exceeds/);
+  });
+});
