@@ -3,6 +3,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
 /**
  * The session lifecycle on the REAL agent CLI, through the compiled binary. One agent session
  * at a time (each costs ~200 MB and a share of a core): the tests of this file run in order
@@ -20,7 +23,7 @@ afterAll(async () => {
 
 describe("a session on the real agent CLI", () => {
   test("create with a prompt → delivered, confirmed → idle → /read has the reply", async () => {
-    const created = await world.api<Record<string, any>>("POST", "/v1/sessions", {
+    const created = await world.api<Json>("POST", "/v1/sessions", {
       workDir: world.workDir,
       prompt: "say hello",
     });
@@ -32,7 +35,7 @@ describe("a session on the real agent CLI", () => {
     });
     id = created.body.id;
     await world.waitFor(id, "idle");
-    const read = await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`);
+    const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
     expect(read.body.output).toContain("Hello from the mock model!");
     expect(read.body.tokenUsage.input).toBeGreaterThan(0);
     expect(read.body.tokenUsage.output).toBeGreaterThan(0);
@@ -43,7 +46,7 @@ describe("a session on the real agent CLI", () => {
   }, 60_000);
 
   test("a second create in the same workDir reuses the idle session (200)", async () => {
-    const reused = await world.api<Record<string, any>>("POST", "/v1/sessions", {
+    const reused = await world.api<Json>("POST", "/v1/sessions", {
       workDir: world.workDir,
       prompt: "say hello again",
     });
@@ -62,10 +65,10 @@ describe("a session on the real agent CLI", () => {
       tool: "Bash",
       detail: "touch approved.txt",
     });
-    const busy = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/send`, { text: "hello?" });
+    const busy = await world.api<Json>("POST", `/v1/sessions/${id}/send`, { text: "hello?" });
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe("SESSION_BUSY");
-    const wrong = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/approve`, {
+    const wrong = await world.api<Json>("POST", `/v1/sessions/${id}/approve`, {
       permissionId: "perm-999",
     });
     expect(wrong.body.code).toBe("PERMISSION_MISMATCH");
@@ -83,7 +86,7 @@ describe("a session on the real agent CLI", () => {
     expect((await world.api("POST", `/v1/sessions/${id}/reject`)).status).toBe(200);
     await world.waitFor(id, "idle");
     expect(existsSync(join(world.workDir, "rejected.txt"))).toBe(false);
-    const none = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/approve`);
+    const none = await world.api<Json>("POST", `/v1/sessions/${id}/approve`);
     expect(none.body.code).toBe("NO_PENDING_PERMISSION");
   }, 60_000);
 
@@ -103,7 +106,7 @@ describe("a session on the real agent CLI", () => {
 
   test("control characters are refused before anything is typed", async () => {
     const before = world.prompts().length;
-    const refused = await world.api<Record<string, any>>("POST", `/v1/sessions/${id}/send`, {
+    const refused = await world.api<Json>("POST", `/v1/sessions/${id}/send`, {
       text: "evil\u001b[2J",
     });
     expect(refused.status).toBe(400);
@@ -112,21 +115,15 @@ describe("a session on the real agent CLI", () => {
   });
 
   test("the transcript cursor pages backwards without gaps or overlaps", async () => {
-    const newest = await world.api<Record<string, any>>(
-      "GET",
-      `/v1/sessions/${id}/transcript/cursor?limit=3`,
-    );
+    const newest = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=3`);
     expect(newest.status).toBe(200);
     expect(newest.body.messages).toHaveLength(3);
-    const older = await world.api<Record<string, any>>(
+    const older = await world.api<Json>(
       "GET",
       `/v1/sessions/${id}/transcript/cursor?limit=3&before_id=${newest.body.oldest_id}`,
     );
     expect(older.body.newest_id).toBe(newest.body.oldest_id - 1);
-    const users = await world.api<Record<string, any>>(
-      "GET",
-      `/v1/sessions/${id}/transcript/cursor?role=user&limit=200`,
-    );
+    const users = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?role=user&limit=200`);
     expect(users.body.messages.some((m: { text: string }) => m.text === "say hello")).toBe(true);
   });
 
@@ -144,7 +141,7 @@ describe("a session on the real agent CLI", () => {
     await world.restart("SIGKILL");
     expect(world.ag.stderr()).toContain("re-adopted 1 session(s)");
     await world.waitFor(id, "idle", 30_000);
-    const read = await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`);
+    const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
     expect(read.body.output).toContain("streamed slowly");
     // The session still works after the restart: hooks reach the new server.
     const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text: "say hello" });
@@ -153,17 +150,15 @@ describe("a session on the real agent CLI", () => {
   }, 90_000);
 
   test("kill closes the window; a second kill → 404", async () => {
-    const killed = await world.api<Record<string, any>>("DELETE", `/v1/sessions/${id}`);
+    const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
     expect(killed.status).toBe(200);
     expect(killed.body.status).toBe("killed");
-    const again = await world.api<Record<string, any>>("DELETE", `/v1/sessions/${id}`);
+    const again = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
     expect(again.status).toBe(404);
     expect(again.body.code).toBe("SESSION_NOT_FOUND");
     const pane = await world.api("GET", `/v1/sessions/${id}/pane`);
     expect(pane.status).toBe(404);
     // The conversation stays readable after the end.
-    expect((await world.api<Record<string, any>>("GET", `/v1/sessions/${id}/read`)).body.output).toContain(
-      "Hello",
-    );
+    expect((await world.api<Json>("GET", `/v1/sessions/${id}/read`)).body.output).toContain("Hello");
   }, 30_000);
 });

@@ -106,7 +106,14 @@ export function testApp(
   });
   // Routes tmux events to the sessions, as in production (the fake starts at once).
   if (options.supervise !== false) {
-    void createSupervisor({ tmux, repo, sessions, agent, clock: options.clock ?? systemClock, logger }).start();
+    void createSupervisor({
+      tmux,
+      repo,
+      sessions,
+      agent,
+      clock: options.clock ?? systemClock,
+      logger,
+    }).start();
   }
   const app = createApp({
     version: "0.0.0-test",

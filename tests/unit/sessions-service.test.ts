@@ -3,6 +3,9 @@ import { testApp } from "../helpers/app.ts";
 import { hook, idleWithInput, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
 async function until(check: () => boolean, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
@@ -13,7 +16,7 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
 
 async function create(app: ReturnType<typeof testApp>, body: Record<string, unknown>) {
   const response = await app.request("POST", "/v1/sessions", { body: { workDir: tempDir(), ...body } });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as Json };
 }
 
 describe("creating a session (fake tmux, real Claude adapter, captured screens)", () => {
