@@ -109,6 +109,12 @@ export async function startRuntime({
     });
     const hooks = createHookReceiver({ repo, sessions, agent, logger });
     const supervisor = createSupervisor({ tmux: control, repo, sessions, agent, clock: systemClock, logger });
+    // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
+    // before announcing readiness, but never let a broken tmux keep the API down: past the
+    // bound, health says what is wrong and the control client keeps reconnecting.
+    const adopting = supervisor.start().catch((error) => {
+      logger.error(`tmux control client did not start: ${(error as Error).message}`);
+    });
     const app = createApp({
       version: VERSION,
       authToken: config.authToken,
@@ -136,12 +142,6 @@ export async function startRuntime({
     if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;
     lock.update({ host: config.host, port: server.port, baseUrl: url });
     warnIfExposed(config, logger);
-    // Connect to tmux and re-adopt the sessions before announcing readiness, but never let a
-    // broken tmux keep the API down: past the bound, health says what is wrong and the control
-    // client keeps reconnecting in the background.
-    const adopting = supervisor.start().catch((error) => {
-      logger.error(`tmux control client did not start: ${(error as Error).message}`);
-    });
     await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
 
     const openDb = db;

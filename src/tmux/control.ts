@@ -194,6 +194,8 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
 
   function run(args: string[]): Promise<string[]> {
     if (!connection) return Promise.reject(new Error(`tmux is not connected: ${health.error}`));
+    // One line per command at debug level: how bench/idle-sessions.ts counts tmux traffic.
+    log?.debug(`tmux command: ${args[0]}`);
     return connection.run(args);
   }
 

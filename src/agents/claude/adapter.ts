@@ -44,7 +44,8 @@ function inputOf(screen: ScreenState): string | null {
   return screen.state === "idle" || screen.state === "working" ? screen.input : null;
 }
 
-function toObservation(screen: ScreenState): Observation {
+/** The state-fusion reading of a classified screen. */
+export function toObservation(screen: ScreenState): Observation {
   switch (screen.state) {
     case "idle":
       if (screen.apiError) {

@@ -1,0 +1,93 @@
+/**
+ * What ag itself costs while N real agent sessions sit idle: its CPU (% of one core), its RSS,
+ * and how many tmux commands it issues per minute (it should issue none: nothing polls).
+ * The REAL Claude Code CLI against the project's mock model, through the compiled binary.
+ * `bun bench/idle-sessions.ts [path/to/ag] [sessions] [seconds]`
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startMockModel } from "../tests/fakes/mock-model.ts";
+import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
+
+const binary = resolve(process.argv[2] ?? "dist/ag");
+const count = Number(process.argv[3] ?? 10);
+const seconds = Number(process.argv[4] ?? 60);
+const root = mkdtempSync(join(tmpdir(), "ag-bench-idle-"));
+const home = join(root, "home");
+const bin = join(root, "bin");
+mkdirSync(bin, { recursive: true });
+seedAgentHome(home, { trust: [] });
+symlinkSync(claudeBinary(), join(bin, "claude"));
+const mock = await startMockModel();
+const socket = `ag-bench-idle-${process.pid}`;
+const port = 19_500 + (process.pid % 400);
+const base = `http://127.0.0.1:${port}`;
+const ag = Bun.spawn([binary, "--json-logs"], {
+  env: {
+    ...agentEnv(home, mock.url),
+    PATH: `${bin}:${process.env.PATH}`,
+    SVC_STATE_DIR: join(root, "state"),
+    SVC_TMUX_SOCKET: socket,
+    SVC_PORT: String(port),
+    SVC_HOST: "127.0.0.1",
+    SVC_LOG_LEVEL: "debug",
+  },
+  stderr: "pipe",
+  stdout: "ignore",
+});
+let log = "";
+void (async () => {
+  for await (const chunk of ag.stderr) log += new TextDecoder().decode(chunk);
+})();
+
+async function api(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: body ? { "content-type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return response.json();
+}
+for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
+
+const ids: string[] = [];
+for (let i = 0; i < count; i++) {
+  const workDir = join(root, `work-${i}`);
+  mkdirSync(workDir);
+  const created = await api("POST", "/v1/sessions", { workDir, prompt: "say hello" });
+  ids.push(created.id);
+}
+for (let waited = 0; waited < 120; waited++) {
+  const sessions = (await api("GET", "/v1/sessions")) as Array<{ status: string }>;
+  if (sessions.every((s) => s.status === "idle")) break;
+  await Bun.sleep(1000);
+}
+await Bun.sleep(10_000); // let start-up settle
+
+const cpu = () => {
+  const fields = readFileSync(`/proc/${ag.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]); // utime + stime, clock ticks (100 Hz)
+};
+const commands = () => (log.match(/tmux command: /g) ?? []).length;
+const [cpu0, cmd0, t0] = [cpu(), commands(), performance.now()];
+await Bun.sleep(seconds * 1000);
+const [cpu1, cmd1, t1] = [cpu(), commands(), performance.now()];
+const rss = Number(readFileSync(`/proc/${ag.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+const elapsed = (t1 - t0) / 1000;
+const statuses = ((await api("GET", "/v1/sessions")) as Array<{ status: string }>).map((s) => s.status);
+
+console.log(
+  `${count} real agent sessions idle (${statuses.filter((s) => s === "idle").length} idle), measured over ${elapsed.toFixed(0)} s:`,
+);
+console.log(`  ag CPU: ${(((cpu1 - cpu0) / 100 / elapsed) * 100).toFixed(2)} % of one core`);
+console.log(`  ag RSS: ${rss.toFixed(1)} MiB`);
+console.log(`  tmux commands issued: ${(((cmd1 - cmd0) / elapsed) * 60).toFixed(1)} per minute`);
+
+for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
+ag.kill("SIGTERM");
+await ag.exited;
+Bun.spawnSync(["tmux", "-L", socket, "kill-server"], { stderr: "ignore" });
+await mock.stop();
+await Bun.sleep(2500); // the agents write their transcripts on the way out
+rmSync(root, { recursive: true, force: true });
