@@ -4,11 +4,9 @@ import {
   captureCommand,
   checkNewWindow,
   DEAD_SUBSCRIPTION,
-  DEATH_FORMAT,
   findPlaceholder,
   newWindowCommand,
   PANE_FORMAT,
-  parseDeath,
   parseNewWindow,
   parsePaneLine,
   pasteCommands,
@@ -20,6 +18,7 @@ import {
   WINDOW_LIST_FORMAT,
 } from "./commands.ts";
 import { type ControlConnection, openControlConnection } from "./connection.ts";
+import { createDeathTracker } from "./deaths.ts";
 import { parseNotification } from "./framing.ts";
 import type { NewWindowOptions, Tmux, TmuxEvent, TmuxHealthState, TmuxPane } from "./tmux.ts";
 
@@ -28,9 +27,6 @@ export interface ControlTmuxLogger {
   warn(...args: unknown[]): void;
   error(...args: unknown[]): void;
 }
-
-/** A pane seen dead before tmux reaped its process is looked at once more after this. */
-const UNREAPED_RECHECK_MS = 50;
 
 export interface ControlTmuxOptions {
   socket: string;
@@ -62,8 +58,12 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
   const coalescer = createOutputCoalescer(options.outputIntervalMs ?? 30, (paneId) =>
     emit({ type: "pane-output", paneId }),
   );
-  /** Panes already reported dead on this connection, and which window each pane is in. */
-  const dead = new Set<string>();
+  const deaths = createDeathTracker({
+    run: (args) => run(args),
+    isConnected: () => connection !== null,
+    died: (paneId, status) => emit({ type: "pane-died", paneId, status }),
+  });
+  /** Which window each known pane is in, to drop its pending signals when the window closes. */
   const paneWindows = new Map<string, string>();
   let connection: ControlConnection | null = null;
   let health: TmuxHealthState = { healthy: false, error: "not started" };
@@ -92,33 +92,14 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       for (const [paneId, windowId] of paneWindows) {
         if (windowId !== note.windowId) continue;
         coalescer.forget(paneId);
+        deaths.forget(paneId);
         paneWindows.delete(paneId);
-        dead.delete(paneId);
       }
       emit({ type: "window-closed", windowId: note.windowId });
     } else if (note.kind === "subscription" && note.name === DEAD_SUBSCRIPTION) {
       paneWindows.set(note.paneId, note.windowId);
-      const death = parseDeath(note.value);
-      if (death === null) dead.delete(note.paneId);
-      else if (death === "unreaped") setTimeout(() => void confirmDeath(note.paneId), UNREAPED_RECHECK_MS);
-      else reportDeath(note.paneId, death.status);
+      deaths.observe(note.paneId, note.value);
     }
-  }
-
-  function reportDeath(paneId: string, status: number | null): void {
-    if (dead.has(paneId)) return;
-    dead.add(paneId);
-    emit({ type: "pane-died", paneId, status });
-  }
-
-  /**
-   * One look, shortly after a pane was seen dead but unreaped: its status is normally there
-   * within milliseconds, while the subscription would only bring it a second later.
-   */
-  async function confirmDeath(paneId: string): Promise<void> {
-    const [value] = await run(["display-message", "-p", "-t", paneId, DEATH_FORMAT]).catch(() => []);
-    const death = parseDeath(value ?? "");
-    if (death && death !== "unreaped") reportDeath(paneId, death.status);
   }
 
   async function connect(): Promise<void> {
@@ -141,7 +122,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       await conn.close();
       throw new Error("tmux client closed while connecting");
     }
-    dead.clear();
+    deaths.clear();
     paneWindows.clear();
     connection = conn;
     try {

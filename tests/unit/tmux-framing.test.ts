@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createOutputCoalescer } from "../../src/tmux/coalesce.ts";
+import { createDeathTracker } from "../../src/tmux/deaths.ts";
 import { type ControlReply, createControlFramer, parseNotification } from "../../src/tmux/framing.ts";
 
 function frame(chunks: string[]) {
@@ -104,5 +105,64 @@ describe("output coalescing", () => {
     expect(signals.length).toBeGreaterThanOrEqual(8);
     expect(signals.length).toBeLessThanOrEqual(300 / 20 + 2);
     coalescer.clear();
+  });
+});
+
+describe("pane death tracking", () => {
+  function tracker(answers: string[]) {
+    const died: Array<[string, number | null]> = [];
+    const commands: string[] = [];
+    const deaths = createDeathTracker({
+      run: async (args) => {
+        commands.push(args[0]!);
+        return args[0] === "display-message" ? [answers.shift() ?? ""] : [];
+      },
+      isConnected: () => true,
+      died: (paneId, status) => died.push([paneId, status]),
+      followUp: [
+        [1, false],
+        [1, true],
+        [1, false],
+      ],
+    });
+    return { deaths, died, commands };
+  }
+
+  test("a death with its status is reported once; a respawned pane can die again", () => {
+    const { deaths, died } = tracker([]);
+    deaths.observe("%1", "0  ");
+    deaths.observe("%1", "1 3 ");
+    deaths.observe("%1", "1 3 ");
+    deaths.observe("%2", "1  9");
+    deaths.observe("%1", "0  ");
+    deaths.observe("%1", "1 0 ");
+    expect(died).toEqual([
+      ["%1", 3],
+      ["%2", null],
+      ["%1", 0],
+    ]);
+  });
+
+  test("dead but unreaped: looked up again, and reported with the status once tmux has it", async () => {
+    const { deaths, died, commands } = tracker(["1  ", "1 7 "]);
+    deaths.observe("%1", "1  ");
+    await Bun.sleep(30);
+    expect(died).toEqual([["%1", 7]]);
+    expect(commands).toEqual(["display-message", "run-shell", "display-message"]);
+  });
+
+  test("never reaped: reported anyway, without a status", async () => {
+    const { deaths, died } = tracker(["1  ", "1  ", "1  "]);
+    deaths.observe("%1", "1  ");
+    deaths.observe("%1", "1  ");
+    await Bun.sleep(30);
+    expect(died).toEqual([["%1", null]]);
+  });
+
+  test("closed while unreaped: nothing reported", async () => {
+    const { deaths, died } = tracker([""]);
+    deaths.observe("%1", "1  ");
+    await Bun.sleep(30);
+    expect(died).toEqual([]);
   });
 });
