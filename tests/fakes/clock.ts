@@ -19,7 +19,9 @@ export function createManualClock(start = Date.UTC(2026, 0, 1)): ManualClock {
     advance(ms) {
       const until = now + ms;
       for (;;) {
-        const due = [...timers.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
+        const due = [...timers.entries()]
+          .filter(([, t]) => t.at <= until)
+          .sort((a, b) => a[1].at - b[1].at)[0];
         if (!due) break;
         timers.delete(due[0]);
         now = due[1].at;
