@@ -4,6 +4,7 @@ import { type MockModel, startMockModel } from "../fakes/mock-model.ts";
 import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
 import { type AgProcess, agEnv, compiledBinary, freePort, startAg } from "./binary.ts";
 import { tempDir } from "./temp.ts";
+import { killTmuxServer } from "./tmux.ts";
 
 /**
  * One machine for real-agent tests: the compiled ag, the REAL Claude Code CLI (as `claude` on
@@ -91,6 +92,8 @@ export async function startAgentWorld(extraEnv: Record<string, string> = {}): Pr
     },
     async stop() {
       await ag.stop();
+      // ag leaves its tmux server (and any agent still in it) running on purpose: end it now.
+      killTmuxServer(env.SVC_TMUX_SOCKET!);
       await mock.stop();
     },
   };

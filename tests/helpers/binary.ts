@@ -1,17 +1,11 @@
-import { afterAll } from "bun:test";
 import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { atRunEnd } from "./cleanup.ts";
 import { tempDir } from "./temp.ts";
 import { killTmuxServer } from "./tmux.ts";
 
 const repo = join(import.meta.dir, "..", "..");
-const running = new Set<ReturnType<typeof Bun.spawn>>();
-const sockets = new Set<string>();
-afterAll(() => {
-  // A failed test must not leave a server behind; ag leaves its tmux server running on purpose.
-  for (const proc of running) if (proc.exitCode === null) proc.kill("SIGKILL");
-  for (const socket of sockets) killTmuxServer(socket);
-});
+
 let built: Promise<string> | null = null;
 
 /**
@@ -57,7 +51,8 @@ export interface RunOptions {
 export function agEnv(extra: Record<string, string> = {}): Record<string, string> {
   const home = tempDir("ag-e2e-home-");
   const socket = `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  sockets.add(socket);
+  // ag leaves its tmux server running on purpose (sessions outlive it): the test ends it.
+  atRunEnd(() => killTmuxServer(socket));
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
@@ -97,7 +92,10 @@ export async function startAg(
     stdout: "pipe",
     stderr: "pipe",
   });
-  running.add(proc);
+  // A failed test must not leave a server behind.
+  atRunEnd(() => {
+    if (proc.exitCode === null) proc.kill("SIGKILL");
+  });
   let log = "";
   const decoder = new TextDecoder();
   const listening = Promise.withResolvers<string>();

@@ -1,36 +1,12 @@
-import { afterAll } from "bun:test";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProgram } from "../contract/tmux.contract.ts";
-
-/** Sockets per test file, killed when that file's tests are done. */
-const sockets = new Map<string, string[]>();
-
-/**
- * `bun test` evaluates this module once for every test file of a run, so a top-level afterAll
- * would only ever clean up after the first file. The hook is registered from the first socket
- * of each file instead (Bun.main is the running test file; a hook added during a test runs
- * when its file or describe block ends).
- */
-function socketsOfThisFile(): string[] {
-  const file = Bun.main;
-  let list = sockets.get(file);
-  if (!list) {
-    const mine: string[] = [];
-    list = mine;
-    sockets.set(file, mine);
-    afterAll(() => {
-      sockets.delete(file);
-      for (const socket of mine.splice(0)) killTmuxServer(socket);
-    });
-  }
-  return list;
-}
+import { atRunEnd } from "./cleanup.ts";
 
 /** A unique private tmux socket name, whose server is killed and socket removed after the file. */
 export function privateSocket(): string {
   const name = `ag-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  socketsOfThisFile().push(name);
+  atRunEnd(() => killTmuxServer(name));
   return name;
 }
 
