@@ -102,6 +102,19 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     expect(app.tmux.server.windows.size).toBe(1);
   });
 
+  test("a prompt of exactly 256 KiB (multi-byte, tabs, many lines) is one paste, byte for byte", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const unit = "ligne\tété ✓\n"; // 15 bytes
+    const text = unit.repeat(Math.floor((256 * 1024) / Buffer.byteLength(unit)));
+    const padded = text + "x".repeat(256 * 1024 - Buffer.byteLength(text));
+    expect(Buffer.byteLength(padded)).toBe(256 * 1024);
+    const { body } = await create(app, { prompt: padded });
+    expect(body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+    const pastes = app.tmux.inputs(app.repo.get(body.id)!.paneId!).filter((i) => i.kind === "paste");
+    expect(pastes).toEqual([{ kind: "paste", text: padded }]);
+  });
+
   test("a prompt over 256 KiB → 413, nothing launched", async () => {
     const app = testApp();
     const { status, body } = await create(app, { prompt: "x".repeat(256 * 1024 + 1) });
