@@ -8,6 +8,8 @@ import type { TranscriptFormat } from "../transcript/cursor.ts";
  * agents/<name>/.
  */
 
+export type ToolCategory = "read" | "write" | "bash" | "other";
+
 export interface LaunchRequest {
   sessionId: string;
   workDir: string;
@@ -70,6 +72,13 @@ export interface AgentAdapter {
     /** The session's transcript file, if it exists yet. */
     find(workDir: string, sessionId: string): Promise<string | null>;
     createReader(): TranscriptReader;
+  };
+  /** What ag needs to enforce a session's permission policy in the agent's pre-tool hook. */
+  policy: {
+    /** The tool a hook payload is about, and its kind; null when the hook is not about a tool. */
+    tool(event: string, payload: Record<string, unknown>): { name: string; category: ToolCategory } | null;
+    /** The agent's reply that refuses the tool, for the hook events that can refuse one. */
+    deny(event: string, reason: string): Record<string, unknown> | null;
   };
   /** Keys that answer the pending dialog. */
   keys: {

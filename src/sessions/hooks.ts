@@ -4,15 +4,16 @@ import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { SessionRepo } from "./repo.ts";
 import type { SessionService } from "./service.ts";
+import type { PermissionPolicy } from "./session.ts";
 
 /** The header that carries a session's hook secret. */
 export const HOOK_SECRET_HEADER = "X-Svc-Hook-Secret";
 
 /**
  * Agent hook callbacks. Each session has its own secret, sent by the agent in a header (never
- * in the URL); the bearer token plays no part here. The answer is always "no decision" (`{}`):
- * ag never allows anything on the user's behalf, so the agent's own permission prompt appears
- * as the user configured it.
+ * in the URL); the bearer token plays no part here. ag never allows anything on the user's
+ * behalf: the answer is "no decision" (`{}`), so the agent's own permission prompt appears as the
+ * user configured it — except a refusal, when the session's permission policy forbids the tool.
  */
 export interface HookReceiver {
   receive(event: string, secret: string | null, payload: Record<string, unknown>): Record<string, unknown>;
@@ -25,7 +26,22 @@ export function createHookReceiver(deps: {
   logger: Logger;
 }): HookReceiver {
   const known = new Set(deps.agent.hookEvents);
-  return {
+
+  /** The agent's refusal when the session's policy forbids the tool; null = no decision. */
+  function refuse(event: string, payload: Record<string, unknown>, policy: PermissionPolicy | null) {
+    if (!policy) return null;
+    const tool = deps.agent.policy.tool(event, payload);
+    if (!tool || tool.category === "other") return null;
+    const allowed = { read: policy.allowRead, write: policy.allowWrite, bash: policy.allowBash }[
+      tool.category
+    ];
+    if (allowed) return null;
+    const reason = `ag's ${policy.profile} permission policy for this session does not allow ${tool.category} tools (${tool.name})`;
+    const reply = deps.agent.policy.deny(event, reason);
+    return reply ? { tool: tool.name, reply } : null;
+  }
+
+  const receiver: HookReceiver = {
     receive(event, secret, payload) {
       if (!known.has(event)) throw new AgError("NOT_FOUND", `unknown hook event ${event}`);
       const sessionId = typeof payload.session_id === "string" ? payload.session_id : "";
@@ -40,11 +56,17 @@ export function createHookReceiver(deps: {
       if (live && typeof transcriptPath === "string" && transcriptPath !== live.transcript.path) {
         void live.attachTranscript(transcriptPath, false);
       }
+      const refusal = refuse(event, payload, record.permissions);
+      if (refusal) {
+        deps.logger.info(`denied ${refusal.tool} for session ${sessionId} (permission policy)`);
+        return refusal.reply;
+      }
       const observation = deps.agent.readHook(event, payload);
       if (observation) live?.observe(observation, "hook");
       return {};
     },
   };
+  return receiver;
 }
 
 function sameSecret(presented: string, expected: string): boolean {

@@ -60,6 +60,7 @@ export function newRecord(input: {
     transcriptPath: null,
     endedAt: null,
     endReason: null,
+    permissions: null,
   };
 }
 

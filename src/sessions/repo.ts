@@ -3,6 +3,7 @@ import type { PermissionMode } from "../config/schema.ts";
 import {
   LIVE_STATES,
   type PendingPermission,
+  type PermissionPolicy,
   SESSION_STATES,
   type Session,
   type SessionListQuery,
@@ -33,6 +34,7 @@ export type SessionPatch = Partial<
     | "transcriptPath"
     | "endedAt"
     | "endReason"
+    | "permissions"
   >
 >;
 
@@ -60,6 +62,10 @@ interface SessionRow {
   transcript_path: string | null;
   ended_at: string | null;
   end_reason: string | null;
+  permission_profile: string | null;
+  allow_read: number | null;
+  allow_write: number | null;
+  allow_bash: number | null;
 }
 
 export interface SessionRepo {
@@ -94,6 +100,12 @@ const COLUMNS: Record<keyof SessionPatch, (p: SessionPatch) => Record<string, un
   transcriptPath: (p) => ({ transcript_path: p.transcriptPath }),
   endedAt: (p) => ({ ended_at: p.endedAt }),
   endReason: (p) => ({ end_reason: p.endReason }),
+  permissions: (p) => ({
+    permission_profile: p.permissions?.profile ?? null,
+    allow_read: p.permissions ? Number(p.permissions.allowRead) : null,
+    allow_write: p.permissions ? Number(p.permissions.allowWrite) : null,
+    allow_bash: p.permissions ? Number(p.permissions.allowBash) : null,
+  }),
 };
 
 export function createSessionRepo(db: Database): SessionRepo {
@@ -149,6 +161,7 @@ export function createSessionRepo(db: Database): SessionRepo {
         endedAt: s.endedAt,
         endReason: s.endReason,
       });
+      if (s.permissions) this.update(s.id, { permissions: s.permissions });
     },
     get(id) {
       const row = byId.get(id);
@@ -207,6 +220,7 @@ export function toSession(record: SessionRecord): Session {
     tenantId: record.tenantId,
     tokenUsage: record.tokenUsage,
     pendingPermission: record.pendingPermission,
+    permissions: record.permissions,
   };
 }
 
@@ -239,5 +253,13 @@ function toRecord(row: SessionRow): SessionRecord {
     transcriptPath: row.transcript_path,
     endedAt: row.ended_at,
     endReason: row.end_reason,
+    permissions: row.permission_profile
+      ? {
+          profile: row.permission_profile as PermissionPolicy["profile"],
+          allowRead: row.allow_read === 1,
+          allowWrite: row.allow_write === 1,
+          allowBash: row.allow_bash === 1,
+        }
+      : null,
   };
 }

@@ -20,7 +20,15 @@ import {
 import { createLiveSession, type LiveSession } from "./live.ts";
 import { deliverTo } from "./port.ts";
 import { type SessionRecord, type SessionRepo, toSession } from "./repo.ts";
-import type { CreateSessionInput, ReadResult, Session, SessionListQuery, SessionStats } from "./session.ts";
+import type {
+  CreateSessionInput,
+  PermissionPolicy,
+  PermissionProfile,
+  ReadResult,
+  Session,
+  SessionListQuery,
+  SessionStats,
+} from "./session.ts";
 import { isTerminal, MAX_PROMPT_BYTES } from "./session.ts";
 
 /** Where memoryKeys come from; the memory bridge provides it. */
@@ -70,6 +78,8 @@ export interface SessionService {
   kill(id: string): Promise<Session>;
   pane(id: string): Promise<{ id: string; content: string }>;
   read(id: string): Promise<ReadResult>;
+  setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">): PermissionPolicy;
+  setProfile(id: string, profile: PermissionProfile): PermissionPolicy;
   cursor(id: string, query: CursorQuery): Promise<TranscriptCursorPage>;
   /** The live session (running in a window), or SESSION_NOT_FOUND. */
   live(id: string): LiveSession;
@@ -200,6 +210,13 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       else warnings.push(`memory key not found: ${key}`);
     }
     return withMemoryContext(normalizeText(input.prompt, "prompt"), memories);
+  }
+
+  function storePolicy(id: string, policy: PermissionPolicy): PermissionPolicy {
+    const rec = record(id);
+    deps.repo.update(id, { permissions: policy, updatedAt: new Date(deps.clock.now()).toISOString() });
+    deps.logger.info(`session ${rec.name}: permission policy ${policy.profile}`, policy);
+    return policy;
   }
 
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
@@ -339,6 +356,14 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       return toSession(record(id));
     },
 
+    setPolicy(id, policy) {
+      return storePolicy(id, { profile: "custom", ...policy });
+    },
+
+    setProfile(id, profile) {
+      return storePolicy(id, { profile, ...PROFILES[profile] });
+    },
+
     async read(id) {
       const transcript = await transcriptOf(id);
       const status = record(id).status;
@@ -370,6 +395,16 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     },
   };
 }
+
+/**
+ * CONTRACT §2's profiles. "Bash asks" (standard) means ag does not refuse it and the agent's
+ * own permission prompt decides, as for "full": ag's policies only ever deny.
+ */
+const PROFILES: Record<PermissionProfile, Omit<PermissionPolicy, "profile">> = {
+  readonly: { allowRead: true, allowWrite: false, allowBash: false },
+  standard: { allowRead: true, allowWrite: true, allowBash: true },
+  full: { allowRead: true, allowWrite: true, allowBash: true },
+};
 
 /**
  * CRLF is a line break typed on another system: one newline. Other control characters are

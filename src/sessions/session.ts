@@ -37,6 +37,30 @@ export const PendingPermission = Type.Object({
 });
 export type PendingPermission = Static<typeof PendingPermission>;
 
+export const PERMISSION_PROFILES = ["readonly", "standard", "full"] as const;
+export type PermissionProfile = (typeof PERMISSION_PROFILES)[number];
+
+/**
+ * What ag itself forbids a session, enforced in the agent's pre-tool hook (deny). `true` means
+ * "no objection from ag": the agent's own permission flow still applies (it may still ask).
+ */
+export const PermissionPolicy = Type.Object({
+  profile: Type.Union([literalUnion(PERMISSION_PROFILES), Type.Literal("custom")]),
+  allowRead: Type.Boolean(),
+  allowWrite: Type.Boolean(),
+  allowBash: Type.Boolean(),
+});
+export type PermissionPolicy = Static<typeof PermissionPolicy>;
+
+export const PolicyInput = Type.Object(
+  { allowRead: Type.Boolean(), allowWrite: Type.Boolean(), allowBash: Type.Boolean() },
+  { additionalProperties: false },
+);
+export const ProfileInput = Type.Object(
+  { profile: literalUnion(PERMISSION_PROFILES) },
+  { additionalProperties: false },
+);
+
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
   id: Type.String({ format: "uuid" }),
@@ -53,6 +77,7 @@ export const Session = Type.Object({
   tenantId: Type.Union([Type.String(), Type.Null()]),
   tokenUsage: TokenUsage,
   pendingPermission: Type.Union([PendingPermission, Type.Null()]),
+  permissions: Type.Union([PermissionPolicy, Type.Null()]),
 });
 export type Session = Static<typeof Session>;
 

@@ -41,4 +41,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX sessions_window ON sessions(window_id) WHERE window_id IS NOT NULL;
     `,
   },
+  {
+    name: "session permission policies",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN permission_profile TEXT;
+      ALTER TABLE sessions ADD COLUMN allow_read INTEGER;
+      ALTER TABLE sessions ADD COLUMN allow_write INTEGER;
+      ALTER TABLE sessions ADD COLUMN allow_bash INTEGER;
+    `,
+  },
 ];

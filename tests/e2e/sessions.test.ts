@@ -127,6 +127,27 @@ describe("a session on the real agent CLI", () => {
     expect(users.body.messages.some((m: { text: string }) => m.text === "say hello")).toBe(true);
   });
 
+  test("a readonly profile: a Bash request is denied in the pre-tool hook, no permission prompt appears", async () => {
+    const profile = await world.api<Json>("PUT", `/v1/sessions/${id}/permission-profile`, {
+      profile: "readonly",
+    });
+    expect(profile.body).toMatchObject({ profile: "readonly", allowBash: false });
+    const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text: "run cmd: touch denied.txt" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    const seen = new Set<string>();
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const status = (await world.api<Json>("GET", `/v1/sessions/${id}`)).body.status as string;
+      seen.add(status);
+      if (status === "idle" && seen.has("working")) break;
+      if (Date.now() > deadline) throw new Error(`never idle again: ${[...seen]}`);
+      await Bun.sleep(50);
+    }
+    expect(seen.has("permission_prompt")).toBe(false);
+    expect(existsSync(join(world.workDir, "denied.txt"))).toBe(false);
+    await world.api("PUT", `/v1/sessions/${id}/permission-profile`, { profile: "full" });
+  }, 60_000);
+
   test("interrupt stops a running turn", async () => {
     await world.api("POST", `/v1/sessions/${id}/send`, { text: "slow 20" });
     await world.waitFor(id, "working");

@@ -178,6 +178,7 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
     transcriptPath: null,
     endedAt: null,
     endReason: null,
+    permissions: null,
     ...overrides,
   };
 }

@@ -4,6 +4,7 @@ import { HOOK_EVENTS, readHookPayload } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
 import { classifyScreen, type ScreenState } from "./screen.ts";
+import { denyReply, toolCategory } from "./tools.ts";
 import { claudeTranscriptFormat, findTranscript } from "./transcript.ts";
 
 /** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
@@ -22,6 +23,14 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       format: claudeTranscriptFormat,
       find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
       createReader: createClaudeTranscriptReader,
+    },
+    policy: {
+      tool(event, payload) {
+        if (event !== "PreToolUse" && event !== "PermissionRequest") return null;
+        const name = typeof payload.tool_name === "string" ? payload.tool_name : "";
+        return name ? { name, category: toolCategory(name) } : null;
+      },
+      deny: denyReply,
     },
     keys: {
       // Option 1 ("Yes") is preselected in tool and trust dialogs; for a plan, option 2 keeps

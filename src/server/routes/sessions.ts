@@ -5,6 +5,9 @@ import {
   CreateSessionInput,
   Delivery,
   PermissionAnswer,
+  PermissionPolicy,
+  PolicyInput,
+  ProfileInput,
   ReadResult,
   SendInput,
   Session,
@@ -125,6 +128,22 @@ export function sessionRoutes(sessions: SessionService) {
           summary:
             "A page of the transcript, oldest first; pass oldest_id as before_id for the previous page",
         },
+      },
+    )
+    .put("/v1/sessions/:id/permissions", ({ params, body }) => sessions.setPolicy(params.id, body), {
+      params: Id,
+      body: PolicyInput,
+      response: PermissionPolicy,
+      detail: { summary: "Set what ag refuses this session (enforced in the agent's pre-tool hook)" },
+    })
+    .put(
+      "/v1/sessions/:id/permission-profile",
+      ({ params, body }) => sessions.setProfile(params.id, body.profile),
+      {
+        params: Id,
+        body: ProfileInput,
+        response: PermissionPolicy,
+        detail: { summary: "Set a permission profile: readonly, standard (bash asks), full" },
       },
     )
     .get("/v1/sessions/:id/pane", ({ params }) => sessions.pane(params.id), {
