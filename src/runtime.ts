@@ -103,6 +103,7 @@ export async function startRuntime({
         permissionMode: config.permissionMode,
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
         maxSessions: config.maxSessions,
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },

@@ -45,8 +45,27 @@ export interface ScreenReading {
 
 /** What one transcript line means: for the state, and as an event. */
 export interface TranscriptLineMeaning {
+  /** When the agent wrote the line (epoch ms), when it says. */
+  at?: number;
   observation?: Observation;
   messages: Array<{ event: EventName; detail: string; meta: Record<string, unknown> }>;
+}
+
+/** A condensed view of a whole conversation (GET /v1/sessions/:id/summary). */
+export interface TranscriptSummary {
+  messages: { user: number; assistant: number; system: number };
+  /** Prompts a person (or ag) gave. */
+  turns: number;
+  toolCalls: number;
+  toolCallsByName: Record<string, number>;
+  toolErrors: number;
+  /** Files the agent wrote or edited, in the order first touched. */
+  filesTouched: string[];
+  lastUserMessage: string | null;
+  lastAssistantMessage: string | null;
+  startedAt: string | null;
+  lastEntryAt: string | null;
+  durationMs: number | null;
 }
 
 /** Folds a session's transcript lines, in file order, into what ag reports. */
@@ -57,6 +76,7 @@ export interface TranscriptReader {
   /** Whether the latest turn's end is written down (the agent may flush lines after its Stop hook). */
   turnEnded(): boolean;
   tokens(): { input: number; output: number; cacheRead: number; cacheCreation: number };
+  summary(): TranscriptSummary;
 }
 
 export interface AgentAdapter {

@@ -18,6 +18,7 @@ export interface TranscriptFollower {
   /** Reads whatever was appended since the last read. */
   catchUp(): Promise<void>;
   output(): string;
+  summary(): ReturnType<TranscriptReader["summary"]>;
   /**
    * Waits (up to `timeoutMs`) until the latest turn's end is in the file: the agent reports the
    * end of a turn before it has flushed the turn's last lines.
@@ -86,6 +87,7 @@ export function createTranscriptFollower(deps: {
     },
     catchUp,
     output: () => reader.output(),
+    summary: () => reader.summary(),
     async settled(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       await catchUp();

@@ -17,6 +17,9 @@ export interface LiveDeps {
   clock: Clock;
   logger: Logger;
   permissionTimeoutMs: number;
+  /** 0 disables. */
+  idleTimeoutMs: number;
+  onIdleTimeout(): void;
 }
 
 /**
@@ -40,9 +43,31 @@ export interface LiveSession {
   /** Follows the agent's transcript at `path` (history: lines already there are the past). */
   attachTranscript(path: string, history: boolean): Promise<void>;
   readonly transcript: TranscriptFollower;
+  /** Counters for metrics and latency since ag started following the session. */
+  readonly stats: LiveStats;
+  recordDelivery(delivered: boolean, attempts: number, ms: number): void;
   /** Marks that ag itself is closing the window, so its disappearance is not a crash. */
   markKilled(): void;
   dispose(): void;
+}
+
+const SAMPLES = 200;
+
+export interface LiveStats {
+  followingSince: number;
+  deliveries: { sent: number; delivered: number; failed: number; attempts: number };
+  /** Milliseconds from paste to the agent's confirmation, recent deliveries. */
+  deliveryMs: number[];
+  /** Milliseconds from the first evidence of a new state to its publication, recent changes. */
+  detectionMs: number[];
+  /** Milliseconds spent in each status (the current one up to its last change). */
+  timeInState: Record<string, number>;
+  statusSince: number;
+}
+
+function pushSample(list: number[], value: number): void {
+  list.push(value);
+  if (list.length > SAMPLES) list.shift();
 }
 
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, booting: boolean): LiveSession {
@@ -53,6 +78,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   };
   let cancelRecheck: (() => void) | null = null;
   let cancelPermissionTimer: (() => void) | null = null;
+  let cancelIdleTimer: (() => void) | null = null;
   let readInFlight: Promise<ScreenReading | null> | null = null;
   let readAgain = false;
   let lastActivityKey: string | null = null;
@@ -61,10 +87,26 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   const changeWaiters = new Set<() => void>();
   const submitListeners = new Set<(text: string) => void>();
   const seenPrompts: string[] = [];
+  const stats: LiveStats = {
+    followingSince: deps.clock.now(),
+    deliveries: { sent: 0, delivered: 0, failed: 0, attempts: 0 },
+    deliveryMs: [],
+    detectionMs: [],
+    timeInState: {},
+    statusSince: deps.clock.now(),
+  };
+  /** Launch time of a session started now; adopted sessions read their past as history instead. */
+  const launchedAt = booting ? deps.clock.now() : 0;
   const transcript = createTranscriptFollower({
     agent: deps.agent,
     logger: deps.logger,
     onLine(meaning) {
+      // A fork's transcript starts with its parent's conversation: lines from before this launch
+      // are history (they count in the totals, but are neither events nor evidence of state).
+      if (meaning.at !== undefined && meaning.at < launchedAt) {
+        saveTokens();
+        return;
+      }
       if (meaning.observation) api.observe(meaning.observation, "transcript");
       for (const message of meaning.messages) publish(message.event, message.detail, message.meta);
       saveTokens();
@@ -106,10 +148,20 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
     if (killed && (observation.kind === "gone" || observation.kind === "exited")) return;
     const previous = state.status;
     const now = deps.clock.now();
+    const evidenceSince = state.screenDisagreesSince;
     const transition = reduce(state, observation, source, now);
     state = transition.state;
     scheduleRecheck(transition.recheckAt, now);
     const changed = state.status !== previous || transition.events.length > 0;
+    if (state.status !== previous) {
+      stats.timeInState[previous] = (stats.timeInState[previous] ?? 0) + (now - stats.statusSince);
+      stats.statusSince = now;
+      // Hooks and transcript lines change the state as they arrive; the screen after its wait.
+      pushSample(
+        stats.detectionMs,
+        source === "screen" || source === "timer" ? now - (evidenceSince ?? now) : 0,
+      );
+    }
     if (changed) {
       const at = new Date(now).toISOString();
       const terminal = state.status === "completed" || state.status === "crashed";
@@ -131,6 +183,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
         });
       }
       managePermissionTimer();
+      manageIdleTimer();
       if (terminal) stopTimers();
     }
     notifyChange();
@@ -160,10 +213,22 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
     }, deps.permissionTimeoutMs);
   }
 
+  /** An idle period longer than idleTimeoutMs ends the session; any change starts it anew. */
+  function manageIdleTimer(): void {
+    cancelIdleTimer?.();
+    cancelIdleTimer = null;
+    if (state.status !== "idle" || deps.idleTimeoutMs <= 0) return;
+    cancelIdleTimer = deps.clock.setTimer(() => {
+      cancelIdleTimer = null;
+      if (state.status === "idle" && !disposed) deps.onIdleTimeout();
+    }, deps.idleTimeoutMs);
+  }
+
   function stopTimers(): void {
     cancelRecheck?.();
     cancelPermissionTimer?.();
-    cancelRecheck = cancelPermissionTimer = null;
+    cancelIdleTimer?.();
+    cancelRecheck = cancelPermissionTimer = cancelIdleTimer = null;
   }
 
   async function captureAndRead(): Promise<ScreenReading | null> {
@@ -203,6 +268,15 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   const api: LiveSession = {
     id: record.id,
     transcript,
+    stats,
+    recordDelivery(delivered, attempts, ms) {
+      stats.deliveries.sent++;
+      stats.deliveries.attempts += attempts;
+      if (delivered) {
+        stats.deliveries.delivered++;
+        pushSample(stats.deliveryMs, ms);
+      } else stats.deliveries.failed++;
+    },
     record: () => record,
     observe(observation, source) {
       // The same prompt reported by the hook and again by the transcript is one prompt: the
@@ -254,5 +328,6 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       notifyChange();
     },
   };
+  manageIdleTimer();
   return api;
 }

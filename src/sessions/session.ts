@@ -117,6 +117,48 @@ export const CreatedSession = Type.Composite([
   }),
 ]);
 
+export const BatchCreateInput = Type.Object(
+  {
+    sessions: Type.Array(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+          workDir: Type.String({ minLength: 1 }),
+          prompt: Type.Optional(Type.String()),
+          permissionMode: Type.Optional(PermissionMode),
+          agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BatchCreated = Type.Object({
+  created: Type.Array(CreatedSession),
+  failed: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      error: Type.String(),
+      code: Type.String(),
+      statusCode: Type.Integer(),
+    }),
+  ),
+});
+
+export const BatchKillInput = Type.Object(
+  { ids: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 50 }) },
+  { additionalProperties: false },
+);
+export const BatchKilled = Type.Object({
+  killed: Type.Array(Type.String()),
+  notFound: Type.Array(Type.String()),
+});
+
+export const ForkedSession = Type.Composite([CreatedSession, Type.Object({ forkedFrom: Type.String() })]);
+
 export const ReadResult = Type.Object({
   id: Type.String(),
   status: SessionStatus,

@@ -60,6 +60,7 @@ export function testApp(
     clock?: Clock;
     maxSessions?: number | null;
     memory?: Record<string, string>;
+    idleTimeoutMs?: number;
     /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
     supervise?: boolean;
   } = {},
@@ -100,6 +101,7 @@ export function testApp(
       permissionMode: "default",
       stallThresholdMs: 120_000,
       permissionTimeoutMs: 300_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 0,
       maxSessions: options.maxSessions ?? null,
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },

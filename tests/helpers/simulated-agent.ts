@@ -39,7 +39,12 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
   const originalKeys = tmux.sendKeys.bind(tmux);
   tmux.newWindow = async (options) => {
     const created = await originalNewWindow(options);
-    setTimeout(() => tmux.setScreen(created.paneId, pane("01-idle-startup")), 5);
+    setTimeout(() => {
+      // The test may have closed the window already.
+      if (app.repo.list().some((r) => r.paneId === created.paneId && r.status !== "killed")) {
+        tmux.setScreen(created.paneId, pane("01-idle-startup"));
+      }
+    }, 5);
     return created;
   };
   tmux.paste = async (paneId, text) => {

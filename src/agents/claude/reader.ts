@@ -8,16 +8,59 @@ const clip = (text: string, max = 2000) => (text.length > max ? `${text.slice(0,
  * prompt is evidence of state (the agent's own record that a prompt was accepted); interrupt
  * markers are not, because they can be read after a newer prompt already started the next turn.
  */
+const WRITING_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
+
 export function createClaudeTranscriptReader(): TranscriptReader {
   const state = createTranscriptState();
+  const roles = { user: 0, assistant: 0, system: 0 };
+  const files = new Set<string>();
+  let turns = 0;
+  let lastAssistant: string | null = null;
+  let startedAt: string | null = null;
+
+  function tally(entry: TranscriptEntry): void {
+    roles[entry.role]++;
+    startedAt ??= entry.timestamp;
+    if (entry.kind === "prompt" && !entry.sidechain) turns++;
+    if (entry.kind !== "assistant") return;
+    for (const block of entry.blocks) {
+      if (block.type === "text" && !entry.sidechain) lastAssistant = block.text;
+      if (block.type === "tool_use" && WRITING_TOOLS.has(block.name)) {
+        const input = block.input as { file_path?: unknown; notebook_path?: unknown } | null;
+        const path = input?.file_path ?? input?.notebook_path;
+        if (typeof path === "string") files.add(path);
+      }
+    }
+  }
+
   return {
     add(line) {
       const entry = parseTranscriptLine(line);
       if (!entry) return { messages: [] };
       state.add(entry);
-      return meaning(entry);
+      tally(entry);
+      const at = entry.timestamp ? Date.parse(entry.timestamp) : Number.NaN;
+      return { ...meaning(entry), ...(Number.isFinite(at) ? { at } : {}) };
     },
     output: () => state.snapshot().turn.output,
+    summary() {
+      const snapshot = state.snapshot();
+      const last = snapshot.lastEntryAt;
+      const span = startedAt && last ? Date.parse(last) - Date.parse(startedAt) : Number.NaN;
+      return {
+        messages: { ...roles },
+        turns,
+        toolCalls: snapshot.toolCalls,
+        toolCallsByName: { ...snapshot.toolCallsByName },
+        toolErrors: snapshot.toolErrors,
+        filesTouched: [...files],
+        lastUserMessage: snapshot.lastPrompt?.text ?? null,
+        lastAssistantMessage: lastAssistant,
+        startedAt,
+        lastEntryAt: last,
+        durationMs: Number.isFinite(span) ? span : null,
+      };
+    },
     turnEnded: () => state.snapshot().turn.ended,
     tokens: () => {
       const t = state.snapshot().tokens;

@@ -1,9 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import {
+  BatchCreated,
+  BatchCreateInput,
+  BatchKilled,
+  BatchKillInput,
   CreatedSession,
   CreateSessionInput,
   Delivery,
+  ForkedSession,
   PermissionAnswer,
   PermissionPolicy,
   PolicyInput,
@@ -15,6 +20,8 @@ import {
   type SessionService,
   SessionStats,
 } from "../../sessions/index.ts";
+import { SessionHealth, SessionLatency, SessionMetrics, SessionSummary } from "../../sessions/insight.ts";
+import type { CreateResult } from "../../sessions/service.ts";
 import { TranscriptCursorPage, TranscriptCursorQuery } from "../../transcript/cursor.ts";
 
 const Id = Type.Object({ id: Type.String() });
@@ -25,6 +32,19 @@ const CursorQueryParams = t.Object({
   role: TranscriptCursorQuery.properties.role,
 });
 const Pane = Type.Object({ id: Type.String(), content: Type.String() });
+
+/** The answer to anything that starts a session: the session, how its prompt went, warnings. */
+function createdBody(result: CreateResult) {
+  return {
+    ...result.session,
+    reused: result.reused,
+    promptDelivery: result.promptDelivery && {
+      delivered: result.promptDelivery.delivered,
+      attempts: result.promptDelivery.attempts,
+    },
+    ...(result.warnings.length ? { warnings: result.warnings } : {}),
+  };
+}
 
 export function sessionRoutes(sessions: SessionService) {
   return new Elysia({ name: "routes/sessions" })
@@ -42,15 +62,7 @@ export function sessionRoutes(sessions: SessionService) {
       async ({ body, set }) => {
         const result = await sessions.create(body);
         set.status = result.created ? 201 : 200;
-        return {
-          ...result.session,
-          reused: result.reused,
-          promptDelivery: result.promptDelivery && {
-            delivered: result.promptDelivery.delivered,
-            attempts: result.promptDelivery.attempts,
-          },
-          ...(result.warnings.length ? { warnings: result.warnings } : {}),
-        };
+        return createdBody(result);
       },
       {
         body: CreateSessionInput,
@@ -58,6 +70,46 @@ export function sessionRoutes(sessions: SessionService) {
         detail: { summary: "Create a session (201), or reuse an idle one in the same workDir (200)" },
       },
     )
+    .post(
+      "/v1/sessions/batch",
+      async ({ body }) => {
+        const result = await sessions.createBatch(body.sessions);
+        return { created: result.created.map(createdBody), failed: result.failed };
+      },
+      {
+        body: BatchCreateInput,
+        response: BatchCreated,
+        detail: {
+          summary:
+            "Create up to 50 sessions; partial success: {created, failed: [{index, error, code, statusCode}]}",
+        },
+      },
+    )
+    .delete("/v1/sessions/batch", ({ body }) => sessions.killBatch(body.ids), {
+      body: BatchKillInput,
+      response: BatchKilled,
+      detail: { summary: "Kill several sessions: {killed, notFound}" },
+    })
+    .post(
+      "/v1/sessions/:id/fork",
+      async ({ params, set }) => {
+        const result = await sessions.fork(params.id);
+        set.status = 201;
+        return { ...createdBody(result), forkedFrom: params.id };
+      },
+      {
+        params: Id,
+        response: { 201: ForkedSession },
+        detail: {
+          summary: "A new session in the same workDir carrying this one's conversation (a new branch)",
+        },
+      },
+    )
+    .post("/v1/sessions/:id/resume", async ({ params }) => createdBody(await sessions.resume(params.id)), {
+      params: Id,
+      response: CreatedSession,
+      detail: { summary: "Relaunch an ended session's conversation in a new window" },
+    })
     .get("/v1/sessions/:id", ({ params }) => sessions.get(params.id), {
       params: Id,
       response: Session,
@@ -146,6 +198,26 @@ export function sessionRoutes(sessions: SessionService) {
         detail: { summary: "Set a permission profile: readonly, standard (bash asks), full" },
       },
     )
+    .get("/v1/sessions/:id/health", ({ params }) => sessions.health(params.id), {
+      params: Id,
+      response: SessionHealth,
+      detail: { summary: "Is the agent alive; pane, pid, idle time, and what to do next" },
+    })
+    .get("/v1/sessions/:id/summary", ({ params }) => sessions.summary(params.id), {
+      params: Id,
+      response: SessionSummary,
+      detail: { summary: "The conversation condensed: counts, tools, files touched, last messages, tokens" },
+    })
+    .get("/v1/sessions/:id/metrics", ({ params }) => sessions.metrics(params.id), {
+      params: Id,
+      response: SessionMetrics,
+      detail: { summary: "Tokens, turns, tool calls, deliveries, time per state" },
+    })
+    .get("/v1/sessions/:id/latency", ({ params }) => sessions.latency(params.id), {
+      params: Id,
+      response: SessionLatency,
+      detail: { summary: "Delivery and state-detection latencies (recent samples)" },
+    })
     .get("/v1/sessions/:id/pane", ({ params }) => sessions.pane(params.id), {
       params: Id,
       response: Pane,

@@ -21,6 +21,8 @@ export interface RequestInfo {
   kind: "main" | "side";
   /** The last human prompt, in full. */
   prompt: string;
+  /** Every human prompt of the request, oldest first. */
+  history: string[];
   /** Tool rounds since that prompt. */
   round: number;
   lastToolResult: string;
@@ -94,7 +96,13 @@ export function analyse(body: MessagesBody): RequestInfo {
   }
   const system = textOf(body.system);
   const toolNames = (body.tools ?? []).map((t) => t.name ?? "");
+  // Every human prompt the request carries, oldest first: the conversation the model was given.
+  const history = messages
+    .filter((m) => m.role === "user")
+    .map((m) => humanText(m.content))
+    .filter(Boolean);
   return {
+    history,
     kind: toolNames.length ? "main" : "side",
     prompt,
     round,

@@ -19,6 +19,8 @@ export interface MockRequest {
   kind?: "main" | "side";
   /** The last human prompt, in full: what a test typed, exactly as it arrived. */
   prompt?: string;
+  /** Every human prompt in the request's messages, oldest first (the context the model got). */
+  history?: string[];
   round?: number;
   rule?: string;
   model?: string;
@@ -113,6 +115,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       Object.assign(entry, {
         kind: info.kind,
         prompt: info.prompt,
+        history: info.history,
         round: info.round,
         rule: name,
         model: body.model,

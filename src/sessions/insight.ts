@@ -1,0 +1,164 @@
+import { type Static, Type } from "@sinclair/typebox";
+import type { SessionContext } from "./context.ts";
+import type { createSessionReading } from "./reading.ts";
+import type { SessionRecord } from "./repo.ts";
+import { isTerminal, SessionStatus } from "./session.ts";
+
+const Percentiles = Type.Object({
+  count: Type.Integer(),
+  p50: Type.Union([Type.Number(), Type.Null()]),
+  p90: Type.Union([Type.Number(), Type.Null()]),
+  max: Type.Union([Type.Number(), Type.Null()]),
+});
+
+export const SessionHealth = Type.Object({
+  id: Type.String(),
+  status: SessionStatus,
+  alive: Type.Boolean({ description: "the agent's process runs in its pane" }),
+  pane: Type.Union([Type.Object({ windowId: Type.String(), paneId: Type.String() }), Type.Null()]),
+  agentPid: Type.Union([Type.Integer(), Type.Null()]),
+  idleMs: Type.Integer({ description: "since the agent's last sign of activity" }),
+  hints: Type.Array(Type.String(), { description: "what to do next" }),
+});
+
+export const SessionSummary = Type.Object({
+  id: Type.String(),
+  status: SessionStatus,
+  messages: Type.Object({ user: Type.Integer(), assistant: Type.Integer(), system: Type.Integer() }),
+  turns: Type.Integer(),
+  toolCalls: Type.Integer(),
+  toolCallsByName: Type.Record(Type.String(), Type.Integer()),
+  toolErrors: Type.Integer(),
+  filesTouched: Type.Array(Type.String()),
+  lastUserMessage: Type.Union([Type.String(), Type.Null()]),
+  lastAssistantMessage: Type.Union([Type.String(), Type.Null()]),
+  tokens: Type.Object({
+    input: Type.Integer(),
+    output: Type.Integer(),
+    cacheRead: Type.Integer(),
+    cacheCreation: Type.Integer(),
+  }),
+  startedAt: Type.Union([Type.String(), Type.Null()]),
+  lastEntryAt: Type.Union([Type.String(), Type.Null()]),
+  durationMs: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+export const SessionMetrics = Type.Object({
+  id: Type.String(),
+  tokens: SessionSummary.properties.tokens,
+  turns: Type.Integer(),
+  toolCalls: Type.Integer(),
+  deliveries: Type.Object({
+    sent: Type.Integer(),
+    delivered: Type.Integer(),
+    failed: Type.Integer(),
+    attempts: Type.Integer(),
+  }),
+  timeInStateMs: Type.Record(Type.String(), Type.Integer(), {
+    description: "since ag started following the session",
+  }),
+  followingSince: Type.String({ format: "date-time" }),
+});
+
+export const SessionLatency = Type.Object({
+  id: Type.String(),
+  deliveryMs: Percentiles,
+  stateDetectionMs: Percentiles,
+});
+
+/** Health with hints, summary, metrics and latency of one session. */
+export function createSessionInsight(ctx: SessionContext, reading: ReturnType<typeof createSessionReading>) {
+  const { deps } = ctx;
+
+  async function health(id: string): Promise<Static<typeof SessionHealth>> {
+    const rec = ctx.record(id);
+    const pane =
+      rec.paneId && !isTerminal(rec.status)
+        ? (await deps.tmux.listPanes()).find((p) => p.paneId === rec.paneId)
+        : undefined;
+    const idleMs = Math.max(0, deps.clock.now() - Date.parse(rec.lastActivityAt));
+    return {
+      id,
+      status: rec.status,
+      alive: pane !== undefined && !pane.dead,
+      pane: pane ? { windowId: pane.windowId, paneId: pane.paneId } : null,
+      agentPid: pane && !pane.dead ? pane.pid : null,
+      idleMs,
+      hints: hintsFor(rec, idleMs),
+    };
+  }
+
+  async function summary(id: string): Promise<Static<typeof SessionSummary>> {
+    const { tokens, summary: s } = await reading.summary(id);
+    return { id, status: ctx.record(id).status, ...s, tokens };
+  }
+
+  async function metrics(id: string): Promise<Static<typeof SessionMetrics>> {
+    const rec = ctx.record(id);
+    const { tokens, summary: s } = await reading.summary(id);
+    const live = ctx.live.get(id);
+    const timeInState: Record<string, number> = { ...(live?.stats.timeInState ?? {}) };
+    if (live)
+      timeInState[rec.status] = (timeInState[rec.status] ?? 0) + (deps.clock.now() - live.stats.statusSince);
+    return {
+      id,
+      tokens,
+      turns: s.turns,
+      toolCalls: s.toolCalls,
+      deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },
+      timeInStateMs: timeInState,
+      followingSince: new Date(live?.stats.followingSince ?? Date.parse(rec.createdAt)).toISOString(),
+    };
+  }
+
+  function latency(id: string): Static<typeof SessionLatency> {
+    ctx.record(id);
+    const stats = ctx.live.get(id)?.stats;
+    return {
+      id,
+      deliveryMs: percentiles(stats?.deliveryMs ?? []),
+      stateDetectionMs: percentiles(stats?.detectionMs ?? []),
+    };
+  }
+
+  return { health, summary, metrics, latency };
+}
+
+/** What a client can do next, in the session's own words (with the routes to call). */
+export function hintsFor(
+  rec: Pick<SessionRecord, "id" | "status" | "pendingPermission">,
+  idleMs: number,
+): string[] {
+  const base = `/v1/sessions/${rec.id}`;
+  switch (rec.status) {
+    case "permission_prompt": {
+      const what = rec.pendingPermission
+        ? `${rec.pendingPermission.tool ?? rec.pendingPermission.kind}: ${rec.pendingPermission.detail}`
+        : "a permission";
+      return [`waiting for permission (${what}): POST ${base}/approve or POST ${base}/reject`];
+    }
+    case "asking":
+      return [
+        `the agent asks a question (${rec.pendingPermission?.detail ?? "see the pane"}): read GET ${base}/pane, answer with POST ${base}/send`,
+      ];
+    case "stalled":
+      return [
+        `no agent activity for ${Math.round(idleMs / 1000)} s: POST ${base}/send a nudge, POST ${base}/interrupt, or DELETE ${base}`,
+      ];
+    case "working":
+      return [`working: wait, or follow GET ${base}/read`];
+    case "idle":
+      return [`ready for a prompt: POST ${base}/send`];
+    case "crashed":
+      return [`the agent ended unexpectedly: POST ${base}/resume continues its conversation`];
+    default:
+      return [`the session has ended: POST ${base}/resume continues its conversation`];
+  }
+}
+
+function percentiles(samples: number[]): Static<typeof Percentiles> {
+  if (samples.length === 0) return { count: 0, p50: null, p90: null, max: null };
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { count: sorted.length, p50: at(0.5), p90: at(0.9), max: sorted[sorted.length - 1]! };
+}

@@ -1,0 +1,82 @@
+import type { TranscriptSummary } from "../agents/agent.ts";
+import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
+import type { SessionContext } from "./context.ts";
+import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
+import type { ReadResult } from "./session.ts";
+
+/** How long `/read` waits for the agent to flush a finished turn to its transcript. */
+const READ_SETTLE_MS = 3_000;
+
+const EMPTY_SUMMARY: TranscriptSummary = {
+  messages: { user: 0, assistant: 0, system: 0 },
+  turns: 0,
+  toolCalls: 0,
+  toolCallsByName: {},
+  toolErrors: 0,
+  filesTouched: [],
+  lastUserMessage: null,
+  lastAssistantMessage: null,
+  startedAt: null,
+  lastEntryAt: null,
+  durationMs: null,
+};
+
+const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest_id: 0, newest_id: 0 };
+
+/** Reading a session's conversation: `/read` and the transcript cursor, live or ended. */
+export function createSessionReading(ctx: SessionContext) {
+  const { deps } = ctx;
+
+  /** The live session's transcript, or, for one that ended, a reading of its file as history. */
+  async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
+    const rec = ctx.record(id);
+    const session = ctx.live.get(id);
+    if (session) {
+      if (!session.transcript.path) {
+        const found = await deps.agent.transcript.find(rec.workDir, id);
+        if (found) await session.attachTranscript(found, false);
+      }
+      return session.transcript;
+    }
+    const path = rec.transcriptPath ?? (await deps.agent.transcript.find(rec.workDir, id));
+    if (!path) return null;
+    const follower = createTranscriptFollower({ agent: deps.agent, logger: deps.logger, onLine: () => {} });
+    await follower.attach(path, true);
+    follower.stop();
+    return follower;
+  }
+
+  return {
+    async read(id: string): Promise<ReadResult> {
+      const transcript = await transcriptOf(id);
+      const status = ctx.record(id).status;
+      // A turn that is over by the hooks may not be fully written down yet: wait for it, briefly.
+      if (transcript && status !== "working" && status !== "stalled")
+        await transcript.settled(READ_SETTLE_MS);
+      const rec = ctx.record(id);
+      const tokens = transcript?.tokens() ?? rec.tokenUsage;
+      return {
+        id,
+        status: rec.status,
+        output: transcript?.output() ?? "",
+        tokenUsage: { input: tokens.input, output: tokens.output },
+      };
+    },
+
+    /** The conversation condensed (counts, tools, files, last messages) and its tokens. */
+    async summary(id: string) {
+      const transcript = await transcriptOf(id);
+      if (transcript) await transcript.catchUp();
+      const rec = ctx.record(id);
+      return {
+        tokens: transcript?.tokens() ?? rec.tokenUsage,
+        summary: transcript?.summary() ?? EMPTY_SUMMARY,
+      };
+    },
+
+    async cursor(id: string, query: CursorQuery): Promise<TranscriptCursorPage> {
+      const transcript = await transcriptOf(id);
+      return transcript ? transcript.page(query) : EMPTY_PAGE;
+    },
+  };
+}

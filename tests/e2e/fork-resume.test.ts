@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
+/** Fork and resume on the REAL agent CLI: the conversation must really be carried. */
+let world: AgentWorld;
+beforeAll(async () => {
+  world = await startAgentWorld();
+}, 60_000);
+afterAll(async () => {
+  await world?.stop();
+});
+
+const mainRequests = () => world.mock.requests().filter((r) => r.kind === "main");
+
+describe("fork and resume on the real agent CLI", () => {
+  let parent: string;
+
+  test("fork: a new session in the same workDir whose model requests carry the parent's conversation", async () => {
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      prompt: "remember the word PARSNIP",
+    });
+    parent = created.body.id;
+    await world.waitFor(parent, "idle");
+
+    const forked = await world.api<Json>("POST", `/v1/sessions/${parent}/fork`);
+    expect(forked.status).toBe(201);
+    expect(forked.body).toMatchObject({ forkedFrom: parent, workDir: world.workDir, reused: false });
+    const child = forked.body.id as string;
+    expect(child).not.toBe(parent);
+    await world.waitFor(child, "idle");
+
+    const before = mainRequests().length;
+    const sent = await world.api("POST", `/v1/sessions/${child}/send`, { text: "what was the word?" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(child, "idle");
+    const first = mainRequests()[before]!;
+    expect(first.prompt).toBe("what was the word?");
+    expect(first.history).toEqual(["remember the word PARSNIP", "what was the word?"]);
+    // The parent is untouched by its branch.
+    expect((await world.api<Json>("GET", `/v1/sessions/${parent}`)).body.status).toBe("idle");
+    await world.api("DELETE", `/v1/sessions/${child}`);
+  }, 90_000);
+
+  test("resume: an ended session relaunches and continues its own conversation", async () => {
+    const killed = await world.api<Json>("DELETE", `/v1/sessions/${parent}`);
+    expect(killed.body.status).toBe("killed");
+    const resumed = await world.api<Json>("POST", `/v1/sessions/${parent}/resume`);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.id).toBe(parent);
+    await world.waitFor(parent, "idle");
+
+    const before = mainRequests().length;
+    const sent = await world.api("POST", `/v1/sessions/${parent}/send`, { text: "and now?" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(parent, "idle");
+    expect(mainRequests()[before]!.history).toEqual(["remember the word PARSNIP", "and now?"]);
+    const read = await world.api<Json>("GET", `/v1/sessions/${parent}/read`);
+    expect(read.body.output).toContain("Mock reply to: and now?");
+  }, 90_000);
+});

@@ -1,0 +1,37 @@
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { createClaudeTranscriptReader } from "../../src/agents/claude/reader.ts";
+
+const sample = join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl");
+
+test("the reader turns a real transcript into events, a summary and the latest output", async () => {
+  const reader = createClaudeTranscriptReader();
+  const events: string[] = [];
+  let prompts = 0;
+  for (const line of (await Bun.file(sample).text()).trim().split("\n")) {
+    const meaning = reader.add(line);
+    events.push(...meaning.messages.map((m) => m.event));
+    if (meaning.observation?.kind === "prompt-submitted") {
+      prompts++;
+      expect(meaning.observation.promptId).toBeString();
+    }
+    if (meaning.observation || meaning.messages.length) expect(meaning.at).toBeNumber();
+  }
+  const summary = reader.summary();
+  expect(summary.turns).toBe(prompts);
+  expect(summary.toolCalls).toBe(7);
+  expect(summary.filesTouched.some((f) => f.endsWith("hello.txt"))).toBe(true);
+  expect(summary.lastUserMessage).toBeString();
+  expect(summary.messages.user + summary.messages.assistant + summary.messages.system).toBe(61);
+  expect(summary.durationMs).toBeGreaterThan(0);
+  expect(new Set(events)).toEqual(
+    new Set([
+      "message.user",
+      "message.assistant",
+      "message.thinking",
+      "message.tool_use",
+      "message.tool_result",
+    ]),
+  );
+  expect(reader.tokens().output).toBe(399);
+});
