@@ -35,6 +35,7 @@ export type SessionPatch = Partial<
     | "endedAt"
     | "endReason"
     | "permissions"
+    | "hookSecret"
   >
 >;
 
@@ -100,6 +101,7 @@ const COLUMNS: Record<keyof SessionPatch, (p: SessionPatch) => Record<string, un
   transcriptPath: (p) => ({ transcript_path: p.transcriptPath }),
   endedAt: (p) => ({ ended_at: p.endedAt }),
   endReason: (p) => ({ end_reason: p.endReason }),
+  hookSecret: (p) => ({ hook_secret: p.hookSecret }),
   permissions: (p) => ({
     permission_profile: p.permissions?.profile ?? null,
     allow_read: p.permissions ? Number(p.permissions.allowRead) : null,

@@ -13,7 +13,7 @@ import {
   type SessionSummary,
 } from "./insight.ts";
 import { assertCapacity, launchWindow } from "./launcher.ts";
-import { defaultName, newRecord, validateWorkDir, withMemoryContext } from "./lifecycle.ts";
+import { defaultName, newHookSecret, newRecord, validateWorkDir, withMemoryContext } from "./lifecycle.ts";
 import type { LiveSession } from "./live.ts";
 import { createSessionReading } from "./reading.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
