@@ -42,9 +42,14 @@ export function createSessionActions(ctx: SessionContext) {
     const rec = ctx.record(id);
     if (isTerminal(rec.status))
       throw new AgError("SESSION_NOT_FOUND", `session ${id} has already ended (${rec.status})`);
+    // A parent takes its teammates (panes of its window) with it, each ended in its own right.
+    for (const child of deps.repo.live().filter((s) => s.parentId === id))
+      await end(child.id, reason).catch(() => {});
     const session = ctx.live.get(id);
     session?.markKilled();
-    if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
+    const shared = rec.windowId && deps.repo.live().some((s) => s.id !== id && s.windowId === rec.windowId);
+    if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});
+    else if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
     const at = new Date(deps.clock.now()).toISOString();
     const status = reason === "killed" ? "killed" : "completed";
     deps.repo.update(id, { status, pendingPermission: null, updatedAt: at, endedAt: at, endReason: reason });

@@ -9,6 +9,8 @@ export interface LaunchSpec {
   record: SessionRecord;
   /** Continue a conversation: the session's own (resume), or another's as a new branch (fork). */
   resume?: { conversationId: string; fork: boolean };
+  /** Run in a new pane of this window (spawn) instead of a window of its own. */
+  splitOf?: string;
   /** What `session.created` says about where the session came from. */
   origin?: Record<string, unknown>;
   warnings: string[];
@@ -36,13 +38,10 @@ export async function launchWindow(ctx: SessionContext, spec: LaunchSpec): Promi
   spec.warnings.push(...plan.warnings);
   let pane: { windowId: string; paneId: string };
   try {
-    pane = await deps.tmux.newWindow({
-      tag: rec.id,
-      name: rec.name,
-      cwd: rec.workDir,
-      command: plan.command,
-      env: plan.env,
-    });
+    const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
+    pane = spec.splitOf
+      ? await deps.tmux.splitWindow(spec.splitOf, placement)
+      : await deps.tmux.newWindow({ ...placement, name: rec.name });
   } catch (error) {
     const at = new Date(deps.clock.now()).toISOString();
     deps.repo.update(rec.id, { status: "crashed", endedAt: at, endReason: "launch failed", updatedAt: at });

@@ -52,6 +52,8 @@ export interface SessionService {
   killBatch(ids: string[]): Promise<{ killed: string[]; notFound: string[] }>;
   /** A new session in the same workDir that carries this one's conversation, as a new branch. */
   fork(id: string): Promise<CreateResult>;
+  /** A child session in a new pane of this one's window, same workDir and permission mode. */
+  spawn(id: string, prompt: string): Promise<CreateResult>;
   /** Relaunches an ended session's conversation in a new window (same session id). */
   resume(id: string): Promise<CreateResult>;
   send(id: string, text: string): Promise<DeliveryResult>;
@@ -85,6 +87,17 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
   const actions = createSessionActions(ctx);
   const reading = createSessionReading(ctx);
   const insight = createSessionInsight(ctx, reading);
+  // A teammate's end is also its parent's news.
+  deps.bus.subscribe((event) => {
+    if (event.event !== "session.ended" || !event.session) return;
+    const ended = deps.repo.get(event.session.id);
+    if (ended?.parentId) {
+      ctx.publish(ended, "swarm.teammate_finished", `teammate ${ended.name} ${event.detail}`, {
+        parentId: ended.parentId,
+        reason: event.meta.reason,
+      });
+    }
+  });
   ctx.onIdleTimeout = (id) => {
     void actions.end(id, "idle_timeout").catch((error) => deps.logger.warn(`idle timeout of ${id}`, error));
   };
@@ -216,6 +229,31 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         warnings,
       });
       return result(session, undefined, warnings, false);
+    },
+
+    async spawn(id, prompt) {
+      ctx.running(id);
+      const parent = ctx.record(id);
+      if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
+      const text = normalizeText(prompt, "prompt");
+      assertCapacity(ctx);
+      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+      const record = {
+        ...freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` }),
+        parentId: id,
+      };
+      deps.repo.insert({ ...record, permissions: parent.permissions });
+      const warnings: string[] = [];
+      const session = await launchWindow(ctx, {
+        record: ctx.record(record.id),
+        splitOf: parent.windowId,
+        origin: { parentId: id },
+        warnings,
+      });
+      ctx.publish(ctx.record(record.id), "swarm.teammate_spawned", `teammate of ${parent.name}`, {
+        parentId: id,
+      });
+      return result(session, text, warnings, false);
     },
 
     async resume(id) {

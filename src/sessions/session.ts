@@ -157,6 +157,11 @@ export const BatchKilled = Type.Object({
   notFound: Type.Array(Type.String()),
 });
 
+export const SpawnInput = Type.Object(
+  { prompt: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+
 export const ForkedSession = Type.Composite([CreatedSession, Type.Object({ forkedFrom: Type.String() })]);
 
 export const ReadResult = Type.Object({

@@ -38,8 +38,9 @@ export function createSupervisor(deps: {
     return deps.sessions.all().find((s) => s.record().paneId === paneId);
   }
 
+  /** A window holds a session and, after a spawn, its teammates. */
   function byWindow(windowId: string) {
-    return deps.sessions.all().find((s) => s.record().windowId === windowId);
+    return deps.sessions.all().filter((s) => s.record().windowId === windowId);
   }
 
   function onEvent(event: TmuxEvent): void {
@@ -51,7 +52,7 @@ export function createSupervisor(deps: {
         byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
         break;
       case "window-closed":
-        byWindow(event.windowId)?.observe({ kind: "gone" }, "tmux");
+        for (const session of byWindow(event.windowId)) session.observe({ kind: "gone" }, "tmux");
         break;
       case "server-lost":
         lostServer = true;

@@ -50,4 +50,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN allow_bash INTEGER;
     `,
   },
+  {
+    // tmux reuses window and pane ids after its server restarts, and a spawned teammate shares
+    // its parent's window: neither id identifies a session. Looked up by pane, not unique.
+    name: "window ids are not unique",
+    sql: `
+      DROP INDEX sessions_window;
+      CREATE INDEX sessions_pane ON sessions(pane_id);
+    `,
+  },
 ];

@@ -1,6 +1,9 @@
 import { statSync } from "node:fs";
-import { escapeTmuxFormat, windowCommand } from "./argv.ts";
-import type { NewWindowOptions, TmuxPane } from "./tmux.ts";
+import { escapeTmuxFormat, isWindowId, windowCommand } from "./argv.ts";
+import type { NewWindowOptions, SplitWindowOptions, TmuxPane } from "./tmux.ts";
+
+/** A program to start in a new pane, of a new window or split into one. */
+type Launch = Omit<NewWindowOptions, "name">;
 
 /**
  * What ag asks tmux: argv builders, reply parsers and request checks; control.ts sends them.
@@ -85,7 +88,7 @@ export function placeholderWindowCommand(target: string): string[] {
 const CONTROL_CHARS = /[\x00-\x1f\x7f]/;
 
 /** Refuses what tmux would mangle or silently replace (a missing cwd becomes $HOME). */
-export function checkNewWindow(o: NewWindowOptions): void {
+export function checkLaunch(o: Launch): void {
   if (CONTROL_CHARS.test(o.tag)) throw new TypeError("a window tag cannot hold control characters");
   for (const key of Object.keys(o.env ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new TypeError(`invalid environment name: ${key}`);
@@ -95,13 +98,18 @@ export function checkNewWindow(o: NewWindowOptions): void {
     throw new Error(`no such directory: ${o.cwd}`);
 }
 
-export function newWindowCommand(target: string, o: NewWindowOptions): string[] {
+/** What new-window and split-window share: cwd, environment and the program's argv. */
+function launchArgs(o: Launch): string[] {
   const env = Object.entries(o.env ?? {}).flatMap(([key, value]) => ["-e", `${key}=${value}`]);
+  // -c is expanded as a format by tmux; -e values and the argv are not.
+  return ["-c", escapeTmuxFormat(o.cwd), ...env, "--", ...windowCommand(o.command)];
+}
+
+export function newWindowCommand(target: string, o: NewWindowOptions): string[] {
   return [
     ...["new-window", "-d", "-P", "-F", "#{window_id}|#{pane_id}|#{pane_pid}", "-t", `${target}:`],
-    // -n and -c are expanded as formats by tmux; -e values and the argv are not.
-    ...["-n", escapeTmuxFormat(o.name), "-c", escapeTmuxFormat(o.cwd), ...env],
-    ...["--", ...windowCommand(o.command)],
+    // -n is expanded as a format too.
+    ...["-n", escapeTmuxFormat(o.name), ...launchArgs(o)],
   ];
 }
 
@@ -116,12 +124,16 @@ export function parseNewWindow(line: string | undefined): {
 }
 
 /** resize-window also pins the size: it sets window-size manual for that window alone. */
-export function sizeCommand(windowId: string, o: NewWindowOptions): string[] {
+export function sizeCommand(windowId: string, o: Launch): string[] {
   const [width, height] = [o.width ?? DEFAULT_WIDTH, o.height ?? DEFAULT_HEIGHT];
   return ["resize-window", "-t", windowId, "-x", String(width), "-y", String(height)];
 }
 
-/** The tag is the last field, so a `|` inside it cannot shift the others. */
+/**
+ * The tag is the last field, so a `|` inside it cannot shift the others. Pane options inherit
+ * from window options, so `#{@svc_session_id}` is the pane's own tag (a split pane's) when set,
+ * else its window's (the first pane's, and every window made before splits existed).
+ */
 export const PANE_FORMAT =
   "#{window_id}|#{pane_id}|#{pane_pid}|#{pane_dead}|#{pane_dead_status}|#{@ag_placeholder}|#{@svc_session_id}";
 
@@ -138,6 +150,83 @@ export function parsePaneLine(line: string): TmuxPane | null {
     dead,
     deadStatus: dead && status ? Number(status) : null,
   };
+}
+
+/** A window of ag's session (`=ag:@3`): any other session's window is "not found". */
+export function sessionWindow(target: string, windowId: string): string {
+  if (!isWindowId(windowId)) throw new TypeError(`not a tmux window id: ${windowId}`);
+  return `${target}:${windowId}`;
+}
+
+/**
+ * Asked before a split: `list-panes` fails on a window that is not in ag's session (unlike
+ * `display-message`, which silently falls back to the current window).
+ */
+export function splitCheckCommand(window: string): string[] {
+  return ["list-panes", "-t", window, "-F", "#{@ag_placeholder}"];
+}
+
+/** Splitting the placeholder would hide the new pane (it inherits `@ag_placeholder`). */
+export function checkSplitTarget(windowId: string, lines: string[]): void {
+  if (lines[0] === "1") throw new Error(`cannot split ag's placeholder window ${windowId}`);
+}
+
+/**
+ * `-d`: the window's first pane stays the active one (list-windows reads its options). `-f`: the
+ * new pane spans the whole window, after every other pane, so panes stay in creation order.
+ */
+export function splitWindowCommand(window: string, o: SplitWindowOptions): string[] {
+  const format = "#{window_id}|#{pane_id}|#{pane_pid}|#{window_panes}|#{window_width}|#{window_height}";
+  const direction = o.horizontal ? "-h" : "-v";
+  return ["split-window", "-d", "-f", direction, "-P", "-F", format, "-t", window, ...launchArgs(o)];
+}
+
+export interface SplitPane {
+  windowId: string;
+  paneId: string;
+  pid: number | null;
+  /** The window's pane count and size right after the split (before it is laid out). */
+  panes: number;
+  width: number;
+  height: number;
+}
+
+export function parseSplit(line: string | undefined): SplitPane {
+  const [windowId, paneId, pid, panes, width, height] = (line ?? "").split("|");
+  if (!windowId || !paneId) throw new Error(`tmux split-window gave no ids: ${line}`);
+  return {
+    windowId,
+    paneId,
+    pid: pid ? Number(pid) : null,
+    panes: Number(panes) || 2,
+    width: Number(width) || DEFAULT_WIDTH,
+    height: Number(height) || DEFAULT_HEIGHT,
+  };
+}
+
+/**
+ * The size of a split window. Halving a 120x40 window would leave 120x19 panes, too short for an
+ * agent's UI (input box, status lines, some transcript), and 59 columns side by side is worse.
+ * So the window grows instead: all its panes are laid out evenly in one column (one row when this
+ * split is `horizontal`), each at least this split's size (default 120x40), plus the one-cell border
+ * between neighbours: two stacked panes make a 120x81 window. Nothing needs ag's windows to fit
+ * a screen (ag's only client is size-less; resize-window pins `window-size manual`), and a
+ * human who attaches sees part of a larger window. The window never shrinks: after killPane the
+ * remaining panes take the space.
+ */
+export function splitLayoutCommands(split: SplitPane, o: SplitWindowOptions): string[][] {
+  const [w, h, n] = [o.width ?? DEFAULT_WIDTH, o.height ?? DEFAULT_HEIGHT, split.panes];
+  const width = Math.max(split.width, o.horizontal ? n * w + n - 1 : w);
+  const height = Math.max(split.height, o.horizontal ? h : n * h + n - 1);
+  return [
+    ["resize-window", "-t", split.windowId, "-x", String(width), "-y", String(height)],
+    ["select-layout", "-t", split.windowId, o.horizontal ? "even-horizontal" : "even-vertical"],
+  ];
+}
+
+/** The pane's own tag: what listPanes reports for it instead of its window's. */
+export function paneTagCommand(paneId: string, tag: string): string[] {
+  return ["set-option", "-p", "-t", paneId, "--", "@svc_session_id", tag];
 }
 
 export function captureCommand(paneId: string, o: { escapes?: boolean; historyLines?: number }): string[] {

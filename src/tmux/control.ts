@@ -1,26 +1,21 @@
-import { isPaneId, isWindowId } from "./argv.ts";
+import { isPaneId } from "./argv.ts";
 import { createOutputCoalescer } from "./coalesce.ts";
 import {
   captureCommand,
-  checkNewWindow,
   DEAD_SUBSCRIPTION,
   findPlaceholder,
-  newWindowCommand,
-  PANE_FORMAT,
-  parseNewWindow,
-  parsePaneLine,
   pasteCommands,
   pasteText,
   placeholderWindowCommand,
   SERVER_SETUP,
-  sizeCommand,
   startupCommand,
   WINDOW_LIST_FORMAT,
 } from "./commands.ts";
 import { type ControlConnection, openControlConnection } from "./connection.ts";
 import { createDeathTracker } from "./deaths.ts";
 import { parseNotification } from "./framing.ts";
-import type { NewWindowOptions, Tmux, TmuxEvent, TmuxHealthState, TmuxPane } from "./tmux.ts";
+import type { Tmux, TmuxEvent, TmuxHealthState } from "./tmux.ts";
+import { createWindowCommands } from "./windows.ts";
 
 export interface ControlTmuxLogger {
   debug(...args: unknown[]): void;
@@ -72,8 +67,16 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
   let closing = false;
   let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   let backoffMs = 100;
-  /** newWindow creates then tags: listPanes waits so it never sees a window half-made. */
-  let creating: Promise<unknown> = Promise.resolve();
+  const windows = createWindowCommands({
+    run: (args) => run(args),
+    target,
+    track: (paneId, windowId) => paneWindows.set(paneId, windowId),
+    untrack: (paneId) => {
+      coalescer.forget(paneId);
+      deaths.forget(paneId);
+      paneWindows.delete(paneId);
+    },
+  });
 
   function emit(event: TmuxEvent): void {
     for (const listener of listeners) {
@@ -185,17 +188,6 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
     return paneId;
   }
 
-  async function createWindow(o: NewWindowOptions): Promise<TmuxPane> {
-    const { windowId, paneId, pid } = parseNewWindow((await run(newWindowCommand(target, o)))[0]);
-    paneWindows.set(paneId, windowId);
-    // Pipelined: both lines are written before either answers.
-    await Promise.all([
-      run(["set-option", "-w", "-t", windowId, "--", "@svc_session_id", o.tag]),
-      run(sizeCommand(windowId, o)),
-    ]);
-    return { windowId, paneId, pid, tag: o.tag, dead: false, deadStatus: null };
-  }
-
   return {
     async start() {
       if (!started) {
@@ -232,24 +224,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       return () => listeners.delete(listener);
     },
 
-    async newWindow(o) {
-      checkNewWindow(o);
-      const made = creating.then(() => createWindow(o));
-      creating = made.catch(() => {});
-      return made;
-    },
-
-    async listPanes() {
-      await creating;
-      const panes: TmuxPane[] = [];
-      for (const line of await run(["list-panes", "-s", "-t", target, "-F", PANE_FORMAT])) {
-        const pane = parsePaneLine(line);
-        if (!pane) continue;
-        paneWindows.set(pane.paneId, pane.windowId);
-        panes.push(pane);
-      }
-      return panes;
-    },
+    ...windows,
 
     async capturePane(paneId, o = {}) {
       // In control mode the reply's lines are the captured lines; `capture-pane -p` ends each with \n.
@@ -279,14 +254,6 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
         await run(["delete-buffer", "-b", buffer]).catch(() => {});
         throw failed.reason;
       }
-    },
-
-    async killWindow(windowId) {
-      if (!isWindowId(windowId)) throw new TypeError(`not a tmux window id: ${windowId}`);
-      await run(["kill-window", "-t", windowId]).catch((error: Error) => {
-        // Already gone (it exited and was closed, or another client killed it): done.
-        if (!/can't find window/.test(error.message)) throw error;
-      });
     },
   };
 }

@@ -10,4 +10,11 @@ export {
 export { DEFAULT_HEIGHT, DEFAULT_WIDTH, MAX_PASTE_BYTES } from "./commands.ts";
 export { type ControlTmuxLogger, type ControlTmuxOptions, createControlTmux } from "./control.ts";
 export { createTmuxProbe, type TmuxHealth, type TmuxProbe, type TmuxProbeOptions } from "./probe.ts";
-export type { NewWindowOptions, Tmux, TmuxEvent, TmuxHealthState, TmuxPane } from "./tmux.ts";
+export type {
+  NewWindowOptions,
+  SplitWindowOptions,
+  Tmux,
+  TmuxEvent,
+  TmuxHealthState,
+  TmuxPane,
+} from "./tmux.ts";

@@ -2,7 +2,8 @@
  * The seam between ag and tmux. The real implementation (control.ts) drives ONE long-lived
  * control-mode client (`tmux -L <socket> -C`) on ag's private server; the fake
  * (tests/fakes/tmux.ts) keeps windows in memory. Both pass tests/contract/tmux.contract.ts.
- * tmux knows nothing of agents or sessions: a window only carries an opaque tag.
+ * tmux knows nothing of agents or sessions: a window, or a pane split into one, only carries an
+ * opaque tag.
  */
 
 export interface TmuxPane {
@@ -12,7 +13,10 @@ export interface TmuxPane {
   paneId: string;
   /** PID of the process running in the pane (the agent), when alive. */
   pid: number | null;
-  /** The window's `@svc_session_id` user option ("" when untagged). */
+  /**
+   * The pane's `@svc_session_id` user option, else its window's ("" when untagged): a pane
+   * split into a window carries its own tag; a window's first pane carries the window's.
+   */
   tag: string;
   /** With remain-on-exit on, a pane whose process exited stays, dead, with its exit status. */
   dead: boolean;
@@ -30,6 +34,17 @@ export interface NewWindowOptions {
   env?: Record<string, string>;
   width?: number;
   height?: number;
+}
+
+/**
+ * A new pane in an existing window (a child session beside its parent). `width`/`height` are the
+ * size each pane of the window keeps (default 120x40): the window grows to hold them all.
+ */
+export interface SplitWindowOptions extends Omit<NewWindowOptions, "name"> {
+  /** Stored in the PANE's `@svc_session_id` option (the window's stays its first pane's). */
+  tag: string;
+  /** Side by side (`split-window -h`); default: stacked top to bottom, the full width each. */
+  horizontal?: boolean;
 }
 
 export type TmuxEvent =
@@ -58,7 +73,12 @@ export interface Tmux {
   on(listener: (event: TmuxEvent) => void): () => void;
 
   newWindow(options: NewWindowOptions): Promise<TmuxPane>;
-  /** Every pane of every window in ag's session, with its window's tag. */
+  /**
+   * A new pane in `windowId` (a window of ag's session, not the placeholder), tagged with its
+   * own tag. Its panes are laid out evenly in one row or column, each at least width x height.
+   */
+  splitWindow(windowId: string, options: SplitWindowOptions): Promise<TmuxPane>;
+  /** Every pane of every window in ag's session, each with its own tag (else its window's). */
   listPanes(): Promise<TmuxPane[]>;
   /** The visible screen (`capture-pane -p`), optionally with escapes (-e) or N lines of history. */
   capturePane(paneId: string, options?: { escapes?: boolean; historyLines?: number }): Promise<string>;
@@ -68,5 +88,8 @@ export interface Tmux {
   sendLiteral(paneId: string, text: string): Promise<void>;
   /** Text as ONE bracketed paste (buffer + `paste-buffer -p -d`), any size up to 256 KiB. */
   paste(paneId: string, text: string): Promise<void>;
+  /** Closes the window and every pane in it; harmless when it is already gone. */
   killWindow(windowId: string): Promise<void>;
+  /** Closes one pane (the window closes with its last pane); harmless when already gone. */
+  killPane(paneId: string): Promise<void>;
 }

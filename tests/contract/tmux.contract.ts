@@ -63,6 +63,11 @@ export async function eventually(check: () => Promise<void> | void, timeoutMs = 
   }
 }
 
+/** Panes in a stable order, to compare listings (tmux lists a window's panes by position). */
+function byPane(panes: TmuxPane[]): TmuxPane[] {
+  return [...panes].sort((a, b) => a.paneId.localeCompare(b.paneId));
+}
+
 export function tmuxContract(name: string, make: () => Promise<TmuxContractSubject>): void {
   describe(`Tmux contract: ${name}`, () => {
     let subject: TmuxContractSubject;
@@ -79,6 +84,17 @@ export function tmuxContract(name: string, make: () => Promise<TmuxContractSubje
     async function launch(tag = "sess-1"): Promise<{ pane: TmuxPane; program: TestProgram }> {
       const program = subject.program();
       const pane = await tmux.newWindow({ tag, name: "agent", cwd: tmpdir(), command: program.command });
+      await program.ready(pane.paneId);
+      return { pane, program };
+    }
+
+    /** A second program in a new pane of `parent`'s window. */
+    async function split(
+      parent: TmuxPane,
+      tag = "sess-child",
+    ): Promise<{ pane: TmuxPane; program: TestProgram }> {
+      const program = subject.program();
+      const pane = await tmux.splitWindow(parent.windowId, { tag, cwd: tmpdir(), command: program.command });
       await program.ready(pane.paneId);
       return { pane, program };
     }
@@ -175,6 +191,103 @@ export function tmuxContract(name: string, make: () => Promise<TmuxContractSubje
       expect(await again.listPanes()).toEqual([pane]);
       await program.say(pane.paneId, "still running\n");
       await eventually(async () => expect(await again.capturePane(pane.paneId)).toContain("still running"));
+    });
+
+    test("a pane split into a window is listed in that window with its own tag, by any client", async () => {
+      const parent = await launch("sess-parent");
+      const child = await split(parent.pane, "sess-child");
+      expect(child.pane.windowId).toBe(parent.pane.windowId);
+      expect(child.pane.paneId).toMatch(/^%\d+$/);
+      expect(child.pane.paneId).not.toBe(parent.pane.paneId);
+      expect(child.pane.pid).toBeGreaterThan(0);
+      expect(child.pane).toMatchObject({ tag: "sess-child", dead: false, deadStatus: null });
+      expect(byPane(await tmux.listPanes())).toEqual(byPane([parent.pane, child.pane]));
+      // The tags live in tmux: a client started later (ag restarted) lists the same.
+      const again = await subject.reopen();
+      expect(byPane(await again.listPanes())).toEqual(byPane([parent.pane, child.pane]));
+    });
+
+    test("text pasted into a split pane arrives in that pane only", async () => {
+      const parent = await launch("sess-parent");
+      const child = await split(parent.pane);
+      await tmux.paste(child.pane.paneId, "for the child\nonly");
+      await eventually(async () =>
+        expect(await child.program.received(child.pane.paneId)).toBe("\x1b[200~for the child\ronly\x1b[201~"),
+      );
+      // Typed after the paste was delivered: the first pane reads this and nothing before it.
+      await tmux.sendLiteral(parent.pane.paneId, "p");
+      await eventually(async () => expect(await parent.program.received(parent.pane.paneId)).toBe("p"));
+    });
+
+    test("a split pane's output signals pane-output for that pane", async () => {
+      const parent = await launch("sess-parent");
+      const child = await split(parent.pane);
+      const changed = nextEvent(tmux, (e) => e.type === "pane-output" && e.paneId === child.pane.paneId);
+      await child.program.say(child.pane.paneId, "hello from the child\n");
+      await changed;
+      await eventually(async () =>
+        expect(await tmux.capturePane(child.pane.paneId)).toContain("hello from the child"),
+      );
+      expect(await tmux.capturePane(parent.pane.paneId)).not.toContain("hello from the child");
+    });
+
+    test("a split pane's program exiting signals pane-died for it; the first pane lives on", async () => {
+      const parent = await launch("sess-parent");
+      const child = await split(parent.pane);
+      const died = nextEvent(tmux, (e) => e.type === "pane-died");
+      await child.program.exit(child.pane.paneId, 4);
+      expect(await died).toEqual({ type: "pane-died", paneId: child.pane.paneId, status: 4 });
+      const deadChild = { ...child.pane, pid: null, dead: true, deadStatus: 4 };
+      expect(byPane(await tmux.listPanes())).toEqual(byPane([parent.pane, deadChild]));
+    });
+
+    test("killPane closes one pane and keeps the window; repeated, it is harmless", async () => {
+      const parent = await launch("sess-parent");
+      const child = await split(parent.pane);
+      const closed: TmuxEvent[] = [];
+      const off = tmux.on((e) => e.type === "window-closed" && closed.push(e));
+      await tmux.killPane(child.pane.paneId);
+      expect(await tmux.listPanes()).toEqual([parent.pane]);
+      await tmux.killPane(child.pane.paneId);
+      await tmux.sendLiteral(parent.pane.paneId, "still here");
+      await eventually(async () =>
+        expect(await parent.program.received(parent.pane.paneId)).toBe("still here"),
+      );
+      off();
+      expect(closed).toEqual([]);
+    });
+
+    test("killPane on a window's last pane closes the window", async () => {
+      const { pane } = await launch();
+      const closed = nextEvent(tmux, (e) => e.type === "window-closed");
+      await tmux.killPane(pane.paneId);
+      expect(await closed).toEqual({ type: "window-closed", windowId: pane.windowId });
+      expect(await tmux.listPanes()).toEqual([]);
+    });
+
+    test("killWindow closes a split window with every pane in it", async () => {
+      const parent = await launch("sess-parent");
+      await split(parent.pane);
+      const closed = nextEvent(tmux, (e) => e.type === "window-closed");
+      await tmux.killWindow(parent.pane.windowId);
+      expect(await closed).toEqual({ type: "window-closed", windowId: parent.pane.windowId });
+      expect(await tmux.listPanes()).toEqual([]);
+    });
+
+    test("bad split requests fail clearly", async () => {
+      const { pane } = await launch();
+      const base = { tag: "t", cwd: tmpdir(), command: ["true"] };
+      await expect(tmux.splitWindow("@999999", base)).rejects.toThrow(/can't find window/);
+      await expect(tmux.splitWindow("nope", base)).rejects.toThrow(/window id/);
+      await expect(tmux.splitWindow(pane.windowId, { ...base, cwd: "/no/such/dir" })).rejects.toThrow(
+        /no such directory/,
+      );
+      await expect(tmux.splitWindow(pane.windowId, { ...base, command: [] })).rejects.toThrow(
+        /needs a command/,
+      );
+      await expect(tmux.splitWindow(pane.windowId, { ...base, tag: "a\nb" })).rejects.toThrow(/tag/);
+      await expect(tmux.killPane("nope")).rejects.toThrow(/pane id/);
+      expect(await tmux.listPanes()).toEqual([pane]);
     });
 
     test("bad requests fail clearly", async () => {

@@ -1,5 +1,12 @@
 import { statSync } from "node:fs";
-import type { NewWindowOptions, Tmux, TmuxEvent, TmuxHealthState, TmuxPane } from "../../src/tmux/tmux.ts";
+import type {
+  NewWindowOptions,
+  SplitWindowOptions,
+  Tmux,
+  TmuxEvent,
+  TmuxHealthState,
+  TmuxPane,
+} from "../../src/tmux/tmux.ts";
 
 /**
  * An in-memory tmux with the real one's semantics (tests/contract/tmux.contract.ts runs on
@@ -12,12 +19,12 @@ export type FakeInput =
   | { kind: "literal"; text: string }
   | { kind: "paste"; text: string };
 
-export interface FakeWindow {
-  windowId: string;
+export interface FakePane {
   paneId: string;
+  windowId: string;
   pid: number | null;
+  /** The pane's own tag (the window's, for its first pane). */
   tag: string;
-  name: string;
   cwd: string;
   command: string[];
   env: Record<string, string>;
@@ -27,6 +34,20 @@ export interface FakeWindow {
   deadStatus: number | null;
   screen: string;
   inputs: FakeInput[];
+}
+
+/** A window as newWindow made it (tag, name, first program), its size now, and its live panes. */
+export interface FakeWindow {
+  windowId: string;
+  tag: string;
+  name: string;
+  cwd: string;
+  command: string[];
+  env: Record<string, string>;
+  width: number;
+  height: number;
+  /** In creation order; the first is the window's own until killPane removes it. */
+  panes: FakePane[];
 }
 
 export interface FakeTmuxServer {
@@ -105,42 +126,45 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
   }
 
   /** The pane, for a client command (which needs a connection). */
-  function byPane(paneId: string): FakeWindow {
+  function byPane(paneId: string): FakePane {
     requireConnected();
     return findPane(paneId);
   }
 
   /** The pane, for the test's hand on the world (its programs), connected or not. */
-  function findPane(paneId: string): FakeWindow {
-    for (const w of server.windows.values()) if (w.paneId === paneId) return w;
+  function findPane(paneId: string): FakePane {
+    for (const w of server.windows.values()) for (const p of w.panes) if (p.paneId === paneId) return p;
     throw new Error(`tmux: can't find pane: ${paneId}`);
   }
 
-  function toPane(w: FakeWindow): TmuxPane {
+  function toPane(p: FakePane): TmuxPane {
     return {
-      windowId: w.windowId,
-      paneId: w.paneId,
-      pid: w.pid,
-      tag: w.tag,
-      dead: w.dead,
-      deadStatus: w.deadStatus,
+      windowId: p.windowId,
+      paneId: p.paneId,
+      pid: p.pid,
+      tag: p.tag,
+      dead: p.dead,
+      deadStatus: p.deadStatus,
     };
   }
 
-  function create(o: NewWindowOptions): TmuxPane {
+  /** Same refusals as the real client. */
+  function check(o: SplitWindowOptions): void {
     requireConnected();
     // biome-ignore lint/suspicious/noControlCharactersInRegex: same rule as the real client
     if (/[\x00-\x1f\x7f]/.test(o.tag)) throw new TypeError("a window tag cannot hold control characters");
     if (o.command.length === 0) throw new TypeError("a window needs a command");
     if (!statSync(o.cwd, { throwIfNoEntry: false })?.isDirectory())
       throw new Error(`no such directory: ${o.cwd}`);
+  }
+
+  function makePane(windowId: string, o: SplitWindowOptions): FakePane {
     const n = server.nextId++;
-    const w: FakeWindow = {
-      windowId: `@${n}`,
+    return {
       paneId: `%${n}`,
+      windowId,
       pid: 10_000 + n,
       tag: o.tag,
-      name: o.name,
       cwd: o.cwd,
       command: [...o.command],
       env: { ...o.env },
@@ -151,8 +175,44 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
       screen: "",
       inputs: [],
     };
-    server.windows.set(w.windowId, w);
-    return toPane(w);
+  }
+
+  function create(o: NewWindowOptions): TmuxPane {
+    check(o);
+    // The window and its first pane share a number (@n, %n), as in a fresh real server.
+    const windowId = `@${server.nextId}`;
+    const pane = makePane(windowId, o);
+    const { tag, name, cwd } = o;
+    const [command, env, width, height] = [[...o.command], { ...o.env }, pane.width, pane.height];
+    server.windows.set(windowId, { windowId, tag, name, cwd, command, env, width, height, panes: [pane] });
+    return toPane(pane);
+  }
+
+  /** As the real client lays a split window out: one even column (row), each pane ≥ its size. */
+  function split(windowId: string, o: SplitWindowOptions): TmuxPane {
+    check(o);
+    if (!/^@\d+$/.test(windowId)) throw new TypeError(`not a tmux window id: ${windowId}`);
+    const w = server.windows.get(windowId);
+    if (!w) throw new Error(`tmux: can't find window: ${windowId}`);
+    const pane = makePane(windowId, o);
+    w.panes.push(pane);
+    const n = w.panes.length;
+    if (o.horizontal) {
+      w.width = Math.max(w.width, n * pane.width + n - 1);
+      w.height = Math.max(w.height, pane.height);
+    } else {
+      w.width = Math.max(w.width, pane.width);
+      w.height = Math.max(w.height, n * pane.height + n - 1);
+    }
+    for (const p of w.panes) {
+      p.width = o.horizontal ? Math.floor((w.width - n + 1) / n) : w.width;
+      p.height = o.horizontal ? w.height : Math.floor((w.height - n + 1) / n);
+    }
+    return toPane(pane);
+  }
+
+  function closeWindow(windowId: string): void {
+    if (server.windows.delete(windowId)) broadcast({ type: "window-closed", windowId });
   }
 
   return {
@@ -175,47 +235,61 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     async newWindow(o) {
       return create(o);
     },
+    async splitWindow(windowId, o) {
+      return split(windowId, o);
+    },
     async listPanes() {
       requireConnected();
-      return [...server.windows.values()].map(toPane);
+      return [...server.windows.values()].flatMap((w) => w.panes.map(toPane));
     },
     async capturePane(paneId) {
       return byPane(paneId).screen;
     },
     async sendKeys(paneId, keys) {
-      const w = byPane(paneId);
-      if (keys.length) w.inputs.push({ kind: "keys", keys: [...keys] });
+      const p = byPane(paneId);
+      if (keys.length) p.inputs.push({ kind: "keys", keys: [...keys] });
     },
     async sendLiteral(paneId, text) {
-      const w = byPane(paneId);
-      if (text) w.inputs.push({ kind: "literal", text });
+      const p = byPane(paneId);
+      if (text) p.inputs.push({ kind: "literal", text });
     },
     async paste(paneId, text) {
-      const w = byPane(paneId);
+      const p = byPane(paneId);
       const clean = text.replace(BRACKET_MARKERS, "");
       if (Buffer.byteLength(clean) > FAKE_MAX_PASTE_BYTES) {
         throw new RangeError(`paste exceeds ${FAKE_MAX_PASTE_BYTES} bytes`);
       }
-      if (clean) w.inputs.push({ kind: "paste", text: clean });
+      if (clean) p.inputs.push({ kind: "paste", text: clean });
     },
     async killWindow(windowId) {
       requireConnected();
-      if (!server.windows.delete(windowId)) return;
-      broadcast({ type: "window-closed", windowId });
+      closeWindow(windowId);
+    },
+    async killPane(paneId) {
+      requireConnected();
+      if (!/^%\d+$/.test(paneId)) throw new TypeError(`not a tmux pane id: ${paneId}`);
+      for (const w of server.windows.values()) {
+        const index = w.panes.findIndex((p) => p.paneId === paneId);
+        if (index === -1) continue;
+        w.panes.splice(index, 1);
+        // Like tmux: a window goes with its last pane.
+        if (w.panes.length === 0) closeWindow(w.windowId);
+        return;
+      }
     },
 
     setScreen(paneId, text) {
-      const w = findPane(paneId);
-      w.screen = text;
+      const p = findPane(paneId);
+      p.screen = text;
       broadcast({ type: "pane-output", paneId });
     },
     screen(paneId) {
       return findPane(paneId).screen;
     },
     exit(paneId, status) {
-      const w = findPane(paneId);
-      if (w.dead) return;
-      Object.assign(w, { dead: true, deadStatus: status, pid: null });
+      const p = findPane(paneId);
+      if (p.dead) return;
+      Object.assign(p, { dead: true, deadStatus: status, pid: null });
       broadcast({ type: "pane-died", paneId, status });
     },
     killServer() {

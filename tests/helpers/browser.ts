@@ -1,25 +1,16 @@
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM_ARGS, findChromium, launchChromium as launch } from "../../src/screenshot/index.ts";
 
-/** Debian's Chromium (CI installs it); SVC_CHROMIUM_PATH points elsewhere. */
+/** Debian's Chromium (CI installs it), found as ag finds it; SVC_CHROMIUM_PATH points elsewhere. */
 export function chromiumPath(): string {
-  const path = process.env.SVC_CHROMIUM_PATH || Bun.which("chromium") || Bun.which("chromium-browser");
-  if (!path) throw new Error("Chromium is needed for the dashboard tests: apt-get install chromium");
-  return path;
+  const found = findChromium(process.env.SVC_CHROMIUM_PATH || null);
+  if (found.path === null) {
+    throw new Error(`Chromium is needed for the browser tests: apt-get install chromium (${found.reason})`);
+  }
+  return found.path;
 }
 
+/** The machine has no network but loopback: the flags keep Chromium from reaching for Google's hosts. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    // The machine has no network but loopback: keep Chromium from reaching for Google's hosts.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  return launch(chromiumPath(), CHROMIUM_ARGS);
 }

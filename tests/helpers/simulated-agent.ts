@@ -37,14 +37,22 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
   const originalNewWindow = tmux.newWindow.bind(tmux);
   const originalPaste = tmux.paste.bind(tmux);
   const originalKeys = tmux.sendKeys.bind(tmux);
-  tmux.newWindow = async (options) => {
-    const created = await originalNewWindow(options);
+  const boot = (paneId: string) =>
     setTimeout(() => {
       // The test may have closed the window already.
-      if (app.repo.list().some((r) => r.paneId === created.paneId && r.status !== "killed")) {
-        tmux.setScreen(created.paneId, pane("01-idle-startup"));
+      if (app.repo.list().some((r) => r.paneId === paneId && r.status !== "killed")) {
+        tmux.setScreen(paneId, pane("01-idle-startup"));
       }
     }, 5);
+  const originalSplit = tmux.splitWindow.bind(tmux);
+  tmux.newWindow = async (options) => {
+    const created = await originalNewWindow(options);
+    boot(created.paneId);
+    return created;
+  };
+  tmux.splitWindow = async (windowId, options) => {
+    const created = await originalSplit(windowId, options);
+    boot(created.paneId);
     return created;
   };
   tmux.paste = async (paneId, text) => {

@@ -138,6 +138,67 @@ describe("control-mode client on real tmux", () => {
     });
   });
 
+  test("splitWindow: the pane runs argv with cwd and env, tagged on the pane; the window grows to fit", async () => {
+    await withClient(async (client, socket) => {
+      const parent = await client.newWindow({
+        tag: "parent",
+        name: "n",
+        cwd: tempDir(),
+        command: ["sleep", "600"],
+      });
+      const cwd = join(tempDir(), "child dir #{pane_id}");
+      mkdirSync(cwd);
+      const out = join(tempDir(), "out");
+      const child = await client.splitWindow(parent.windowId, {
+        tag: "child",
+        cwd,
+        command: ["sh", "-c", 'printf "%s|%s" "$PWD" "$AG_VAR" > "$1"; exec sleep 600', "sh", out],
+        env: { AG_VAR: "v $HOME" },
+      });
+      await eventually(() => expect(existsSync(out) && statSync(out).size > 0).toBe(true));
+      expect(readFileSync(out, "utf8")).toBe(`${cwd}|v $HOME`);
+      expect(cli(socket, "show-options", "-pv", "-t", child.paneId, "@svc_session_id")).toBe("child");
+      expect(cli(socket, "show-options", "-wv", "-t", parent.windowId, "@svc_session_id")).toBe("parent");
+      const sizes = (windowId: string) =>
+        cli(
+          socket,
+          "list-panes",
+          "-t",
+          windowId,
+          "-F",
+          "#{pane_id} #{pane_width}x#{pane_height} #{window_width}x#{window_height}",
+        );
+      // Stacked, each keeps the full 120x40, with a border line between them.
+      expect(sizes(parent.windowId)).toBe(`${parent.paneId} 120x40 120x81\n${child.paneId} 120x40 120x81`);
+      // Side by side, three panes of at least 100 columns; the window never shrinks.
+      const third = await client.splitWindow(parent.windowId, {
+        tag: "third",
+        cwd,
+        command: ["sleep", "600"],
+        width: 100,
+        height: 30,
+        horizontal: true,
+      });
+      expect(sizes(parent.windowId)).toBe(
+        [parent, child, third].map((p) => `${p.paneId} 100x81 302x81`).join("\n"),
+      );
+    });
+  });
+
+  test("splitWindow refuses the placeholder window and any window outside ag's session", async () => {
+    await withClient(async (client, socket) => {
+      const base = { tag: "t", cwd: tempDir(), command: ["sleep", "600"] };
+      const placeholder = cli(socket, "list-windows", "-t", `=${SESSION}`, "-F", "#{window_id}");
+      expect(placeholder).toMatch(/^@\d+$/);
+      await expect(client.splitWindow(placeholder, base)).rejects.toThrow(/placeholder/);
+      tmuxCli(socket, "new-session", "-d", "-s", "other", "sleep", "600");
+      const foreign = cli(socket, "list-windows", "-t", "=other", "-F", "#{window_id}");
+      await expect(client.splitWindow(foreign, base)).rejects.toThrow(/can't find window/);
+      expect(cli(socket, "list-panes", "-a", "-F", "#{pane_id}").split("\n")).toHaveLength(2);
+      expect(await client.listPanes()).toEqual([]);
+    });
+  });
+
   test("after kill-server: server-lost and unhealthy, then connected and healthy again", async () => {
     await withClient(async (client, socket) => {
       const events: TmuxEvent["type"][] = [];

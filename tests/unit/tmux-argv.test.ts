@@ -11,16 +11,22 @@ import {
 } from "../../src/tmux/argv.ts";
 import {
   captureCommand,
-  checkNewWindow,
+  checkLaunch,
+  checkSplitTarget,
   findPlaceholder,
   MAX_PASTE_BYTES,
   newWindowCommand,
+  paneTagCommand,
   parseDeath,
   parseNewWindow,
   parsePaneLine,
+  parseSplit,
   pasteCommands,
   pasteText,
+  sessionWindow,
   sizeCommand,
+  splitLayoutCommands,
+  splitWindowCommand,
 } from "../../src/tmux/commands.ts";
 
 describe("quoteTmuxArg", () => {
@@ -120,11 +126,75 @@ describe("command builders and reply parsers", () => {
   });
 
   test("new-window requests tmux would mangle are refused", () => {
-    expect(() => checkNewWindow(base)).not.toThrow();
-    expect(() => checkNewWindow({ ...base, tag: "a\nb" })).toThrow(/tag/);
-    expect(() => checkNewWindow({ ...base, env: { "A-B": "1" } })).toThrow(/environment/);
-    expect(() => checkNewWindow({ ...base, command: [] })).toThrow(/command/);
-    expect(() => checkNewWindow({ ...base, cwd: "/no/such/dir" })).toThrow(/no such directory/);
+    expect(() => checkLaunch(base)).not.toThrow();
+    expect(() => checkLaunch({ ...base, tag: "a\nb" })).toThrow(/tag/);
+    expect(() => checkLaunch({ ...base, env: { "A-B": "1" } })).toThrow(/environment/);
+    expect(() => checkLaunch({ ...base, command: [] })).toThrow(/command/);
+    expect(() => checkLaunch({ ...base, cwd: "/no/such/dir" })).toThrow(/no such directory/);
+  });
+
+  test("split-window: into a window of ag's session, detached, printing ids and layout, launch as new-window", () => {
+    const split = { tag: "child", cwd: tmpdir(), command: ["claude"], env: { A: "1" } };
+    expect(sessionWindow("=ag", "@3")).toBe("=ag:@3");
+    expect(() => sessionWindow("=ag", "3")).toThrow(/window id/);
+    const format = "#{window_id}|#{pane_id}|#{pane_pid}|#{window_panes}|#{window_width}|#{window_height}";
+    expect(splitWindowCommand("=ag:@3", split)).toEqual([
+      ...["split-window", "-d", "-f", "-v", "-P", "-F", format, "-t", "=ag:@3"],
+      ...["-c", tmpdir(), "-e", "A=1", "--", "/bin/sh", "-c", 'exec "$0"', "claude"],
+    ]);
+    expect(splitWindowCommand("=ag:@3", { ...split, horizontal: true })[3]).toBe("-h");
+    expect(parseSplit("@3|%8|4243|2|120|40")).toEqual({
+      windowId: "@3",
+      paneId: "%8",
+      pid: 4243,
+      panes: 2,
+      width: 120,
+      height: 40,
+    });
+    expect(() => parseSplit("")).toThrow();
+    expect(paneTagCommand("%8", "-x")).toEqual([
+      "set-option",
+      "-p",
+      "-t",
+      "%8",
+      "--",
+      "@svc_session_id",
+      "-x",
+    ]);
+    expect(() => checkSplitTarget("@0", ["1"])).toThrow(/placeholder/);
+    expect(() => checkSplitTarget("@3", ["", ""])).not.toThrow();
+  });
+
+  test("a split window grows so that each pane keeps at least the requested size", () => {
+    const split = { tag: "c", cwd: tmpdir(), command: ["x"] };
+    const made = { windowId: "@3", paneId: "%8", pid: 1, panes: 2, width: 120, height: 40 };
+    expect(splitLayoutCommands(made, split)).toEqual([
+      ["resize-window", "-t", "@3", "-x", "120", "-y", "81"],
+      ["select-layout", "-t", "@3", "even-vertical"],
+    ]);
+    expect(splitLayoutCommands({ ...made, panes: 3, height: 81 }, split)[0]).toEqual([
+      "resize-window",
+      "-t",
+      "@3",
+      "-x",
+      "120",
+      "-y",
+      "122",
+    ]);
+    expect(splitLayoutCommands(made, { ...split, horizontal: true })).toEqual([
+      ["resize-window", "-t", "@3", "-x", "241", "-y", "40"],
+      ["select-layout", "-t", "@3", "even-horizontal"],
+    ]);
+    // Never shrinks: a window already larger keeps its size; a wider pane widens it.
+    expect(splitLayoutCommands({ ...made, height: 200 }, { ...split, width: 150, height: 30 })[0]).toEqual([
+      "resize-window",
+      "-t",
+      "@3",
+      "-x",
+      "150",
+      "-y",
+      "200",
+    ]);
   });
 
   test("list-panes lines: the tag may hold the separator; dead panes have no pid; the placeholder is skipped", () => {

@@ -71,6 +71,28 @@ describe("fake tmux test controls", () => {
     });
   });
 
+  test("a split window grows as the real one does; each pane records its launch and size", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const parent = await fake.newWindow({ tag: "p", name: "n", cwd: tmpdir(), command: ["x"] });
+    const child = await fake.splitWindow(parent.windowId, {
+      tag: "c",
+      cwd: tmpdir(),
+      command: ["y"],
+      env: { B: "2" },
+    });
+    const window = fake.window(parent.windowId)!;
+    expect(window).toMatchObject({ tag: "p", command: ["x"], width: 120, height: 81 });
+    expect(window.panes.map((p) => [p.paneId, p.tag, p.width, p.height])).toEqual([
+      [parent.paneId, "p", 120, 40],
+      [child.paneId, "c", 120, 40],
+    ]);
+    expect(window.panes[1]).toMatchObject({ command: ["y"], env: { B: "2" } });
+    await fake.splitWindow(parent.windowId, { tag: "d", cwd: tmpdir(), command: ["z"], horizontal: true });
+    expect(window).toMatchObject({ width: 362, height: 81 });
+    expect(window.panes.map((p) => `${p.width}x${p.height}`)).toEqual(["120x81", "120x81", "120x81"]);
+  });
+
   test("killServer: server-lost, every window gone, then connected again", async () => {
     const fake = createFakeTmux();
     const events: string[] = [];

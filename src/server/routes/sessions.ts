@@ -19,6 +19,7 @@ import {
   SessionListQuery,
   type SessionService,
   SessionStats,
+  SpawnInput,
 } from "../../sessions/index.ts";
 import { SessionHealth, SessionLatency, SessionMetrics, SessionSummary } from "../../sessions/insight.ts";
 import type { CreateResult } from "../../sessions/service.ts";
@@ -103,6 +104,19 @@ export function sessionRoutes(sessions: SessionService) {
         detail: {
           summary: "A new session in the same workDir carrying this one's conversation (a new branch)",
         },
+      },
+    )
+    .post(
+      "/v1/sessions/:id/spawn",
+      async ({ params, body, set }) => {
+        set.status = 201;
+        return createdBody(await sessions.spawn(params.id, body.prompt));
+      },
+      {
+        params: Id,
+        body: SpawnInput,
+        response: { 201: CreatedSession },
+        detail: { summary: "A child session in a new pane of this session's window, with the prompt" },
       },
     )
     .post("/v1/sessions/:id/resume", async ({ params }) => createdBody(await sessions.resume(params.id)), {

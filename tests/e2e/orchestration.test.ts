@@ -4,7 +4,7 @@ import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
 
-/** Fork and resume on the REAL agent CLI: the conversation must really be carried. */
+/** Fork, resume and spawn on the REAL agent CLI: conversations and panes must really be there. */
 let world: AgentWorld;
 beforeAll(async () => {
   world = await startAgentWorld();
@@ -15,7 +15,7 @@ afterAll(async () => {
 
 const mainRequests = () => world.mock.requests().filter((r) => r.kind === "main");
 
-describe("fork and resume on the real agent CLI", () => {
+describe("fork, resume and spawn on the real agent CLI", () => {
   let parent: string;
 
   test("fork: a new session in the same workDir whose model requests carry the parent's conversation", async () => {
@@ -60,5 +60,46 @@ describe("fork and resume on the real agent CLI", () => {
     expect(mainRequests()[before]!.history).toEqual(["remember the word PARSNIP", "and now?"]);
     const read = await world.api<Json>("GET", `/v1/sessions/${parent}/read`);
     expect(read.body.output).toContain("Mock reply to: and now?");
+  }, 90_000);
+
+  test("spawn: a teammate runs its prompt in a new pane of the parent's window", async () => {
+    const spawned = await world.api<Json>("POST", `/v1/sessions/${parent}/spawn`, {
+      prompt: "say hello from the teammate",
+    });
+    expect(spawned.status).toBe(201);
+    expect(spawned.body).toMatchObject({
+      parentId: parent,
+      workDir: world.workDir,
+      promptDelivery: { delivered: true },
+    });
+    const child = spawned.body.id as string;
+    await world.waitFor(child, "idle");
+    expect((await world.api<Json>("GET", `/v1/sessions/${child}/read`)).body.output).toContain(
+      "Hello from the mock model",
+    );
+
+    // Both agents share one tmux window, each in its own tagged pane.
+    const listing = Bun.spawnSync([
+      "tmux",
+      "-L",
+      world.env.SVC_TMUX_SOCKET!,
+      "list-panes",
+      "-a",
+      "-F",
+      "#{window_id} #{@svc_session_id}",
+    ]).stdout.toString();
+    const windowOf = (id: string) =>
+      listing
+        .split("\n")
+        .find((l) => l.endsWith(` ${id}`))
+        ?.split(" ")[0];
+    expect(windowOf(child)).toBeDefined();
+    expect(windowOf(child)).toBe(windowOf(parent));
+
+    const health = await world.api<Json>("GET", `/v1/sessions/${child}/health`);
+    expect(health.body).toMatchObject({ alive: true, status: "idle" });
+    expect(health.body.agentPid).toBeGreaterThan(0);
+    await world.api("DELETE", `/v1/sessions/${child}`);
+    expect((await world.api<Json>("GET", `/v1/sessions/${parent}/health`)).body.alive).toBe(true);
   }, 90_000);
 });
