@@ -3,9 +3,11 @@ import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import type { Config } from "./config/schema.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { createHealthService } from "./health/service.ts";
+import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { isLoopbackName } from "./server/auth.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
+import { screenshotRoutes } from "./server/routes/screenshot.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
 import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
 import { createHookReceiver } from "./sessions/hooks.ts";
@@ -116,6 +118,11 @@ export async function startRuntime({
     const adopting = supervisor.start().catch((error) => {
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
+    const screenshots = createScreenshotService({
+      chromiumPath: config.chromiumPath,
+      allowHosts: config.screenshotAllowHosts,
+      logger,
+    });
     const app = createApp({
       version: VERSION,
       authToken: config.authToken,
@@ -136,6 +143,7 @@ export async function startRuntime({
       sessions,
       hooks,
       logger,
+      plugins: [screenshotRoutes(screenshots, sessions)],
     });
     const server = await listen(app, { host: config.host, port: config.port, maxBodyBytes: MAX_BODY_BYTES });
     const url = `http://${urlHost(config.host)}:${server.port}`;
@@ -156,6 +164,7 @@ export async function startRuntime({
       drain: (graceMs) => server.stop(graceMs),
       close() {
         supervisor.stop();
+        void screenshots.close();
         void control.close();
         openDb.close();
         lock.release();

@@ -178,6 +178,11 @@ function coerce(raw: string, kind: EnvKind, setting: Setting, label: string): un
         .map((url) => url.trim())
         .filter(Boolean)
         .map((url) => ({ url }));
+    case "list":
+      return raw
+        .split(",")
+        .map((item) => item.trim())
+        .filter(Boolean);
   }
 }
 

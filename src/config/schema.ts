@@ -43,7 +43,8 @@ export const TenantWorkdir = Type.Object(
 );
 
 /** How an environment string becomes a value before the schema checks it. */
-export type EnvKind = "string" | "integer" | "number" | "boolean" | "json" | "webhooks";
+/** `list`: comma-separated values, trimmed, empty items dropped. */
+export type EnvKind = "string" | "integer" | "number" | "boolean" | "json" | "webhooks" | "list";
 
 export interface Setting {
   /** The config-file key (camelCase). */
@@ -322,6 +323,23 @@ export const SETTINGS = [
     description: "Chat bot forwards thinking and tool use in full (truncated)",
   }),
   setting({
+    key: "chromiumPath",
+    env: "SVC_CHROMIUM_PATH",
+    envKind: "string",
+    schema: Type.Union([NonEmpty, Type.Null()]),
+    default: null,
+    description:
+      "Chromium for screenshots; default the first of chromium, chromium-browser, google-chrome on PATH",
+  }),
+  setting({
+    key: "screenshotAllowHosts",
+    env: "SVC_SCREENSHOT_ALLOW_HOSTS",
+    envKind: "list",
+    schema: Type.Array(Type.String({ pattern: "^[A-Za-z0-9._:\\[\\]-]+$" })),
+    default: [],
+    description: "Host names screenshots may load besides loopback (comma-separated)",
+  }),
+  setting({
     key: "memoryBridge",
     schema: Type.Object(
       {
@@ -385,6 +403,8 @@ export interface Config {
   otelServiceName: string;
   otelSampleRate: number;
   chatVerbose: boolean;
+  chromiumPath: string | null;
+  screenshotAllowHosts: string[];
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };
   verificationProtocol: { autoVerifyOnStop: boolean; criticalOnly: boolean };
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;

@@ -42,7 +42,8 @@ export function createSessionReading(ctx: SessionContext) {
     if (!path) return null;
     const follower = createTranscriptFollower({ agent: deps.agent, logger: deps.logger, onLine: () => {} });
     await follower.attach(path, true);
-    follower.stop();
+    // Watched only while this request looks at it (read's settle wait), then let go.
+    setTimeout(() => follower.stop(), READ_SETTLE_MS + 500).unref?.();
     return follower;
   }
 

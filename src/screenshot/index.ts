@@ -1,0 +1,10 @@
+export { CHROMIUM_ARGS, CHROMIUM_COMMANDS, findChromium, type Launch, launchChromium } from "./chromium.ts";
+export { Screenshot, ScreenshotInput } from "./screenshot.ts";
+export {
+  createScreenshotService,
+  IDLE_CLOSE_MS,
+  LOAD_TIMEOUT_MS,
+  type ScreenshotService,
+  type ScreenshotServiceDeps,
+} from "./service.ts";
+export { checkUrl, isLoopbackHost } from "./target.ts";

@@ -1,0 +1,261 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { networkInterfaces } from "node:os";
+import { inflateSync } from "node:zlib";
+import { createScreenshotService, type ScreenshotService } from "../../src/screenshot/index.ts";
+import { screenshotRoutes } from "../../src/server/routes/screenshot.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
+import { freePort } from "../helpers/binary.ts";
+import { chromiumPath } from "../helpers/browser.ts";
+
+/** Real Chromium through the route, against pages served on loopback. */
+
+interface Png {
+  width: number;
+  height: number;
+  pixel(x: number, y: number): [number, number, number];
+}
+
+/** Just enough PNG for Chromium's output: 8-bit RGB or RGBA, not interlaced. */
+function decodePng(bytes: Uint8Array): Png {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  expect([...bytes.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat: Uint8Array[] = [];
+  for (let at = 8; at < bytes.length; ) {
+    const length = view.getUint32(at);
+    const type = new TextDecoder().decode(bytes.subarray(at + 4, at + 8));
+    const data = bytes.subarray(at + 8, at + 8 + length);
+    if (type === "IHDR") {
+      width = view.getUint32(at + 8);
+      height = view.getUint32(at + 12);
+      expect(data[8]).toBe(8); // bit depth
+      expect(data[12]).toBe(0); // not interlaced
+      channels = data[9] === 6 ? 4 : data[9] === 2 ? 3 : 0;
+      expect(channels).toBeGreaterThan(0);
+    }
+    if (type === "IDAT") idat.push(data);
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const rows = new Uint8Array(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]!;
+    for (let i = 0; i < stride; i++) {
+      const x = raw[y * (stride + 1) + 1 + i]!;
+      const a = i >= channels ? rows[y * stride + i - channels]! : 0;
+      const b = y > 0 ? rows[(y - 1) * stride + i]! : 0;
+      const c = i >= channels && y > 0 ? rows[(y - 1) * stride + i - channels]! : 0;
+      const predictor = [0, a, b, (a + b) >> 1, paeth(a, b, c)][filter]!;
+      rows[y * stride + i] = (x + predictor) & 0xff;
+    }
+  }
+  return {
+    width,
+    height,
+    pixel: (x, y) => {
+      const at = y * stride + x * channels;
+      return [rows[at]!, rows[at + 1]!, rows[at + 2]!];
+    },
+  };
+}
+
+function paeth(a: number, b: number, c: number): number {
+  const p = a + b - c;
+  const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+const html = (body: string) =>
+  new Response(`<!doctype html><html><body style="margin:0;background:#0000ff">${body}</body></html>`, {
+    headers: { "content-type": "text/html" },
+  });
+
+/** A non-loopback address of this machine, if it has one: a host that answers but is not allowed. */
+const outsideAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((i) => i && !i.internal && i.family === "IPv4")?.address;
+
+const outsideHits: string[] = [];
+const outside = Bun.serve({
+  port: 0,
+  hostname: "0.0.0.0",
+  fetch(request) {
+    outsideHits.push(new URL(request.url).pathname);
+    return html('<div style="width:100px;height:100px;background:#00ff00"></div>');
+  },
+});
+const outsideUrl = `http://${outsideAddress}:${outside.port}`;
+
+const site = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(request) {
+    const url = new URL(request.url);
+    switch (url.pathname) {
+      case "/box":
+        return html('<div style="width:300px;height:200px;background:#ff0000"></div>');
+      case "/tall":
+        return html('<div style="width:100px;height:2000px;background:#ff0000"></div>');
+      case "/away":
+        return Response.redirect(url.searchParams.get("to")!, 302);
+      case "/leaky":
+        return html(`<img src="${outsideUrl}/pixel.png"><iframe src="${outsideUrl}/frame"></iframe>`);
+      case "/hang":
+        await Bun.sleep(5_000);
+        return html("late");
+      default:
+        return new Response("not found", { status: 404 });
+    }
+  },
+});
+const origin = `http://127.0.0.1:${site.port}`;
+
+function logSink(): { lines: string[]; logger: ReturnType<typeof createLogger> } {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: "info",
+    json: true,
+    stream: { write: (line: string) => lines.push(line) } as never,
+  });
+  return { lines, logger };
+}
+
+function appWith(service: ScreenshotService): { app: TestApp; shoot(body: unknown): Promise<Response> } {
+  let app: TestApp | undefined;
+  app = testApp({
+    supervise: false,
+    plugins: [screenshotRoutes(service, { get: (id) => app!.sessions.get(id) })],
+  });
+  const session = sampleSession();
+  app.repo.insert(session);
+  return { app, shoot: (body) => app!.request("POST", `/v1/sessions/${session.id}/screenshot`, { body }) };
+}
+
+function imageOf(shot: { mimeType: string; data: string }): Png {
+  expect(shot.mimeType).toBe("image/png");
+  return decodePng(Buffer.from(shot.data, "base64"));
+}
+
+async function png(response: Response): Promise<Png> {
+  expect(response.status).toBe(200);
+  return imageOf(await response.json());
+}
+
+const main = logSink();
+const service = createScreenshotService({
+  chromiumPath: chromiumPath(),
+  allowHosts: [],
+  logger: main.logger,
+});
+const { shoot } = appWith(service);
+
+const quick = logSink();
+const quickService = createScreenshotService({
+  chromiumPath: chromiumPath(),
+  allowHosts: outsideAddress ? [outsideAddress] : [],
+  logger: quick.logger,
+  timeoutMs: 1_000,
+  idleMs: 300,
+});
+
+afterAll(async () => {
+  await service.close();
+  await quickService.close();
+  site.stop(true);
+  outside.stop(true);
+});
+
+describe("captures through the route with real Chromium", () => {
+  test("the PNG has the requested viewport size and shows the page", async () => {
+    const image = await png(await shoot({ url: `${origin}/box`, width: 640, height: 360 }));
+    expect([image.width, image.height]).toEqual([640, 360]);
+    expect(image.pixel(10, 10)).toEqual([255, 0, 0]); // inside the 300x200 red box
+    expect(image.pixel(299, 199)).toEqual([255, 0, 0]);
+    expect(image.pixel(300, 100)).toEqual([0, 0, 255]); // just right of it: the blue page
+    expect(image.pixel(639, 359)).toEqual([0, 0, 255]);
+  });
+
+  test("without a size: 1280x800", async () => {
+    const image = await png(await shoot({ url: `http://localhost:${site.port}/box` }));
+    expect([image.width, image.height]).toEqual([1280, 800]);
+  });
+
+  test("fullPage captures the whole scrollable page, taller than the viewport", async () => {
+    const viewport = await png(await shoot({ url: `${origin}/tall`, width: 400, height: 300 }));
+    expect([viewport.width, viewport.height]).toEqual([400, 300]);
+    const whole = await png(await shoot({ url: `${origin}/tall`, width: 400, height: 300, fullPage: true }));
+    expect([whole.width, whole.height]).toEqual([400, 2000]);
+    expect(whole.pixel(50, 1990)).toEqual([255, 0, 0]);
+    expect(whole.pixel(150, 1990)).toEqual([0, 0, 255]);
+  });
+
+  test("one browser serves every capture", () => {
+    expect(main.lines.filter((l) => l.includes("screenshot browser started")).length).toBe(1);
+  });
+
+  test("a port nobody listens on → 400 saying the connection was refused", async () => {
+    const response = await shoot({ url: `http://127.0.0.1:${freePort()}/` });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.code).toBe("VALIDATION_ERROR");
+    expect(body.error).toContain("net::ERR_CONNECTION_REFUSED");
+  });
+});
+
+describe.skipIf(!outsideAddress)("the browser reaches loopback and the allowed hosts only", () => {
+  test("a redirect to another host → 400, and that host sees no request", async () => {
+    outsideHits.length = 0;
+    const to = encodeURIComponent(`${outsideUrl}/secret`);
+    const response = await shoot({ url: `${origin}/away?to=${to}` });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.code).toBe("VALIDATION_ERROR");
+    expect(body.error).toContain("led to a host that is not allowed");
+    expect(outsideHits).toEqual([]);
+  });
+
+  test("images and frames from another host are not fetched; the page is still captured", async () => {
+    outsideHits.length = 0;
+    const image = await png(await shoot({ url: `${origin}/leaky`, width: 320, height: 240 }));
+    expect(image.width).toBe(320);
+    expect(outsideHits).toEqual([]);
+  });
+
+  test("a host in the allow list is loaded, directly or through a redirect", async () => {
+    outsideHits.length = 0;
+    const image = imageOf(await quickService.capture({ url: `${outsideUrl}/ok`, width: 200, height: 150 }));
+    expect(image.pixel(10, 10)).toEqual([0, 255, 0]);
+    const to = encodeURIComponent(`${outsideUrl}/via`);
+    await quickService.capture({ url: `${origin}/away?to=${to}`, width: 200, height: 150 });
+    expect(outsideHits.filter((path) => path !== "/favicon.ico")).toEqual(["/ok", "/via"]);
+  });
+});
+
+describe("load bound and browser lifetime", () => {
+  test("a page that does not load in time → 400 VALIDATION_ERROR, not a 500", async () => {
+    const started = performance.now();
+    const error = await quickService.capture({ url: `${origin}/hang` }).catch((e) => e);
+    expect(error.code).toBe("VALIDATION_ERROR");
+    expect(error.message).toBe(`${origin}/hang did not load within 1 s`);
+    expect(performance.now() - started).toBeLessThan(4_000);
+  });
+
+  test("the browser closes after the idle time and starts again for the next capture", async () => {
+    await quickService.capture({ url: `${origin}/box`, width: 200, height: 200 });
+    const startsBefore = quick.lines.filter((l) => l.includes("screenshot browser started")).length;
+    await Bun.sleep(800);
+    expect(quick.lines.some((l) => l.includes("screenshot browser closed (idle)"))).toBe(true);
+    const image = imageOf(await quickService.capture({ url: `${origin}/box`, width: 200, height: 200 }));
+    expect(image.pixel(5, 5)).toEqual([255, 0, 0]);
+    expect(quick.lines.filter((l) => l.includes("screenshot browser started")).length).toBe(startsBefore + 1);
+  });
+
+  test("close() ends the browser", async () => {
+    await quickService.close();
+    expect(quick.lines.at(-1)).toContain("screenshot browser closed (dispose)");
+  });
+});
