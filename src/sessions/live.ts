@@ -163,6 +163,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       );
     }
     if (changed) {
+      deps.logger.debug(
+        `session ${record.id}: ${previous} → ${state.status} (${source} ${observation.kind}${transition.detail ? `: ${transition.detail}` : ""})`,
+      );
       const at = new Date(now).toISOString();
       const terminal = state.status === "completed" || state.status === "crashed";
       deps.repo.update(record.id, {

@@ -99,8 +99,9 @@ export function reduce(
       state = enter(state, "idle");
       break;
     case "session-ended":
+      // Not an end by itself: `claude --resume` was seen sending SessionEnd (reason "other")
+      // while it kept running. The process exiting (pane death, exit screen) ends the session.
       detail = obs.reason;
-      state = enter(state, "completed");
       break;
     case "exited":
       detail = obs.status === 0 ? "agent exited" : `agent exited with status ${obs.status ?? "unknown"}`;

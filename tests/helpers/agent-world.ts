@@ -77,7 +77,10 @@ export async function startAgentWorld(extraEnv: Record<string, string> = {}): Pr
         if (last.status === status) return last;
         await Bun.sleep(100);
       }
-      throw new Error(`session ${id}: wanted ${status}, still ${last.status} after ${timeoutMs} ms`);
+      const log = ag.stderr().split("\n").slice(-15).join("\n");
+      throw new Error(
+        `session ${id}: wanted ${status}, still ${last.status} after ${timeoutMs} ms; ag's last log lines:\n${log}`,
+      );
     },
     async restart(signal = "SIGTERM") {
       ag.proc.kill(signal);

@@ -101,7 +101,8 @@ describe("Claude Code hook payloads → observations", () => {
       }
       if (line.startsWith("Stop:")) expect(line).toBe("Stop:idle");
     }
-    expect(statuses.at(-1)).toBe("SessionEnd:completed");
+    // SessionEnd alone does not end a session: the process exiting does (see status.ts).
+    expect(statuses.at(-1)).toBe("SessionEnd:idle");
   });
 });
 

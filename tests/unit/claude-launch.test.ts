@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { prepareClaudeLaunch, shellJoin, splitCommand, trustFolder } from "../../src/agents/claude/launch.ts";
+import {
+  launchTag,
+  prepareClaudeLaunch,
+  shellJoin,
+  splitCommand,
+  trustFolder,
+} from "../../src/agents/claude/launch.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 function request(overrides: Partial<Parameters<typeof prepareClaudeLaunch>[0]> = {}) {
@@ -32,7 +38,7 @@ describe("launching Claude Code", () => {
     const req = request();
     const home = tempDir();
     const plan = await prepareClaudeLaunch(req, env(home));
-    const settingsFile = join(req.sessionDir, "settings.json");
+    const settingsFile = join(req.sessionDir, `settings-${launchTag("secret-xyz")}.json`);
     expect(plan.command).toEqual([
       "claude",
       "--session-id",
@@ -43,7 +49,7 @@ describe("launching Claude Code", () => {
       settingsFile,
     ]);
     expect(statSync(settingsFile).mode & 0o777).toBe(0o600);
-    expect(statSync(join(req.sessionDir, "hook-secret")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(req.sessionDir, `hook-secret-${launchTag("secret-xyz")}`)).mode & 0o777).toBe(0o600);
     expect(statSync(req.sessionDir).mode & 0o777).toBe(0o700);
     const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
     expect(settings.hooks.Stop[0].hooks[0].url).toBe("http://127.0.0.1:9100/v1/hooks/Stop");
@@ -59,7 +65,9 @@ describe("launching Claude Code", () => {
     expect(plan.command.slice(0, 3)).toEqual(["claude", "--model", "opus 4"]);
     expect(plan.env.CLAUDE_CONFIG_DIR).toBe("/data/claude");
     expect(plan.env.IS_SANDBOX).toBe("1");
-    const settings = JSON.parse(readFileSync(join(req.sessionDir, "settings.json"), "utf8"));
+    const settings = JSON.parse(
+      readFileSync(join(req.sessionDir, `settings-${launchTag("secret-xyz")}.json`), "utf8"),
+    );
     expect(settings.skipDangerousModePermissionPrompt).toBe(true);
   });
 

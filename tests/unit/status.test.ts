@@ -76,10 +76,10 @@ describe("hooks drive the state", () => {
     expect(r.events).toContain("status.rate_limited");
   });
 
-  test("session end → completed; a dead process → crashed; terminal states stay", () => {
-    expect(
-      run(idleStart(), [[5, "hook", { kind: "session-ended", reason: "prompt_input_exit" }]]).state.status,
-    ).toBe("completed");
+  test("SessionEnd alone changes nothing; a clean exit → completed; a dead process → crashed; terminal states stay", () => {
+    expect(run(idleStart(), [[5, "hook", { kind: "session-ended", reason: "other" }]]).state.status).toBe(
+      "idle",
+    );
     const dead = run(idleStart(), [[5, "tmux", { kind: "exited", status: 137 }]]);
     expect(dead.state.status).toBe("crashed");
     expect(dead.events).toEqual(["status.dead", "session.ended"]);

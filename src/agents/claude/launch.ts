@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { HOOK_SECRET_HEADER } from "../../sessions/hooks.ts";
@@ -16,6 +17,11 @@ export interface ClaudeEnvironment {
   isRoot: boolean;
 }
 
+/** Names one launch's files: a short digest of its secret (never the secret itself). */
+export function launchTag(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex").slice(0, 12);
+}
+
 /** Where Claude Code keeps its global config (.claude.json) and its transcripts. */
 export function claudeConfigFile(env: Pick<ClaudeEnvironment, "home" | "dataDir">): string {
   return env.dataDir ? join(env.dataDir, ".claude.json") : join(env.home, ".claude.json");
@@ -31,9 +37,12 @@ export async function prepareClaudeLaunch(
 ): Promise<LaunchPlan> {
   const warnings: string[] = [];
   mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
-  const secretFile = join(request.sessionDir, "hook-secret");
+  // Files per launch: Claude Code reloads a settings file that changes, so a resumed session's
+  // new secret written over the old file would reach the ended agent still shutting down.
+  const launch = launchTag(request.hookSecret);
+  const secretFile = join(request.sessionDir, `hook-secret-${launch}`);
   writePrivate(secretFile, request.hookSecret);
-  const settingsFile = join(request.sessionDir, "settings.json");
+  const settingsFile = join(request.sessionDir, `settings-${launch}.json`);
   const settings = {
     hooks: hookSettings({
       hookBaseUrl: request.hookBaseUrl,
