@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -102,4 +104,25 @@ describe("fork, resume and spawn on the real agent CLI", () => {
     await world.api("DELETE", `/v1/sessions/${child}`);
     expect((await world.api<Json>("GET", `/v1/sessions/${parent}/health`)).body.alive).toBe(true);
   }, 90_000);
+
+  test("all six permission modes launch to a usable prompt, each shown in the agent's footer", async () => {
+    const footer: Record<string, RegExp> = {
+      default: /\? for shortcuts/,
+      acceptEdits: /accept edits on/,
+      plan: /plan mode on/,
+      auto: /auto mode on/,
+      bypassPermissions: /bypass permissions on/,
+      dontAsk: /don't ask on/,
+    };
+    for (const [mode, marker] of Object.entries(footer)) {
+      const workDir = join(world.workDir, `mode-${mode}`);
+      mkdirSync(workDir);
+      const created = await world.api<Json>("POST", "/v1/sessions", { workDir, permissionMode: mode });
+      expect(created.status).toBe(201);
+      await world.waitFor(created.body.id, "idle");
+      const pane = await world.api<Json>("GET", `/v1/sessions/${created.body.id}/pane`);
+      expect({ mode, shows: marker.test(pane.body.content) }).toEqual({ mode, shows: true });
+      await world.api("DELETE", `/v1/sessions/${created.body.id}`);
+    }
+  }, 120_000);
 });
