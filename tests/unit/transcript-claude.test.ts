@@ -4,13 +4,15 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import {
   claudeTranscriptFormat,
-  createTranscriptState,
-  encodeProjectDir,
-  findTranscript,
   parseTranscriptLine,
   toCursorMessage,
-  transcriptPath,
 } from "../../src/agents/claude/transcript.ts";
+import {
+  encodeProjectDir,
+  findTranscript,
+  transcriptPath,
+} from "../../src/agents/claude/transcript-files.ts";
+import { createTranscriptState } from "../../src/agents/claude/transcript-state.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { TranscriptMessage } from "../../src/transcript/cursor.ts";
 import { tempDir } from "../helpers/temp.ts";

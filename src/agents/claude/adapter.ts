@@ -5,7 +5,8 @@ import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./la
 import { createClaudeTranscriptReader } from "./reader.ts";
 import { classifyScreen, type ScreenState } from "./screen.ts";
 import { denyReply, toolCategory } from "./tools.ts";
-import { claudeTranscriptFormat, findTranscript } from "./transcript.ts";
+import { claudeTranscriptFormat } from "./transcript.ts";
+import { findTranscript } from "./transcript-files.ts";
 
 /** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
 const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;

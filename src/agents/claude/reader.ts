@@ -1,5 +1,6 @@
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
-import { createTranscriptState, parseTranscriptLine, type TranscriptEntry } from "./transcript.ts";
+import { parseTranscriptLine, type TranscriptEntry } from "./transcript.ts";
+import { createTranscriptState } from "./transcript-state.ts";
 
 const clip = (text: string, max = 2000) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
