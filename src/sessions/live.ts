@@ -5,6 +5,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
+import { createLiveStats, type LiveStats, pushSample } from "./live-stats.ts";
 import type { Observation, ObservationSource } from "./observation.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
 import { initialStatus, reduce, type StatusState } from "./status.ts";
@@ -51,25 +52,6 @@ export interface LiveSession {
   dispose(): void;
 }
 
-const SAMPLES = 200;
-
-export interface LiveStats {
-  followingSince: number;
-  deliveries: { sent: number; delivered: number; failed: number; attempts: number };
-  /** Milliseconds from paste to the agent's confirmation, recent deliveries. */
-  deliveryMs: number[];
-  /** Milliseconds from the first evidence of a new state to its publication, recent changes. */
-  detectionMs: number[];
-  /** Milliseconds spent in each status (the current one up to its last change). */
-  timeInState: Record<string, number>;
-  statusSince: number;
-}
-
-function pushSample(list: number[], value: number): void {
-  list.push(value);
-  if (list.length > SAMPLES) list.shift();
-}
-
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, booting: boolean): LiveSession {
   let record = initial;
   let state: StatusState = {
@@ -87,14 +69,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   const changeWaiters = new Set<() => void>();
   const submitListeners = new Set<(text: string) => void>();
   const seenPrompts: string[] = [];
-  const stats: LiveStats = {
-    followingSince: deps.clock.now(),
-    deliveries: { sent: 0, delivered: 0, failed: 0, attempts: 0 },
-    deliveryMs: [],
-    detectionMs: [],
-    timeInState: {},
-    statusSince: deps.clock.now(),
-  };
+  const stats = createLiveStats(deps.clock.now());
   /** Launch time of a session started now; adopted sessions read their past as history instead. */
   const launchedAt = booting ? deps.clock.now() : 0;
   const transcript = createTranscriptFollower({
