@@ -12,6 +12,7 @@ import { defaultDashboardRoot } from "./server/static.ts";
 import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
 import { createHookReceiver } from "./sessions/hooks.ts";
 import { createSessionRepo, createSessionService, type SessionService } from "./sessions/index.ts";
+import { DEFAULT_PRICES } from "./sessions/pricing.ts";
 import { createSupervisor } from "./sessions/supervisor.ts";
 import { systemClock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
@@ -106,6 +107,8 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        // The config's fragments first (they win the match), its prices over the built-in ones.
+        prices: { ...config.pricing, ...DEFAULT_PRICES, ...config.pricing },
         maxSessions: config.maxSessions,
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },

@@ -76,6 +76,11 @@ export interface TranscriptReader {
   /** Whether the latest turn's end is written down (the agent may flush lines after its Stop hook). */
   turnEnded(): boolean;
   tokens(): { input: number; output: number; cacheRead: number; cacheCreation: number };
+  /** Tokens per model name (for cost estimates). */
+  tokensByModel(): Record<
+    string,
+    { input: number; output: number; cacheRead: number; cacheCreation: number }
+  >;
   summary(): TranscriptSummary;
 }
 

@@ -315,6 +315,24 @@ export const SETTINGS = [
     description: "Trace sample rate, 0.0 to 1.0",
   }),
   setting({
+    key: "pricing",
+    schema: Type.Record(
+      Type.String({ minLength: 1 }),
+      Type.Object(
+        {
+          input: Type.Number({ minimum: 0 }),
+          output: Type.Number({ minimum: 0 }),
+          cacheRead: Type.Optional(Type.Number({ minimum: 0 })),
+          cacheCreation: Type.Optional(Type.Number({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    default: {},
+    description:
+      'Price per million tokens by model-name fragment, e.g. {"opus": {input, output, cacheRead?, cacheCreation?}}; merged over the built-in table',
+  }),
+  setting({
     key: "chatVerbose",
     env: "SVC_CHAT_VERBOSE",
     envKind: "boolean",
@@ -402,6 +420,7 @@ export interface Config {
   otelOtlpEndpoint: string;
   otelServiceName: string;
   otelSampleRate: number;
+  pricing: Record<string, { input: number; output: number; cacheRead?: number; cacheCreation?: number }>;
   chatVerbose: boolean;
   chromiumPath: string | null;
   screenshotAllowHosts: string[];

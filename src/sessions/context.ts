@@ -8,6 +8,7 @@ import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { DEFAULT_DELIVERY, type DeliveryOptions } from "./delivery.ts";
 import { createLiveSession, type LiveSession } from "./live.ts";
+import type { PriceTable } from "./pricing.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
 import { isTerminal } from "./session.ts";
 
@@ -34,6 +35,8 @@ export interface SessionServiceDeps {
     idleTimeoutMs?: number;
     maxSessions: number | null;
     delivery?: DeliveryOptions;
+    /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
+    prices?: PriceTable;
   };
 }
 

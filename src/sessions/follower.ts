@@ -19,6 +19,7 @@ export interface TranscriptFollower {
   catchUp(): Promise<void>;
   output(): string;
   summary(): ReturnType<TranscriptReader["summary"]>;
+  tokensByModel(): ReturnType<TranscriptReader["tokensByModel"]>;
   /**
    * Waits (up to `timeoutMs`) until the latest turn's end is in the file: the agent reports the
    * end of a turn before it has flushed the turn's last lines.
@@ -88,6 +89,7 @@ export function createTranscriptFollower(deps: {
     catchUp,
     output: () => reader.output(),
     summary: () => reader.summary(),
+    tokensByModel: () => reader.tokensByModel(),
     async settled(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       await catchUp();

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { SessionContext } from "./context.ts";
+import { DEFAULT_PRICES, estimateCost } from "./pricing.ts";
 import type { createSessionReading } from "./reading.ts";
 import type { SessionRecord } from "./repo.ts";
 import { isTerminal, SessionStatus } from "./session.ts";
@@ -46,6 +47,10 @@ export const SessionSummary = Type.Object({
 export const SessionMetrics = Type.Object({
   id: Type.String(),
   tokens: SessionSummary.properties.tokens,
+  estimatedCost: Type.Object({
+    usd: Type.Number({ description: "estimate from the price table (pricing in config)" }),
+    unpriced: Type.Array(Type.String(), { description: "models with no price: not in usd" }),
+  }),
   turns: Type.Integer(),
   toolCalls: Type.Integer(),
   deliveries: Type.Object({
@@ -95,7 +100,7 @@ export function createSessionInsight(ctx: SessionContext, reading: ReturnType<ty
 
   async function metrics(id: string): Promise<Static<typeof SessionMetrics>> {
     const rec = ctx.record(id);
-    const { tokens, summary: s } = await reading.summary(id);
+    const { tokens, tokensByModel, summary: s } = await reading.summary(id);
     const live = ctx.live.get(id);
     const timeInState: Record<string, number> = { ...(live?.stats.timeInState ?? {}) };
     if (live)
@@ -103,6 +108,7 @@ export function createSessionInsight(ctx: SessionContext, reading: ReturnType<ty
     return {
       id,
       tokens,
+      estimatedCost: estimateCost(tokensByModel, deps.settings.prices ?? DEFAULT_PRICES),
       turns: s.turns,
       toolCalls: s.toolCalls,
       deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },

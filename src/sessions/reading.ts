@@ -71,6 +71,7 @@ export function createSessionReading(ctx: SessionContext) {
       const rec = ctx.record(id);
       return {
         tokens: transcript?.tokens() ?? rec.tokenUsage,
+        tokensByModel: transcript?.tokensByModel() ?? {},
         summary: transcript?.summary() ?? EMPTY_SUMMARY,
       };
     },

@@ -40,6 +40,9 @@ describe("a session on the real agent CLI", () => {
     expect(read.body.tokenUsage.input).toBeGreaterThan(0);
     expect(read.body.tokenUsage.output).toBeGreaterThan(0);
     expect(world.prompts()).toEqual(["say hello"]);
+    const metrics = await world.api<Json>("GET", `/v1/sessions/${id}/metrics`);
+    expect(metrics.body.estimatedCost.usd).toBeGreaterThan(0);
+    expect(metrics.body.deliveries).toEqual({ sent: 1, delivered: 1, failed: 0, attempts: 1 });
     // ag pre-accepted the folder trust in the agent's own config (no dialog appeared).
     const config = JSON.parse(readFileSync(join(world.env.HOME!, ".claude.json"), "utf8"));
     expect(config.projects[world.workDir]).toMatchObject({ hasTrustDialogAccepted: true });

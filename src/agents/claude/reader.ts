@@ -44,6 +44,7 @@ export function createClaudeTranscriptReader(): TranscriptReader {
       return { ...meaning(entry), ...(Number.isFinite(at) ? { at } : {}) };
     },
     output: () => state.snapshot().turn.output,
+    tokensByModel: () => state.snapshot().tokensByModel,
     summary() {
       const snapshot = state.snapshot();
       const last = snapshot.lastEntryAt;

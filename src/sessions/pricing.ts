@@ -1,0 +1,55 @@
+/** USD per million tokens. */
+export interface Price {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheCreation?: number;
+}
+
+export type PriceTable = Record<string, Price>;
+
+/**
+ * Built-in estimates by model-name fragment (the first fragment found in a model's name wins, so
+ * more specific keys come first). Cache reads default to a tenth of the input price and cache
+ * writes to 1.25 times it. Prices change: `pricing` in the config file overrides or adds keys.
+ */
+export const DEFAULT_PRICES: PriceTable = {
+  "opus-4-1": { input: 15, output: 75 },
+  "opus-4-0": { input: 15, output: 75 },
+  opus: { input: 5, output: 25 },
+  sonnet: { input: 3, output: 15 },
+  haiku: { input: 1, output: 5 },
+};
+
+export interface Tokens {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheCreation: number;
+}
+
+export interface CostEstimate {
+  usd: number;
+  /** Models whose name matched no price: their tokens are not in `usd`. */
+  unpriced: string[];
+}
+
+export function estimateCost(byModel: Record<string, Tokens>, table: PriceTable): CostEstimate {
+  let usd = 0;
+  const unpriced: string[] = [];
+  for (const [model, tokens] of Object.entries(byModel)) {
+    const key = Object.keys(table).find((fragment) => model.toLowerCase().includes(fragment.toLowerCase()));
+    if (!key) {
+      unpriced.push(model);
+      continue;
+    }
+    const price = table[key]!;
+    usd +=
+      (tokens.input * price.input +
+        tokens.output * price.output +
+        tokens.cacheRead * (price.cacheRead ?? price.input / 10) +
+        tokens.cacheCreation * (price.cacheCreation ?? price.input * 1.25)) /
+      1_000_000;
+  }
+  return { usd: Math.round(usd * 1_000_000) / 1_000_000, unpriced };
+}
