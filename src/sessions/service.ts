@@ -263,12 +263,15 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       const transcript = await conversationOf(ended);
       assertCapacity(ctx);
       const at = new Date(deps.clock.now()).toISOString();
+      // A new secret (and so new per-launch settings files): the ended agent may still be
+      // shutting down, and its last hooks must not reach the relaunched session.
       deps.repo.update(id, {
         status: "working",
         endedAt: null,
         endReason: null,
         pendingPermission: null,
         updatedAt: at,
+        hookSecret: newHookSecret(),
       });
       const warnings: string[] = [];
       const session = await launchWindow(ctx, {

@@ -134,3 +134,34 @@ describe("fork and resume guards", () => {
     expect((await app.request("POST", "/sessions/nope/fork")).status).toBe(404);
   });
 });
+
+describe("resume", () => {
+  test("relaunches an ended session under its id with a new hook secret; the old secret is refused", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const created = (await (
+      await app.request("POST", "/v1/sessions", { body: { workDir: tempDir() } })
+    ).json()) as Json;
+    const transcript = `${tempDir()}/${created.id}.jsonl`;
+    await Bun.write(
+      transcript,
+      `${JSON.stringify({ type: "user", message: { role: "user", content: "hi" } })}\n`,
+    );
+    app.repo.update(created.id, { transcriptPath: transcript });
+    const oldSecret = app.repo.get(created.id)!.hookSecret;
+    await app.request("DELETE", `/v1/sessions/${created.id}`);
+    const resumed = await app.request("POST", `/v1/sessions/${created.id}/resume`);
+    expect(resumed.status).toBe(200);
+    expect((await resumed.json()).id).toBe(created.id);
+    const record = app.repo.get(created.id)!;
+    expect(record.status).not.toBe("killed");
+    expect(record.hookSecret).not.toBe(oldSecret);
+    const window = app.tmux.window(record.windowId!)!;
+    expect(window.command).toContain("--resume");
+    const stale = await app.request("POST", "/v1/hooks/SessionEnd", {
+      body: { session_id: created.id, reason: "other" },
+      headers: { "x-svc-hook-secret": oldSecret },
+    });
+    expect(stale.status).toBe(401);
+  });
+});
