@@ -1,10 +1,11 @@
 import { type AnyElysia, Elysia } from "elysia";
+import { type AuditLog, auditRequest } from "../audit/index.ts";
 import type { HealthService } from "../health/service.ts";
 import type { HookReceiver } from "../sessions/hooks.ts";
 import type { SessionService } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { rewriteAlias } from "./aliases.ts";
-import { createGuard } from "./auth.ts";
+import { type Actor, createGuard } from "./auth.ts";
 import { parseChunkedBody } from "./body.ts";
 import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
@@ -28,17 +29,25 @@ export interface AppDeps {
   /** More route plugins; each later domain adds its own. */
   plugins?: AnyElysia[];
   maxBodyBytes?: number;
+  /** Where the requests that change things, and every refusal, are recorded. */
+  audit?: Pick<AuditLog, "append">;
+}
+
+/** What the listener knows about the client that the request does not carry. */
+export interface ClientInfo {
+  ip: string | null;
 }
 
 export interface HttpApp {
   /** Answers one request, aliases included: what Bun.serve and the tests call. */
-  handle(request: Request): Promise<Response>;
+  handle(request: Request, client?: ClientInfo): Promise<Response>;
   routes(): ReadonlyArray<{ method: string; path: string }>;
 }
 
 export function createApp(deps: AppDeps): HttpApp {
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   const guard = createGuard({ authToken: deps.authToken, allowedHosts: deps.allowedHosts, maxBodyBytes });
+  const actors = new WeakMap<Request, Actor>();
   let openApi: unknown;
   const routeTable: { current: () => readonly RouteInfo[] } = { current: () => [] };
 
@@ -50,7 +59,9 @@ export function createApp(deps: AppDeps): HttpApp {
       if (body.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="ag"';
       return body;
     })
-    .onRequest(({ request }) => guard(request))
+    .onRequest(({ request }) => {
+      actors.set(request, guard(request));
+    })
     .onParse(({ request, contentType }) => parseChunkedBody(request, contentType, maxBodyBytes))
     .use(healthRoutes(deps.health))
     .use(sessionRoutes(deps.sessions))
@@ -67,7 +78,28 @@ export function createApp(deps: AppDeps): HttpApp {
   routeTable.current = () => app.routes as unknown as RouteInfo[];
 
   return {
-    handle: (request) => app.handle(rewriteAlias(request)),
+    async handle(request, client) {
+      const routed = rewriteAlias(request);
+      const response = await app.handle(routed);
+      if (deps.audit) {
+        const path = new URL(routed.url).pathname;
+        const party = {
+          actor: actors.get(routed) ?? "unauthenticated",
+          tenantId: null,
+          ip: client?.ip ?? null,
+        };
+        try {
+          await auditRequest(
+            deps.audit,
+            { method: routed.method, path, status: response.status, body: () => response.clone().json() },
+            party,
+          );
+        } catch (error) {
+          deps.logger.error(`audit record of ${routed.method} ${path} failed`, error);
+        }
+      }
+      return response;
+    },
     routes: () => app.routes,
   };
 }

@@ -31,7 +31,11 @@ export function isPublicRoute(method: string, path: string): boolean {
   return PUBLIC_ROUTES.some((isPublic) => isPublic(method, path));
 }
 
-export function createGuard(options: GuardOptions): (request: Request) => void {
+/** Who a request is: the master token holder, or a local caller when ag runs without a token. */
+export type Actor = "master" | "local" | "anonymous";
+
+/** Refuses a request (throws) or names who is asking. */
+export function createGuard(options: GuardOptions): (request: Request) => Actor {
   const expected = options.authToken ? digest(options.authToken) : null;
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()).filter((h) => !isWildcard(h)));
 
@@ -45,7 +49,7 @@ export function createGuard(options: GuardOptions): (request: Request) => void {
     }
     if (expected) {
       const url = new URL(request.url);
-      if (isPublicRoute(request.method, url.pathname)) return;
+      if (isPublicRoute(request.method, url.pathname)) return "anonymous";
       const presented = bearerToken(request.headers.get("authorization"));
       if (presented === null || !timingSafeEqual(digest(presented), expected)) {
         throw new AgError(
@@ -53,7 +57,7 @@ export function createGuard(options: GuardOptions): (request: Request) => void {
           presented === null ? "missing bearer token" : "invalid bearer token",
         );
       }
-      return;
+      return "master";
     }
     const hostHeader = request.headers.get("host") ?? new URL(request.url).host;
     const host = hostName(hostHeader);
@@ -70,6 +74,7 @@ export function createGuard(options: GuardOptions): (request: Request) => void {
         `cross-origin requests from ${origin} are refused without SVC_AUTH_TOKEN`,
       );
     }
+    return "local";
   };
 }
 

@@ -27,10 +27,10 @@ export async function listen(
       port: options.port,
       // The app answers oversized bodies with a 413 envelope; Bun's own limit is only a backstop.
       maxRequestBodySize: options.maxBodyBytes * 2,
-      async fetch(request) {
+      async fetch(request, bun) {
         inFlight++;
         try {
-          return await app.handle(request);
+          return await app.handle(request, { ip: bun.requestIP(request)?.address ?? null });
         } finally {
           if (--inFlight === 0) onDrained?.();
         }

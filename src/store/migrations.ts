@@ -7,6 +7,18 @@ export interface Migration {
   sql: string;
 }
 
+/** Shipped in two migration lists (state.db and memoryBridge.persistPath): never edit. */
+const MEMORY_TABLE = `
+  CREATE TABLE memory (
+    key         TEXT PRIMARY KEY,
+    value       TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    expires_at  INTEGER
+  );
+  CREATE INDEX memory_expires ON memory(expires_at) WHERE expires_at IS NOT NULL;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     name: "sessions",
@@ -57,6 +69,46 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       DROP INDEX sessions_window;
       CREATE INDEX sessions_pane ON sessions(pane_id);
+    `,
+  },
+  {
+    name: "memory, templates, audit, session environment",
+    sql: `
+      ${MEMORY_TABLE}
+      CREATE TABLE templates (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE,
+        fields      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE audit (
+        id          INTEGER PRIMARY KEY,
+        timestamp   TEXT NOT NULL,
+        actor       TEXT NOT NULL,
+        tenant_id   TEXT,
+        action      TEXT NOT NULL,
+        target      TEXT,
+        outcome     TEXT NOT NULL,
+        ip          TEXT,
+        prev_hash   TEXT NOT NULL,
+        hash        TEXT NOT NULL
+      );
+      CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+      CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+      ALTER TABLE sessions ADD COLUMN env TEXT;
+    `,
+  },
+];
+
+/** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */
+export const MEMORY_MIGRATIONS: readonly Migration[] = [
+  {
+    name: "memory",
+    sql: `
+      ${MEMORY_TABLE}
     `,
   },
 ];

@@ -1,0 +1,2 @@
+export { createTemplateService, type TemplateService } from "./service.ts";
+export * from "./template.ts";

@@ -1,0 +1,50 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { PermissionMode } from "../config/schema.ts";
+import { AgentEnv, MemoryKeys, StallThreshold } from "../sessions/session.ts";
+
+/** SPEC's template fields: what a session created from it starts with. */
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 128, description: "unique" }),
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
+  workDir: Type.Optional(
+    Type.String({ minLength: 1, description: "absolute path of an existing directory" }),
+  ),
+  prompt: Type.Optional(Type.String({ description: "initial prompt" })),
+  agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  env: Type.Optional(AgentEnv),
+  stallThresholdMs: Type.Optional(StallThreshold),
+  permissionMode: Type.Optional(PermissionMode),
+  autoApprove: Type.Optional(
+    Type.Boolean({ description: "sessions run with bypassPermissions unless permissionMode is set" }),
+  ),
+  memoryKeys: Type.Optional(MemoryKeys),
+};
+
+const sessionId = Type.Optional(
+  Type.String({
+    minLength: 1,
+    description: "copy workDir, stallThresholdMs and permissionMode from this session",
+  }),
+);
+
+export const TemplateInput = Type.Object({ ...fields, sessionId }, { additionalProperties: false });
+export type TemplateInput = Static<typeof TemplateInput>;
+
+export const TemplatePatch = Type.Partial(TemplateInput, { additionalProperties: false });
+export type TemplatePatch = Static<typeof TemplatePatch>;
+
+const { name: _name, ...optional } = fields;
+export const Template = Type.Object({
+  id: Type.String(),
+  name: fields.name,
+  ...optional,
+  workDir: Type.String(),
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+});
+export type Template = Static<typeof Template>;
+
+/** The stored part: every field but the bookkeeping. */
+export type TemplateFields = Omit<Template, "id" | "createdAt" | "updatedAt">;
+
+export const TemplateDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
