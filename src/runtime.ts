@@ -1,13 +1,28 @@
 import type { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { createClaudeAdapter } from "./agents/claude/adapter.ts";
+import { createAuditLog } from "./audit/index.ts";
 import type { Config } from "./config/schema.ts";
+import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { createHealthService } from "./health/service.ts";
+import { createMemoryService } from "./memory/index.ts";
+import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
+import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { isLoopbackName } from "./server/auth.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
+import { auditRoutes } from "./server/routes/audit.ts";
+import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
+import { handshakeRoutes } from "./server/routes/handshake.ts";
+import { memoryRoutes } from "./server/routes/memory.ts";
+import { metricsRoutes } from "./server/routes/metrics.ts";
+import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
+import { templateRoutes } from "./server/routes/templates.ts";
+import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
 import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
 import { createHookReceiver } from "./sessions/hooks.ts";
@@ -19,9 +34,12 @@ import type { Logger } from "./shared/log.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
+import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
+import { createTemplateService } from "./templates/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
 import type { Tmux } from "./tmux/tmux.ts";
+import { createVerificationService } from "./verify/index.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -70,6 +88,16 @@ export async function startRuntime({
     db = openDatabase(stateDbPath(config.stateDir));
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger });
+    const diagnostics = createDiagnostics();
+    diagnostics.follow(bus);
+    const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
+    const memory = createMemoryService({
+      db: memoryDb,
+      clock: systemClock,
+      logger,
+      settings: config.memoryBridge,
+    });
+    const audit = createAuditLog({ db, clock: systemClock });
     const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
@@ -92,6 +120,9 @@ export async function startRuntime({
       isRoot: process.getuid?.() === 0,
     });
     let hookBaseUrl = config.baseUrl;
+    const recorder = createMetricsRecorder();
+    // The config's fragments first (they win the match), its prices over the built-in ones.
+    const prices = { ...config.pricing, ...DEFAULT_PRICES, ...config.pricing };
     const sessions = createSessionService({
       repo,
       tmux: control,
@@ -99,7 +130,10 @@ export async function startRuntime({
       bus,
       clock: systemClock,
       logger,
-      memory: { get: () => null },
+      memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
+      templates: { defaults: (id) => templates.defaults(id) },
+      diagnostics,
+      recorder,
       settings: {
         stateDir: config.stateDir,
         hookBaseUrl: () => hookBaseUrl,
@@ -107,14 +141,23 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
-        // The config's fragments first (they win the match), its prices over the built-in ones.
-        prices: { ...config.pricing, ...DEFAULT_PRICES, ...config.pricing },
+        prices,
         maxSessions: config.maxSessions,
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });
-    const hooks = createHookReceiver({ repo, sessions, agent, logger });
-    const supervisor = createSupervisor({ tmux: control, repo, sessions, agent, clock: systemClock, logger });
+    const templates = createTemplateService({ db, clock: systemClock, sessions });
+    const hooks = createHookReceiver({ repo, sessions, agent, logger, diagnostics });
+    const supervisor = createSupervisor({
+      tmux: control,
+      repo,
+      sessions,
+      agent,
+      clock: systemClock,
+      logger,
+      diagnostics,
+    });
+    memory.start();
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
     // bound, health says what is wrong and the control client keeps reconnecting.
@@ -125,6 +168,12 @@ export async function startRuntime({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
       logger,
+    });
+    const verification = createVerificationService({
+      sessions,
+      bus,
+      logger,
+      settings: config.verificationProtocol,
     });
     const app = createApp({
       version: VERSION,
@@ -146,7 +195,29 @@ export async function startRuntime({
       sessions,
       hooks,
       logger,
-      plugins: [screenshotRoutes(screenshots, sessions)],
+      audit,
+      plugins: [
+        screenshotRoutes(screenshots, sessions),
+        verificationRoutes(verification),
+        memoryRoutes(memory, sessions),
+        templateRoutes(templates),
+        diagnosticsRoutes(diagnostics),
+        auditRoutes(audit),
+        routerRoutes(createRouterService({ models: tierModels(config) })),
+        handshakeRoutes(),
+        metricsRoutes(
+          createMetricsService({
+            repo,
+            agent,
+            recorder,
+            clock: systemClock,
+            logger,
+            prices,
+            version: VERSION,
+            startedAt,
+          }),
+        ),
+      ],
     });
     const server = await listen(app, { host: config.host, port: config.port, maxBodyBytes: MAX_BODY_BYTES });
     const url = `http://${urlHost(config.host)}:${server.port}`;
@@ -167,7 +238,10 @@ export async function startRuntime({
       drain: (graceMs) => server.stop(graceMs),
       close() {
         supervisor.stop();
+        memory.stop();
+        if (memoryDb !== openDb) memoryDb.close();
         void screenshots.close();
+        verification.dispose();
         void control.close();
         openDb.close();
         lock.release();
@@ -179,6 +253,12 @@ export async function startRuntime({
     lock.release();
     throw error;
   }
+}
+
+/** memoryBridge.persistPath: the memory bridge in a SQLite file of its own. */
+function openMemoryFile(path: string): Database {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return openDatabase(path, MEMORY_MIGRATIONS);
 }
 
 function warnIfExposed(config: Config, logger: Logger): void {

@@ -49,6 +49,16 @@ export interface TranscriptLineMeaning {
   at?: number;
   observation?: Observation;
   messages: Array<{ event: EventName; detail: string; meta: Record<string, unknown> }>;
+  /**
+   * The tokens one of the agent's messages used, as this line reports them. A message's lines
+   * repeat its usage (streaming may write a smaller count first), and a fork's transcript copies
+   * its parent's messages: totals count each message id once, with its largest figures.
+   */
+  usage?: {
+    messageId: string;
+    model: string | null;
+    tokens: { input: number; output: number; cacheRead: number; cacheCreation: number };
+  };
 }
 
 /** A condensed view of a whole conversation (GET /v1/sessions/:id/summary). */

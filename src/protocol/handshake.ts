@@ -14,12 +14,16 @@ export const ProtocolVersion = Type.String({
 });
 
 // Extra fields are allowed on purpose: a newer client may send more than this server knows.
-export const HandshakeRequest = Type.Object({
-  protocolVersion: ProtocolVersion,
-  clientCapabilities: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 256, default: [] }),
-  ),
-});
+export const HandshakeRequest = Type.Object(
+  {
+    protocolVersion: ProtocolVersion,
+    clientCapabilities: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 256, default: [] }),
+    ),
+  },
+  // A newer client may send fields this server does not know yet: they are ignored, not refused.
+  { additionalProperties: true },
+);
 export type HandshakeRequest = Static<typeof HandshakeRequest>;
 
 export const HandshakeResponse = Type.Object({

@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): HttpApp {
   let openApi: unknown;
   const routeTable: { current: () => readonly RouteInfo[] } = { current: () => [] };
 
-  const app = new Elysia()
+  const app = new Elysia({ normalize: false })
     .headers({ "x-content-type-options": "nosniff", "cache-control": "no-store" })
     .onError(({ error, code, request, set }) => {
       const body = toErrorBody(error, code, request, deps.logger);

@@ -33,6 +33,17 @@ export function createSessionActions(ctx: SessionContext) {
       const started = deps.clock.now();
       const result = await deliverTo(session, deps.tmux, deps.agent, deps.clock, text, ctx.delivery);
       session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
+      if (!result.delivered) {
+        deps.diagnostics?.record(
+          "delivery.failed",
+          `session ${session.id}: not delivered after ${result.attempts} attempt(s): ${result.reason ?? "unknown"}`,
+        );
+      } else if (result.attempts > 1) {
+        deps.diagnostics?.record(
+          "delivery.retry",
+          `session ${session.id}: delivered at attempt ${result.attempts}`,
+        );
+      }
       return result;
     });
   }

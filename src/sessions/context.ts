@@ -1,5 +1,6 @@
 import type { AgentAdapter } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { EventName } from "../events/names.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -8,13 +9,34 @@ import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { DEFAULT_DELIVERY, type DeliveryOptions } from "./delivery.ts";
 import { createLiveSession, type LiveSession } from "./live.ts";
+import type { StatsRecorder } from "./live-stats.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
 import { isTerminal } from "./session.ts";
 
 /** Where memoryKeys come from; the memory bridge provides it. */
 export interface MemoryReader {
+  /** False when the bridge is switched off (memoryKeys are then ignored, with a warning). */
+  readonly enabled?: boolean;
   get(key: string): { key: string; value: string } | null;
+}
+
+/** What a template gives a new session; the request's own fields override it. */
+export interface SessionDefaults {
+  workDir?: string;
+  prompt?: string;
+  agentCommand?: string;
+  env?: Record<string, string>;
+  stallThresholdMs?: number;
+  permissionMode?: PermissionMode;
+  /** Approve everything: the agent runs with bypassPermissions unless a permissionMode is given. */
+  autoApprove?: boolean;
+  memoryKeys?: string[];
+}
+
+/** Where templateId comes from; the templates domain provides it (TEMPLATE_NOT_FOUND otherwise). */
+export interface TemplateReader {
+  defaults(id: string): SessionDefaults;
 }
 
 export interface SessionServiceDeps {
@@ -25,6 +47,11 @@ export interface SessionServiceDeps {
   clock: Clock;
   logger: Logger;
   memory: MemoryReader;
+  templates?: TemplateReader;
+  /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
+  diagnostics?: DiagnosticsSink;
+  /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */
+  recorder?: StatsRecorder;
   settings: {
     stateDir: string;
     hookBaseUrl: () => string;

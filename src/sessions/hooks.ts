@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AgentAdapter } from "../agents/agent.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { SessionRepo } from "./repo.ts";
@@ -24,6 +25,7 @@ export function createHookReceiver(deps: {
   sessions: SessionService;
   agent: AgentAdapter;
   logger: Logger;
+  diagnostics?: DiagnosticsSink;
 }): HookReceiver {
   const known = new Set(deps.agent.hookEvents);
 
@@ -48,6 +50,7 @@ export function createHookReceiver(deps: {
       const record = sessionId ? deps.repo.get(sessionId) : null;
       if (!record || secret === null || !sameSecret(secret, record.hookSecret)) {
         deps.logger.warn(`rejected ${event} hook: unknown session or wrong secret`);
+        deps.diagnostics?.record("hook.rejected", `${event} hook: unknown session or wrong secret`);
         throw new AgError("UNAUTHORIZED", "invalid hook secret");
       }
       const live = deps.sessions.all().find((s) => s.id === sessionId);

@@ -5,5 +5,11 @@ export {
   type SessionRepo,
   toSession,
 } from "./repo.ts";
-export { createSessionService, type SessionService } from "./service.ts";
+export {
+  createSessionService,
+  type MemoryReader,
+  type SessionDefaults,
+  type SessionService,
+  type TemplateReader,
+} from "./service.ts";
 export * from "./session.ts";

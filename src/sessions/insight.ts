@@ -5,7 +5,7 @@ import type { createSessionReading } from "./reading.ts";
 import type { SessionRecord } from "./repo.ts";
 import { isTerminal, SessionStatus } from "./session.ts";
 
-const Percentiles = Type.Object({
+export const Percentiles = Type.Object({
   count: Type.Integer(),
   p50: Type.Union([Type.Number(), Type.Null()]),
   p90: Type.Union([Type.Number(), Type.Null()]),
@@ -162,7 +162,7 @@ export function hintsFor(
   }
 }
 
-function percentiles(samples: number[]): Static<typeof Percentiles> {
+export function percentiles(samples: number[]): Static<typeof Percentiles> {
   if (samples.length === 0) return { count: 0, p50: null, p90: null, max: null };
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;

@@ -32,7 +32,7 @@ export async function launchWindow(ctx: SessionContext, spec: LaunchSpec): Promi
     sessionDir: sessionDir(deps.settings.stateDir, rec.id),
     hookBaseUrl: deps.settings.hookBaseUrl(),
     hookSecret: rec.hookSecret,
-    env: {},
+    env: rec.env ?? {},
     resume: spec.resume,
   });
   spec.warnings.push(...plan.warnings);
@@ -45,6 +45,10 @@ export async function launchWindow(ctx: SessionContext, spec: LaunchSpec): Promi
   } catch (error) {
     const at = new Date(deps.clock.now()).toISOString();
     deps.repo.update(rec.id, { status: "crashed", endedAt: at, endReason: "launch failed", updatedAt: at });
+    deps.diagnostics?.record(
+      "tmux.failure",
+      `session ${rec.id}: could not open a window: ${(error as Error).message}`,
+    );
     throw new AgError("TMUX_UNAVAILABLE", `could not open a tmux window: ${(error as Error).message}`, {
       cause: error,
     });

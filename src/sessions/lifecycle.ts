@@ -4,7 +4,9 @@ import { basename, isAbsolute, join } from "node:path";
 import type { AgentAdapter } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
+import type { SessionDefaults } from "./context.ts";
 import type { SessionRecord } from "./repo.ts";
+import type { CreateSessionInput } from "./session.ts";
 
 /** Pure helpers of session creation: validation, names, records, the memory-context prompt. */
 
@@ -62,6 +64,44 @@ export function newRecord(input: {
     endReason: null,
     permissions: null,
   };
+}
+
+/** A create request with its template applied: what the service works from. */
+export type ResolvedCreateInput = Omit<CreateSessionInput, "workDir" | "templateId"> & { workDir: string };
+
+/**
+ * Applies a template under a create request: every field the request gives wins (memoryKeys
+ * and env included: env is merged key by key). `autoApprove` becomes bypassPermissions unless a
+ * permission mode is given by either.
+ */
+export function resolveCreateInput(
+  request: CreateSessionInput,
+  template: SessionDefaults | undefined,
+): ResolvedCreateInput {
+  const { templateId: _, ...fields } = request;
+  const base = template ?? {};
+  const workDir = fields.workDir ?? base.workDir;
+  if (workDir === undefined) {
+    throw new AgError("VALIDATION_ERROR", "invalid body.workDir: required unless a templateId supplies it");
+  }
+  const permissionMode =
+    fields.permissionMode ?? base.permissionMode ?? (base.autoApprove ? "bypassPermissions" : undefined);
+  const env = base.env || fields.env ? { ...base.env, ...fields.env } : undefined;
+  return dropUndefined({
+    name: fields.name,
+    workDir,
+    prompt: fields.prompt ?? base.prompt,
+    memoryKeys: fields.memoryKeys ?? base.memoryKeys,
+    permissionMode,
+    agentCommand: fields.agentCommand ?? base.agentCommand,
+    env,
+    stallThresholdMs: fields.stallThresholdMs ?? base.stallThresholdMs,
+  });
+}
+
+/** Optional fields stay absent, not undefined: "not given" matters to reuse matching. */
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** SPEC rule 3: `[Memory context]`, one `key: value` line per key, a blank line, the prompt. */

@@ -14,9 +14,20 @@ export interface LiveStats {
   statusSince: number;
 }
 
-export function pushSample(list: number[], value: number): void {
+export function pushSample(list: number[], value: number, limit = SAMPLES): void {
   list.push(value);
-  if (list.length > SAMPLES) list.shift();
+  if (list.length > limit) list.shift();
+}
+
+/**
+ * Server-wide totals that must outlive a session (its LiveStats go when it is forgotten): the
+ * metrics domain provides one and every live session reports to it.
+ */
+export interface StatsRecorder {
+  /** One prompt delivery: delivered or failed after `attempts` tries, `ms` from paste to confirmation. */
+  delivery(delivered: boolean, attempts: number, ms: number): void;
+  /** One state change, `ms` from its first evidence to its publication. */
+  detection(ms: number): void;
 }
 
 export function createLiveStats(now: number): LiveStats {

@@ -5,7 +5,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
-import { createLiveStats, type LiveStats, pushSample } from "./live-stats.ts";
+import { createLiveStats, type LiveStats, pushSample, type StatsRecorder } from "./live-stats.ts";
 import type { Observation, ObservationSource } from "./observation.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
 import { initialStatus, reduce, type StatusState } from "./status.ts";
@@ -21,6 +21,8 @@ export interface LiveDeps {
   /** 0 disables. */
   idleTimeoutMs: number;
   onIdleTimeout(): void;
+  /** Server-wide totals (metrics); absent in tests that do not look at them. */
+  recorder?: StatsRecorder;
 }
 
 /**
@@ -132,10 +134,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       stats.timeInState[previous] = (stats.timeInState[previous] ?? 0) + (now - stats.statusSince);
       stats.statusSince = now;
       // Hooks and transcript lines change the state as they arrive; the screen after its wait.
-      pushSample(
-        stats.detectionMs,
-        source === "screen" || source === "timer" ? now - (evidenceSince ?? now) : 0,
-      );
+      const detectionMs = source === "screen" || source === "timer" ? now - (evidenceSince ?? now) : 0;
+      pushSample(stats.detectionMs, detectionMs);
+      deps.recorder?.detection(detectionMs);
     }
     if (changed) {
       deps.logger.debug(
@@ -248,6 +249,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
     transcript,
     stats,
     recordDelivery(delivered, attempts, ms) {
+      deps.recorder?.delivery(delivered, attempts, ms);
       stats.deliveries.sent++;
       stats.deliveries.attempts += attempts;
       if (delivered) {

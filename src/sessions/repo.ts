@@ -19,6 +19,8 @@ export interface SessionRecord extends Session {
   transcriptPath: string | null;
   endedAt: string | null;
   endReason: string | null;
+  /** Extra environment of the agent process (from the request or a template); never returned. */
+  env?: Record<string, string> | null;
 }
 
 export type SessionPatch = Partial<
@@ -67,6 +69,7 @@ interface SessionRow {
   allow_read: number | null;
   allow_write: number | null;
   allow_bash: number | null;
+  env: string | null;
 }
 
 export interface SessionRepo {
@@ -114,10 +117,11 @@ export function createSessionRepo(db: Database): SessionRepo {
   const insert = db.query(`
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
-      token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason)
+      token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
+      env)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -162,6 +166,7 @@ export function createSessionRepo(db: Database): SessionRepo {
         transcriptPath: s.transcriptPath,
         endedAt: s.endedAt,
         endReason: s.endReason,
+        env: s.env && Object.keys(s.env).length ? JSON.stringify(s.env) : null,
       });
       if (s.permissions) this.update(s.id, { permissions: s.permissions });
     },
@@ -255,6 +260,7 @@ function toRecord(row: SessionRow): SessionRecord {
     transcriptPath: row.transcript_path,
     endedAt: row.ended_at,
     endReason: row.end_reason,
+    env: row.env ? (JSON.parse(row.env) as Record<string, string>) : null,
     permissions: row.permission_profile
       ? {
           profile: row.permission_profile as PermissionPolicy["profile"],

@@ -13,7 +13,15 @@ import {
   type SessionSummary,
 } from "./insight.ts";
 import { assertCapacity, launchWindow } from "./launcher.ts";
-import { defaultName, newHookSecret, newRecord, validateWorkDir, withMemoryContext } from "./lifecycle.ts";
+import {
+  defaultName,
+  newHookSecret,
+  newRecord,
+  type ResolvedCreateInput,
+  resolveCreateInput,
+  validateWorkDir,
+  withMemoryContext,
+} from "./lifecycle.ts";
 import type { LiveSession } from "./live.ts";
 import { createSessionReading } from "./reading.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
@@ -28,7 +36,7 @@ import type {
 } from "./session.ts";
 import { isTerminal } from "./session.ts";
 
-export type { MemoryReader, SessionServiceDeps } from "./context.ts";
+export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./context.ts";
 
 export interface CreateResult {
   session: Session;
@@ -102,7 +110,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     void actions.end(id, "idle_timeout").catch((error) => deps.logger.warn(`idle timeout of ${id}`, error));
   };
 
-  function reusable(input: CreateSessionInput): SessionRecord | null {
+  function reusable(input: ResolvedCreateInput): SessionRecord | null {
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && ctx.live.has(s.id))
@@ -112,10 +120,18 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     return candidates[0] ?? null;
   }
 
-  function promptOf(input: CreateSessionInput, warnings: string[]): string | undefined {
-    if (input.prompt === undefined) return undefined;
+  function promptOf(input: ResolvedCreateInput, warnings: string[]): string | undefined {
+    const keys = input.memoryKeys ?? [];
+    if (input.prompt === undefined) {
+      if (keys.length) warnings.push("memoryKeys ignored: there is no prompt to prepend them to");
+      return undefined;
+    }
+    if (keys.length && deps.memory.enabled === false) {
+      warnings.push("memoryKeys ignored: the memory bridge is disabled");
+      return normalizeText(input.prompt, "prompt");
+    }
     const memories = [];
-    for (const key of input.memoryKeys ?? []) {
+    for (const key of keys) {
       const entry = deps.memory.get(key);
       if (entry) memories.push(entry);
       else warnings.push(`memory key not found: ${key}`);
@@ -138,17 +154,20 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     workDir: string;
     agentCommand?: string | null;
     permissionMode?: SessionRecord["permissionMode"];
-  }) {
+    stallThresholdMs?: number;
+    env?: Record<string, string> | null;
+  }): SessionRecord {
     const id = randomUUID();
-    return newRecord({
+    const record = newRecord({
       id,
       name: input.name ?? defaultName(input.workDir, id),
       workDir: input.workDir,
       agentCommand: input.agentCommand ?? null,
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
-      stallThresholdMs: deps.settings.stallThresholdMs,
+      stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       now: deps.clock.now(),
     });
+    return { ...record, env: input.env ?? null };
   }
 
   /** The conversation a fork or resume continues; it must have been written down. */
@@ -167,7 +186,11 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     follow: (record, booting) => ctx.follow(record, booting),
     forget: (id) => ctx.forget(id),
 
-    async create(input) {
+    async create(request) {
+      const input = resolveCreateInput(
+        request,
+        request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
+      );
       validateWorkDir(input.workDir);
       const warnings: string[] = [];
       const prompt = promptOf(input, warnings);

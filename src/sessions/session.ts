@@ -84,14 +84,44 @@ export type Session = Static<typeof Session>;
 /** CONTRACT §2: name ≤ 128 characters; prompt ≤ 256 KiB (checked in bytes by the route). */
 export const MAX_PROMPT_BYTES = 256 * 1024;
 
+/** Extra environment variables of the agent process: names as the shell knows them. */
+export const AgentEnv = Type.Record(
+  Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }),
+  Type.String({ maxLength: 32 * 1024, pattern: "^[^\\u0000]*$" }),
+  {
+    maxProperties: 100,
+    additionalProperties: false,
+    description: "environment variables of the agent process",
+  },
+);
+export const MemoryKeys = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+  maxItems: 100,
+  description: "memory entries prepended to the prompt as [Memory context]",
+});
+export const StallThreshold = Type.Integer({
+  minimum: 1000,
+  maximum: 24 * 60 * 60 * 1000,
+  description: "no agent activity this long while working means stalled",
+});
+
 export const CreateSessionInput = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    workDir: Type.String({ minLength: 1, description: "absolute path of an existing directory" }),
+    workDir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "absolute path of an existing directory; required unless templateId supplies it",
+      }),
+    ),
     prompt: Type.Optional(Type.String()),
-    memoryKeys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
+    memoryKeys: Type.Optional(MemoryKeys),
     permissionMode: Type.Optional(PermissionMode),
     agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    env: Type.Optional(AgentEnv),
+    stallThresholdMs: Type.Optional(StallThreshold),
+    templateId: Type.Optional(
+      Type.String({ minLength: 1, description: "apply this template; fields given here override it" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import type { AgentAdapter } from "../agents/agent.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux, TmuxEvent } from "../tmux/tmux.ts";
@@ -29,6 +30,7 @@ export function createSupervisor(deps: {
   agent: AgentAdapter;
   clock: Clock;
   logger: Logger;
+  diagnostics?: DiagnosticsSink;
 }): Supervisor {
   let unsubscribe: (() => void) | null = null;
   let cancelPrune: (() => void) | null = null;
@@ -57,10 +59,12 @@ export function createSupervisor(deps: {
       case "server-lost":
         lostServer = true;
         deps.logger.warn(`tmux server lost: ${event.error}`);
+        deps.diagnostics?.record("tmux.lost", `control client lost the tmux server: ${event.error}`);
         break;
       case "connected":
         if (lostServer) {
           lostServer = false;
+          deps.diagnostics?.record("tmux.reconnected", "control client reconnected; re-adopting sessions");
           void reconcile().catch((error) => deps.logger.error("re-adoption after reconnect failed", error));
         }
         break;

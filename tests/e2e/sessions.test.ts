@@ -59,6 +59,35 @@ describe("a session on the real agent CLI", () => {
     expect(world.prompts().at(-1)).toBe("say hello again");
   }, 60_000);
 
+  test("memoryKeys from a template: the exact [Memory context] block reaches the model", async () => {
+    for (const [key, value] of [
+      ["project/style", "tabs, not spaces"],
+      ["user/name", "Ada"],
+    ]) {
+      expect((await world.api("POST", "/v1/memory", { key, value, ttlSeconds: 3600 })).status).toBe(201);
+    }
+    const template = await world.api<Json>("POST", "/v1/templates", {
+      name: "styled",
+      workDir: world.workDir,
+      memoryKeys: ["project/style", "user/missing", "user/name"],
+    });
+    expect(template.status).toBe(201);
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      templateId: template.body.id,
+      prompt: "say hello with memory",
+    });
+    expect(created.body).toMatchObject({ id, reused: true, promptDelivery: { delivered: true } });
+    expect(created.body.warnings).toEqual(["memory key not found: user/missing"]);
+    await world.waitFor(id, "idle");
+    expect(world.prompts().at(-1)).toBe(
+      "[Memory context]\nproject/style: tabs, not spaces\nuser/name: Ada\n\nsay hello with memory",
+    );
+    // Each create is in the audit log, and the chain holds.
+    const audit = await world.api<Json[]>("GET", "/v1/audit?limit=500");
+    expect(audit.body.filter((r) => r.action === "session.create" && r.target === id).length).toBe(3);
+    expect((await world.api<Json>("GET", "/v1/audit/verify")).body).toMatchObject({ ok: true });
+  }, 60_000);
+
   test("a Bash permission: approve runs the command", async () => {
     const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text: "run cmd: touch approved.txt" });
     expect(sent.body).toEqual({ delivered: true, attempts: 1 });

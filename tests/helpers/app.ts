@@ -1,9 +1,16 @@
 import { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
 import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
-import { type AgEvent, createEventBus } from "../../src/events/bus.ts";
+import { type AuditLog, createAuditLog } from "../../src/audit/index.ts";
+import { createDiagnostics, type Diagnostics } from "../../src/diagnostics/index.ts";
+import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bus.ts";
 import type { Health, HealthService } from "../../src/health/service.ts";
+import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
+import { auditRoutes } from "../../src/server/routes/audit.ts";
+import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
+import { memoryRoutes } from "../../src/server/routes/memory.ts";
+import { templateRoutes } from "../../src/server/routes/templates.ts";
 import { createHookReceiver } from "../../src/sessions/hooks.ts";
 import {
   createSessionRepo,
@@ -12,17 +19,24 @@ import {
   type SessionRepo,
   type SessionService,
 } from "../../src/sessions/index.ts";
+import type { StatsRecorder } from "../../src/sessions/live-stats.ts";
 import { createSupervisor } from "../../src/sessions/supervisor.ts";
 import type { Clock } from "../../src/shared/clock.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { migrate } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { createTemplateService, type TemplateService } from "../../src/templates/index.ts";
 import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
 import { tempDir } from "./temp.ts";
 
 export interface TestApp extends HttpApp {
+  db: Database;
   repo: SessionRepo;
+  memory: MemoryService;
+  templates: TemplateService;
+  audit: AuditLog;
+  diagnostics: Diagnostics;
   sessions: SessionService;
   tmux: FakeTmux;
   events: AgEvent[];
@@ -60,9 +74,14 @@ export function testApp(
     clock?: Clock;
     maxSessions?: number | null;
     memory?: Record<string, string>;
+    memoryEnabled?: boolean;
     idleTimeoutMs?: number;
     /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
     supervise?: boolean;
+    /** The event bus, when a plugin built before the app must publish or subscribe on it. */
+    bus?: EventBus;
+    /** Server-wide delivery and detection totals the live sessions report to (the metrics domain). */
+    recorder?: StatsRecorder;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -74,7 +93,7 @@ export function testApp(
     json: true,
     stream: { write: (line: string) => logs.push(line) } as never,
   });
-  const bus = createEventBus({ logger });
+  const bus = options.bus ?? createEventBus({ logger });
   const events: AgEvent[] = [];
   bus.subscribe((e) => events.push(e));
   const tmux = createFakeTmux();
@@ -86,7 +105,17 @@ export function testApp(
     selfCommand: ["ag"],
     isRoot: false,
   });
-  const memory = options.memory ?? {};
+  const clock = options.clock ?? systemClock;
+  const memory = createMemoryService({
+    db,
+    clock,
+    logger,
+    settings: { enabled: options.memoryEnabled ?? true, reaperIntervalMs: 3_600_000 },
+  });
+  for (const [key, value] of Object.entries(options.memory ?? {})) memory.set({ key, value });
+  const diagnostics = createDiagnostics({ now: () => clock.now() });
+  diagnostics.follow(bus);
+  const audit = createAuditLog({ db, clock });
   const sessions = createSessionService({
     repo,
     tmux,
@@ -94,7 +123,10 @@ export function testApp(
     bus,
     clock: options.clock ?? systemClock,
     logger,
-    memory: { get: (key) => (key in memory ? { key, value: memory[key]! } : null) },
+    memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
+    templates: { defaults: (id) => templates.defaults(id) },
+    diagnostics,
+    recorder: options.recorder,
     settings: {
       stateDir,
       hookBaseUrl: () => "http://127.0.0.1:9100",
@@ -106,6 +138,7 @@ export function testApp(
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },
   });
+  const templates = createTemplateService({ db, clock, sessions });
   // Routes tmux events to the sessions, as in production (the fake starts at once).
   if (options.supervise !== false) {
     void createSupervisor({
@@ -124,14 +157,26 @@ export function testApp(
     dashboard: { enabled: options.dashboardRoot !== undefined, root: options.dashboardRoot ?? "" },
     health: options.health ?? { check: async () => fixedHealth },
     sessions,
-    hooks: createHookReceiver({ repo, sessions, agent, logger }),
+    hooks: createHookReceiver({ repo, sessions, agent, logger, diagnostics }),
     logger,
-    plugins: options.plugins,
+    audit,
+    plugins: [
+      memoryRoutes(memory, sessions),
+      templateRoutes(templates),
+      diagnosticsRoutes(diagnostics),
+      auditRoutes(audit),
+      ...(options.plugins ?? []),
+    ],
     maxBodyBytes: options.maxBodyBytes,
   });
   return {
     ...app,
+    db,
     repo,
+    memory,
+    templates,
+    audit,
+    diagnostics,
     sessions,
     tmux,
     events,

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
 import { type Runtime, startRuntime } from "../../src/runtime.ts";
@@ -8,9 +9,13 @@ import { privateSocket } from "./tmux.ts";
 /** The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process. */
 export async function startTestRuntime(
   env: Record<string, string> = {},
-  options: { tmuxBinary?: string } = {},
+  options: { tmuxBinary?: string; home?: string; configFile?: Record<string, unknown> } = {},
 ): Promise<Runtime & { stateDir: string; logs: string[] }> {
-  const home = tempDir("ag-home-");
+  const home = options.home ?? tempDir("ag-home-");
+  if (options.configFile) {
+    mkdirSync(join(home, ".svc"), { recursive: true });
+    writeFileSync(join(home, ".svc", "config.json"), JSON.stringify(options.configFile));
+  }
   const stateDir = env.SVC_STATE_DIR ?? join(home, ".svc");
   const { config } = loadConfig({
     env: {

@@ -128,3 +128,53 @@ describe("draining", () => {
     runtime.close();
   });
 });
+
+describe("state that outlives a restart", () => {
+  test("memory in its own persistPath file, templates and the audit chain in state.db", async () => {
+    const home = tempDir("ag-home-");
+    const persistPath = join(home, "memory", "bridge.db");
+    const configFile = { memoryBridge: { persistPath } };
+    const auth = { "content-type": "application/json" };
+    const first = await startTestRuntime({}, { home, configFile });
+    try {
+      const stored = await fetch(`${first.url}/v1/memory`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ key: "project/style", value: "tabs" }),
+      });
+      expect(stored.status).toBe(201);
+      const template = await fetch(`${first.url}/v1/templates`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ name: "kept", workDir: home }),
+      });
+      expect(template.status).toBe(201);
+    } finally {
+      await first.drain(100);
+      first.close();
+    }
+    expect(existsSync(persistPath)).toBe(true);
+    const second = await startTestRuntime({}, { home, configFile });
+    try {
+      const entry = await (await fetch(`${second.url}/v1/memory/project/style`)).json();
+      expect(entry).toMatchObject({ key: "project/style", value: "tabs" });
+      const templates = await (await fetch(`${second.url}/v1/templates`)).json();
+      expect(templates.map((t: { name: string }) => t.name)).toEqual(["kept"]);
+      const audit = await (await fetch(`${second.url}/v1/audit`)).json();
+      expect(audit[0]).toMatchObject({ action: "template.create", actor: "local", ip: "127.0.0.1" });
+      expect(await (await fetch(`${second.url}/v1/audit/verify`)).json()).toEqual({
+        ok: true,
+        checked: 1,
+        brokenAt: null,
+      });
+      // The memory lives in its own file, not in state.db.
+      const { Database } = await import("bun:sqlite");
+      const state = new Database(join(second.stateDir, "state.db"), { readonly: true });
+      expect(state.query("SELECT count(*) AS n FROM memory").get()).toEqual({ n: 0 });
+      state.close();
+    } finally {
+      await second.drain(100);
+      second.close();
+    }
+  });
+});

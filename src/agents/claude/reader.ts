@@ -41,7 +41,8 @@ export function createClaudeTranscriptReader(): TranscriptReader {
       state.add(entry);
       tally(entry);
       const at = entry.timestamp ? Date.parse(entry.timestamp) : Number.NaN;
-      return { ...meaning(entry), ...(Number.isFinite(at) ? { at } : {}) };
+      const usage = usageOf(entry);
+      return { ...meaning(entry), ...(Number.isFinite(at) ? { at } : {}), ...(usage ? { usage } : {}) };
     },
     output: () => state.snapshot().turn.output,
     tokensByModel: () => state.snapshot().tokensByModel,
@@ -69,6 +70,13 @@ export function createClaudeTranscriptReader(): TranscriptReader {
       return { input: t.input, output: t.output, cacheRead: t.cacheRead, cacheCreation: t.cacheCreation };
     },
   };
+}
+
+/** What the line says a message used (the same messages the reader's own totals count). */
+function usageOf(entry: TranscriptEntry): TranscriptLineMeaning["usage"] {
+  if (entry.kind !== "assistant" || !entry.usage || !entry.messageId || entry.model === "<synthetic>")
+    return undefined;
+  return { messageId: entry.messageId, model: entry.model, tokens: { ...entry.usage } };
 }
 
 function meaning(entry: TranscriptEntry): TranscriptLineMeaning {

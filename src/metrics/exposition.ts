@@ -1,0 +1,94 @@
+import type { HistogramSample, MetricFamily } from "./prometheus.ts";
+import type { MetricsReport } from "./report.ts";
+
+/** Token kinds as Prometheus label values (snake case, as label values usually are). */
+const TOKEN_TYPES = [
+  ["input", "input"],
+  ["output", "output"],
+  ["cacheRead", "cache_read"],
+  ["cacheCreation", "cache_creation"],
+] as const;
+
+/**
+ * ag's metrics as Prometheus families: the JSON report's numbers under `ag_` names, with the
+ * latencies as histograms in seconds (docs/metrics.md lists them).
+ */
+export function toFamilies(
+  report: MetricsReport,
+  latency: { delivery: HistogramSample; detection: HistogramSample },
+): MetricFamily[] {
+  return [
+    {
+      name: "ag_info",
+      help: "Always 1; the version of ag as a label",
+      type: "gauge",
+      samples: [{ labels: { version: report.version }, value: 1 }],
+    },
+    {
+      name: "ag_start_time_seconds",
+      help: "When ag started, in seconds since the Unix epoch",
+      type: "gauge",
+      samples: [{ value: Date.parse(report.startedAt) / 1000 }],
+    },
+    {
+      name: "ag_uptime_seconds",
+      help: "Seconds since ag started",
+      type: "gauge",
+      samples: [{ value: report.uptimeSeconds }],
+    },
+    {
+      name: "ag_sessions",
+      help: "Stored sessions by state",
+      type: "gauge",
+      samples: Object.entries(report.sessions.byState).map(([state, value]) => ({
+        labels: { state },
+        value,
+      })),
+    },
+    {
+      name: "ag_tokens_total",
+      help: "Tokens across all sessions' transcripts, each agent message counted once by its id",
+      type: "counter",
+      samples: TOKEN_TYPES.map(([key, type]) => ({ labels: { type }, value: report.tokens[key] })),
+    },
+    {
+      name: "ag_estimated_cost_usd",
+      help: "Estimated cost of those tokens in US dollars, from the price table (pricing in config)",
+      type: "gauge",
+      samples: [{ value: report.estimatedCost.usd }],
+    },
+    {
+      name: "ag_unpriced_models",
+      help: "Models that used tokens but have no price: their tokens are not in the cost estimate",
+      type: "gauge",
+      samples: [{ value: report.estimatedCost.unpriced.length }],
+    },
+    {
+      name: "ag_prompts_total",
+      help: "Prompt deliveries since ag started, by outcome (sent = delivered + failed)",
+      type: "counter",
+      samples: (["sent", "delivered", "failed"] as const).map((outcome) => ({
+        labels: { outcome },
+        value: report.prompts[outcome],
+      })),
+    },
+    {
+      name: "ag_prompt_delivery_attempts_total",
+      help: "Pastes made to deliver prompts, retries included",
+      type: "counter",
+      samples: [{ value: report.prompts.attempts }],
+    },
+    {
+      name: "ag_delivery_latency_seconds",
+      help: "From pasting a prompt to the agent's confirmation that it took it",
+      type: "histogram",
+      samples: [latency.delivery],
+    },
+    {
+      name: "ag_state_detection_latency_seconds",
+      help: "From the first evidence of a new session state to its publication",
+      type: "histogram",
+      samples: [latency.detection],
+    },
+  ];
+}

@@ -1,0 +1,114 @@
+import type { AgentAdapter, TranscriptLineMeaning } from "../agents/agent.ts";
+import type { Tokens } from "../sessions/pricing.ts";
+import type { Logger } from "../shared/log.ts";
+import { createTranscriptTail, type TranscriptTail } from "../transcript/tail.ts";
+
+/** Tokens of messages whose model the transcript does not name: unpriced, never guessed. */
+export const UNKNOWN_MODEL = "unknown";
+
+export interface LedgerSnapshot {
+  tokens: Tokens;
+  tokensByModel: Record<string, Tokens>;
+  /** Distinct agent messages counted. */
+  messages: number;
+}
+
+/**
+ * Token totals across every session's transcript, each agent message counted once by its id:
+ * a message's lines repeat its usage, and a fork's transcript starts with a copy of its
+ * parent's conversation, so summing the sessions' own totals would count both twice.
+ *
+ * Light on purpose: each transcript is tailed from the byte offset reached at the previous
+ * refresh, so a scrape costs one stat per transcript plus the lines appended since; only the
+ * first refresh after start reads whole files. The price is one small entry per message for the
+ * life of the process. A transcript whose session is pruned stops being read, but what it added
+ * stays counted: the totals never go down while ag runs (they are counters).
+ */
+export interface TokenLedger {
+  /** Reads what the transcripts at `paths` gained since the last refresh. */
+  refresh(paths: readonly string[]): Promise<void>;
+  snapshot(): LedgerSnapshot;
+}
+
+export function createTokenLedger(deps: {
+  agent: Pick<AgentAdapter, "transcript">;
+  logger: Logger;
+}): TokenLedger {
+  const byMessage = new Map<string, { model: string; tokens: Tokens }>();
+  const totals = zero();
+  const byModel: Record<string, Tokens> = {};
+  const tails = new Map<string, TranscriptTail>();
+  let running: Promise<void> | null = null;
+
+  function count(usage: NonNullable<TranscriptLineMeaning["usage"]>): void {
+    const seen = byMessage.get(usage.messageId);
+    const model = seen?.model ?? usage.model ?? UNKNOWN_MODEL;
+    const previous = seen?.tokens ?? zero();
+    const merged = maxOf(previous, usage.tokens);
+    byMessage.set(usage.messageId, { model, tokens: merged });
+    byModel[model] ??= zero();
+    for (const key of KEYS) {
+      const delta = merged[key] - previous[key];
+      totals[key] += delta;
+      byModel[model][key] += delta;
+    }
+  }
+
+  async function read(tail: TranscriptTail): Promise<void> {
+    // A fresh reader per batch: only each line's own meaning is needed, not the conversation's
+    // state, and re-reading a line (a truncated file read again) is harmless under max-merge.
+    const reader = deps.agent.transcript.createReader();
+    for (;;) {
+      const batch = await tail.read();
+      for (const line of batch.lines) {
+        const usage = reader.add(line.text).usage;
+        if (usage) count(usage);
+      }
+      if (!batch.more) return;
+    }
+  }
+
+  async function refreshAll(paths: readonly string[]): Promise<void> {
+    const wanted = new Set(paths);
+    for (const path of tails.keys()) if (!wanted.has(path)) tails.delete(path);
+    for (const path of wanted) {
+      let tail = tails.get(path);
+      if (!tail) {
+        tail = createTranscriptTail(path);
+        tails.set(path, tail);
+      }
+      // One unreadable transcript must not take the metrics down: it is tried again next time.
+      await read(tail).catch((error) => deps.logger.warn(`metrics: reading ${path} failed`, error));
+    }
+  }
+
+  return {
+    refresh(paths) {
+      // Concurrent scrapes share one pass over the files.
+      running ??= refreshAll(paths).finally(() => {
+        running = null;
+      });
+      return running;
+    },
+    snapshot: () => ({
+      tokens: { ...totals },
+      tokensByModel: Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
+      messages: byMessage.size,
+    }),
+  };
+}
+
+const KEYS = ["input", "output", "cacheRead", "cacheCreation"] as const;
+
+function zero(): Tokens {
+  return { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
+}
+
+function maxOf(a: Tokens, b: Tokens): Tokens {
+  return {
+    input: Math.max(a.input, b.input),
+    output: Math.max(a.output, b.output),
+    cacheRead: Math.max(a.cacheRead, b.cacheRead),
+    cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
+  };
+}

@@ -1,0 +1,39 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Percentiles, SessionMetrics } from "../sessions/insight.ts";
+
+const Tokens = SessionMetrics.properties.tokens;
+
+const Latency = Type.Object(Percentiles.properties, {
+  description: "milliseconds: count since ag started, p50/p90/max over the last 1000 samples",
+});
+
+/** `GET /v1/metrics`: the whole server, across sessions. */
+export const MetricsReport = Type.Object({
+  version: Type.String(),
+  startedAt: Type.String({ format: "date-time" }),
+  uptimeSeconds: Type.Number(),
+  sessions: Type.Object({
+    total: Type.Integer(),
+    active: Type.Integer({ description: "sessions in a live state" }),
+    byState: Type.Record(Type.String(), Type.Integer(), { description: "every state, 0 included" }),
+  }),
+  tokens: Type.Object(Tokens.properties, {
+    description: "across every stored session's transcript, each agent message counted once by its id",
+  }),
+  tokensByModel: Type.Record(Type.String(), Tokens),
+  estimatedCost: SessionMetrics.properties.estimatedCost,
+  prompts: Type.Object(
+    {
+      sent: Type.Integer({ description: "deliveries attempted" }),
+      delivered: Type.Integer({ description: "confirmed by the agent" }),
+      failed: Type.Integer({ description: "not confirmed after every attempt" }),
+      attempts: Type.Integer({ description: "pastes, retries included" }),
+    },
+    { description: "since ag started" },
+  ),
+  latency: Type.Object({
+    deliveryMs: Latency,
+    stateDetectionMs: Latency,
+  }),
+});
+export type MetricsReport = Static<typeof MetricsReport>;

@@ -1,0 +1,69 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import { estimateCost, type PriceTable } from "../sessions/pricing.ts";
+import type { SessionRepo } from "../sessions/repo.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import { toFamilies } from "./exposition.ts";
+import { createTokenLedger } from "./ledger.ts";
+import { renderPrometheus } from "./prometheus.ts";
+import type { MetricsRecorder } from "./recorder.ts";
+import type { MetricsReport } from "./report.ts";
+
+export interface MetricsServiceDeps {
+  /** Sessions by state, and where their transcripts are. */
+  repo: Pick<SessionRepo, "list" | "stats">;
+  agent: Pick<AgentAdapter, "transcript">;
+  /** The totals the live sessions report to (also given to the session service). */
+  recorder: MetricsRecorder;
+  clock: Clock;
+  logger: Logger;
+  prices: PriceTable;
+  version: string;
+  /** Epoch ms. */
+  startedAt: number;
+}
+
+export interface MetricsService {
+  /** `GET /v1/metrics`. */
+  report(): Promise<MetricsReport>;
+  /** `GET /metrics`: the same numbers in the Prometheus text format, latencies as histograms. */
+  prometheus(): Promise<string>;
+}
+
+export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
+  const ledger = createTokenLedger(deps);
+
+  async function report(): Promise<MetricsReport> {
+    const records = deps.repo.list();
+    const paths = new Set(records.flatMap((r) => (r.transcriptPath ? [r.transcriptPath] : [])));
+    await ledger.refresh([...paths]);
+    const { tokens, tokensByModel } = ledger.snapshot();
+    const stats = deps.repo.stats();
+    const { recorder } = deps;
+    return {
+      version: deps.version,
+      startedAt: new Date(deps.startedAt).toISOString(),
+      uptimeSeconds: Math.max(0, (deps.clock.now() - deps.startedAt) / 1000),
+      sessions: { total: stats.total, active: stats.active, byState: stats.byStatus },
+      tokens,
+      tokensByModel,
+      estimatedCost: estimateCost(tokensByModel, deps.prices),
+      prompts: recorder.prompts(),
+      latency: {
+        deliveryMs: recorder.deliveryLatency.recent(),
+        stateDetectionMs: recorder.detectionLatency.recent(),
+      },
+    };
+  }
+
+  return {
+    report,
+    async prometheus() {
+      const families = toFamilies(await report(), {
+        delivery: deps.recorder.deliveryLatency.sample(),
+        detection: deps.recorder.detectionLatency.sample(),
+      });
+      return renderPrometheus(families);
+    },
+  };
+}
