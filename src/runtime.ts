@@ -83,6 +83,8 @@ export async function startRuntime({
     startedAt: new Date(startedAt).toISOString(),
   });
   let db: Database | undefined;
+  /** What a failed start must undo, in reverse order (close() does the same for a good one). */
+  const undo: Array<() => void> = [];
   let tmux: Tmux | undefined;
   try {
     db = openDatabase(stateDbPath(config.stateDir));
@@ -91,6 +93,7 @@ export async function startRuntime({
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
+    if (memoryDb !== db) undo.push(() => memoryDb.close());
     const memory = createMemoryService({
       db: memoryDb,
       clock: systemClock,
@@ -158,6 +161,10 @@ export async function startRuntime({
       diagnostics,
     });
     memory.start();
+    undo.push(
+      () => memory.stop(),
+      () => supervisor.stop(),
+    );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
     // bound, health says what is wrong and the control client keeps reconnecting.
@@ -175,6 +182,10 @@ export async function startRuntime({
       logger,
       settings: config.verificationProtocol,
     });
+    undo.push(
+      () => void screenshots.close(),
+      () => verification.dispose(),
+    );
     const app = createApp({
       version: VERSION,
       authToken: config.authToken,
@@ -248,6 +259,7 @@ export async function startRuntime({
       },
     };
   } catch (error) {
+    for (const step of undo.reverse()) step();
     void tmux?.close();
     db?.close();
     lock.release();

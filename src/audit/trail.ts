@@ -31,38 +31,94 @@ export interface RequestParty {
   ip: string | null;
 }
 
+export interface FinishedRequest {
+  method: string;
+  path: string;
+  status: number;
+  body: () => Promise<unknown>;
+}
+
+/** A target names a request, not its payload: long paths are cut. */
+const MAX_TARGET_CHARS = 256;
+/** Refusals from one address are recorded at most once per window; the next record counts the rest. */
+const DENIAL_WINDOW_MS = 60_000;
+/** Addresses remembered for that; past this many, the oldest are forgotten. */
+const DENIAL_ADDRESSES = 10_000;
+
 export function outcomeOf(status: number): AuditOutcome {
   if (status === 401 || status === 403) return "denied";
   return status < 400 ? "success" : "failure";
 }
 
-/** Records a finished request if it is one the audit log keeps. */
-export async function auditRequest(
-  audit: Pick<AuditLog, "append">,
-  request: { method: string; path: string; status: number; body: () => Promise<unknown> },
-  party: RequestParty,
-): Promise<void> {
-  const outcome = outcomeOf(request.status);
-  const rule = AUDITED.find((r) => r.method === request.method && r.pattern.test(request.path));
-  if (!rule && outcome !== "denied") return;
-  const entry: AuditInput = {
-    ...party,
-    action: rule?.action ?? "auth.denied",
-    target: rule ? await targetOf(rule, request, outcome) : `${request.method} ${request.path}`,
-    outcome,
+/**
+ * Records finished requests that the audit log keeps. Denials are what a stranger can cause at
+ * will, so they are throttled per address: the log stays a record, not a disk-filling channel.
+ */
+export function createAuditTrail(audit: Pick<AuditLog, "append">, now: () => number = Date.now) {
+  const denials = new Map<string, { at: number; suppressed: number }>();
+
+  function admitDenial(ip: string | null): number | null {
+    const key = ip ?? "unknown";
+    const seen = denials.get(key);
+    const at = now();
+    if (seen && at - seen.at < DENIAL_WINDOW_MS) {
+      seen.suppressed++;
+      return null;
+    }
+    const suppressed = seen?.suppressed ?? 0;
+    denials.delete(key);
+    denials.set(key, { at, suppressed: 0 });
+    if (denials.size > DENIAL_ADDRESSES) denials.delete(denials.keys().next().value!);
+    return suppressed;
+  }
+
+  return {
+    async record(request: FinishedRequest, party: RequestParty): Promise<void> {
+      const outcome = outcomeOf(request.status);
+      const path = request.path.length > 1 ? request.path.replace(/\/+$/, "") : request.path;
+      const rule = AUDITED.find((r) => r.method === request.method && r.pattern.test(path));
+      if (!rule && outcome !== "denied") return;
+      let target = rule ? await targetOf(rule, path, request.body, outcome) : `${request.method} ${path}`;
+      if (outcome === "denied") {
+        const suppressed = admitDenial(party.ip);
+        if (suppressed === null) return;
+        if (suppressed > 0) target = `${target} (+${suppressed} more refused since the last record)`;
+      }
+      const entry: AuditInput = {
+        ...party,
+        action: rule?.action ?? "auth.denied",
+        target: target === null ? null : clip(target),
+        outcome,
+      };
+      audit.append(entry);
+    },
   };
-  audit.append(entry);
 }
+
+export type AuditTrail = ReturnType<typeof createAuditTrail>;
 
 async function targetOf(
   rule: (typeof AUDITED)[number],
-  request: { path: string; body: () => Promise<unknown> },
+  path: string,
+  body: () => Promise<unknown>,
   outcome: AuditOutcome,
 ): Promise<string | null> {
   if (rule.target === "body" && outcome === "success") {
-    const body = (await request.body().catch(() => null)) as { id?: unknown } | null;
-    if (typeof body?.id === "string") return body.id;
+    const parsed = (await body().catch(() => null)) as { id?: unknown } | null;
+    if (typeof parsed?.id === "string") return parsed.id;
   }
-  const id = rule.pattern.exec(request.path)?.[1];
-  return id ? decodeURIComponent(id) : null;
+  const id = rule.pattern.exec(path)?.[1];
+  return id ? safeDecode(id) : null;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function clip(text: string): string {
+  return text.length > MAX_TARGET_CHARS ? `${text.slice(0, MAX_TARGET_CHARS - 1)}…` : text;
 }

@@ -55,19 +55,23 @@ export function createDiagnostics(options: { now?: () => number; size?: number }
     },
     follow(bus) {
       return bus.subscribe((event) => {
+        const id = event.session?.id;
+        if (!id) return;
         const { previous, status, source } = event.meta;
-        if (!event.session || typeof previous !== "string" || typeof status !== "string") return;
-        if (previous === status) return;
-        // One transition publishes several events (session.idle and status.idle): note it once.
-        // The same from → to twice in a row can only be that: states alternate in between.
-        const key = `${previous}→${status}`;
-        if (lastTransition.get(event.session.id) === key) return;
-        lastTransition.set(event.session.id, key);
-        if (event.event === "session.ended") lastTransition.delete(event.session.id);
-        diagnostics.record(
-          "state.change",
-          `session ${event.session.id}: ${previous} → ${status}${typeof source === "string" ? ` (${source})` : ""}`,
-        );
+        if (typeof previous === "string" && typeof status === "string" && previous !== status) {
+          // One transition publishes several events (session.idle and status.idle): note it once.
+          // The same from → to twice in a row can only be that: states alternate in between.
+          const key = `${previous}→${status}`;
+          if (lastTransition.get(id) !== key) {
+            lastTransition.set(id, key);
+            diagnostics.record(
+              "state.change",
+              `session ${id}: ${previous} → ${status}${typeof source === "string" ? ` (${source})` : ""}`,
+            );
+          }
+        }
+        // An ended session's last transition is published with session.ended (always last).
+        if (event.event === "session.ended") lastTransition.delete(id);
       });
     },
   };

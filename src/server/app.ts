@@ -1,5 +1,5 @@
 import { type AnyElysia, Elysia } from "elysia";
-import { type AuditLog, auditRequest } from "../audit/index.ts";
+import { type AuditLog, createAuditTrail } from "../audit/index.ts";
 import type { HealthService } from "../health/service.ts";
 import type { HookReceiver } from "../sessions/hooks.ts";
 import type { SessionService } from "../sessions/index.ts";
@@ -48,6 +48,7 @@ export function createApp(deps: AppDeps): HttpApp {
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   const guard = createGuard({ authToken: deps.authToken, allowedHosts: deps.allowedHosts, maxBodyBytes });
   const actors = new WeakMap<Request, Actor>();
+  const trail = deps.audit && createAuditTrail(deps.audit);
   let openApi: unknown;
   const routeTable: { current: () => readonly RouteInfo[] } = { current: () => [] };
 
@@ -81,7 +82,7 @@ export function createApp(deps: AppDeps): HttpApp {
     async handle(request, client) {
       const routed = rewriteAlias(request);
       const response = await app.handle(routed);
-      if (deps.audit) {
+      if (trail) {
         const path = new URL(routed.url).pathname;
         const party = {
           actor: actors.get(routed) ?? "unauthenticated",
@@ -89,8 +90,7 @@ export function createApp(deps: AppDeps): HttpApp {
           ip: client?.ip ?? null,
         };
         try {
-          await auditRequest(
-            deps.audit,
+          await trail.record(
             { method: routed.method, path, status: response.status, body: () => response.clone().json() },
             party,
           );

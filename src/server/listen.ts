@@ -29,10 +29,6 @@ export async function listen(
       maxRequestBodySize: options.maxBodyBytes * 2,
       async fetch(request, bun) {
         inFlight++;
-        // Bun closes a request that sends nothing for 10 s; a create waits for the agent (up to
-        // SVC_CREATE_WAIT_MS), a verification runs for minutes, a stream stays open: no handler
-        // of ours may be cut off by it.
-        bun.timeout(request, 0);
         try {
           return await app.handle(request, { ip: bun.requestIP(request)?.address ?? null });
         } finally {

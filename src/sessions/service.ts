@@ -136,7 +136,8 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       if (entry) memories.push(entry);
       else warnings.push(`memory key not found: ${key}`);
     }
-    return withMemoryContext(normalizeText(input.prompt, "prompt"), memories);
+    // The whole text is what gets typed: its size and characters are checked with the memories in.
+    return normalizeText(withMemoryContext(input.prompt, memories), "prompt with its [Memory context]");
   }
 
   async function result(

@@ -99,7 +99,7 @@ export const MemoryKeys = Type.Array(Type.String({ minLength: 1, maxLength: 256 
   description: "memory entries prepended to the prompt as [Memory context]",
 });
 export const StallThreshold = Type.Integer({
-  minimum: 1000,
+  minimum: 1,
   maximum: 24 * 60 * 60 * 1000,
   description: "no agent activity this long while working means stalled",
 });

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { AgError } from "../shared/errors.ts";
-import type { Template, TemplateFields } from "./template.ts";
+import type { StoredTemplate as Template, TemplateFields } from "./template.ts";
 
 interface TemplateRow {
   id: string;

@@ -1,11 +1,12 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
+import { normalizeText } from "../sessions/actions.ts";
 import type { SessionService, TemplateReader } from "../sessions/index.ts";
 import { validateWorkDir } from "../sessions/lifecycle.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import { createTemplateRepo } from "./repo.ts";
-import type { Template, TemplateInput, TemplatePatch } from "./template.ts";
+import type { StoredTemplate as Template, TemplateInput, TemplatePatch } from "./template.ts";
 
 export interface TemplateService extends TemplateReader {
   create(input: TemplateInput): Template;
@@ -25,6 +26,8 @@ export function createTemplateService(deps: {
   /** `sessionId` supplies workDir, stallThresholdMs and permissionMode where the input does not. */
   function withSession<T extends TemplatePatch>(input: T): Omit<T, "sessionId"> {
     const { sessionId, ...fields } = input;
+    // A template's prompt is typed into sessions: the same limits as a prompt, checked now.
+    if (fields.prompt !== undefined) fields.prompt = normalizeText(fields.prompt, "prompt");
     if (sessionId === undefined) return fields;
     const session = deps.sessions.get(sessionId);
     return {

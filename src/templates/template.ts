@@ -33,18 +33,30 @@ export type TemplateInput = Static<typeof TemplateInput>;
 export const TemplatePatch = Type.Partial(TemplateInput, { additionalProperties: false });
 export type TemplatePatch = Static<typeof TemplatePatch>;
 
-const { name: _name, ...optional } = fields;
+const { name: _name, env: _env, ...optional } = fields;
+/** A template as the API returns it: environment values may be secrets, so only names show. */
 export const Template = Type.Object({
   id: Type.String(),
   name: fields.name,
   ...optional,
+  envKeys: Type.Optional(
+    Type.Array(Type.String(), { description: "names of the env variables; values are never returned" }),
+  ),
   workDir: Type.String(),
   createdAt: Type.String({ format: "date-time" }),
   updatedAt: Type.String({ format: "date-time" }),
 });
 export type Template = Static<typeof Template>;
 
+/** A template as stored: env values included. */
+export type StoredTemplate = Omit<Template, "envKeys"> & { env?: Record<string, string> };
+
 /** The stored part: every field but the bookkeeping. */
-export type TemplateFields = Omit<Template, "id" | "createdAt" | "updatedAt">;
+export type TemplateFields = Omit<StoredTemplate, "id" | "createdAt" | "updatedAt">;
+
+export function publicTemplate(stored: StoredTemplate): Template {
+  const { env, ...rest } = stored;
+  return env && Object.keys(env).length ? { ...rest, envKeys: Object.keys(env) } : rest;
+}
 
 export const TemplateDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });

@@ -381,6 +381,28 @@ describe("autoVerifyOnStop", () => {
   });
 });
 
+describe("what the steps see", () => {
+  test("ag's own settings (SVC_*) are not in a step's environment, nor in its published output", async () => {
+    process.env.SVC_VERIFY_TEST_SECRET = "hunter2-secret";
+    try {
+      const h = harness();
+      const workDir = tinyProject({
+        ts: null,
+        test: null,
+        build: "console.log(JSON.stringify(process.env));\n",
+      });
+      const result = await verified(h, h.session(workDir));
+      const output = byName(result).build!.output;
+      expect(output).toContain('"PATH"');
+      expect(output).not.toContain("hunter2-secret");
+      expect(output).not.toContain("SVC_VERIFY_TEST_SECRET");
+      expect(JSON.stringify(h.verifications())).not.toContain("hunter2-secret");
+    } finally {
+      delete process.env.SVC_VERIFY_TEST_SECRET;
+    }
+  });
+});
+
 describe("over real HTTP", () => {
   test("a verification longer than Bun's 10 s request idle timeout still gets its answer", async () => {
     const h = harness();

@@ -113,7 +113,8 @@ describe("what the HTTP API records", () => {
     const auth = { authorization: "Bearer s3cret" };
     await app.request("POST", "/v1/templates", { body: { name: "t", workDir: tempDir() }, headers: auth });
     await app.request("DELETE", "/v1/sessions/whatever", { headers: { authorization: "Bearer wrong" } });
-    await app.request("GET", "/v1/memory");
+    // Another address: refusals are throttled per address.
+    await app.handle(new Request("http://localhost/v1/memory"), { ip: "10.9.9.9" });
     const page = (await (await app.request("GET", "/v1/audit?limit=2", { headers: auth })).json()) as Json[];
     expect(page.map((r) => [r.action, r.outcome, r.actor, r.target])).toEqual([
       ["auth.denied", "denied", "unauthenticated", "GET /v1/memory"],
@@ -127,6 +128,45 @@ describe("what the HTTP API records", () => {
     expect(await verify.json()).toEqual({ ok: true, checked: 3, brokenAt: null });
     const bad = await app.request("GET", "/v1/audit?limit=0", { headers: auth });
     expect(bad.status).toBe(400);
+  });
+
+  test("a trailing slash or a broken escape does not dodge the record", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { id } = (await (
+      await app.request("POST", "/v1/sessions", { body: { workDir: tempDir() } })
+    ).json()) as Json;
+    const killed = await app.request("DELETE", `/v1/sessions/${id}/`);
+    expect(killed.status).toBe(200);
+    await app.request("DELETE", "/v1/templates/%E0%A4%A");
+    const records = app.audit.list().map((r) => [r.action, r.target, r.outcome]);
+    expect(records).toEqual([
+      ["template.delete", "%E0%A4%A", "failure"],
+      ["session.kill", id, "success"],
+      ["session.create", id, "success"],
+    ]);
+  });
+
+  test("refusals are recorded once per address per minute, counting the rest; targets are cut", async () => {
+    const app = testApp({ authToken: "s3cret" });
+    const ask = (path: string, ip: string) => app.handle(new Request(`http://localhost${path}`), { ip });
+    await ask(`/${"x".repeat(5000)}`, "10.0.0.1");
+    for (let i = 0; i < 50; i++) await ask("/v1/sessions", "10.0.0.1");
+    await ask("/v1/sessions", "10.0.0.2");
+    const records = app.audit.list();
+    expect(records.map((r) => [r.action, r.ip])).toEqual([
+      ["auth.denied", "10.0.0.2"],
+      ["auth.denied", "10.0.0.1"],
+    ]);
+    expect(records[1]!.target!.length).toBeLessThanOrEqual(256);
+  });
+
+  test("a fractional or negative limit is a 400, not a database error", async () => {
+    const app = testApp();
+    for (const query of ["limit=1.5", "before=2.5", "limit=-1"]) {
+      const response = await app.request("GET", `/v1/audit?${query}`);
+      expect({ query, status: response.status }).toEqual({ query, status: 400 });
+    }
   });
 
   test("the client's address is recorded when the listener knows it", async () => {

@@ -248,6 +248,24 @@ describe("memoryKeys on session create", () => {
     });
   });
 
+  test("the prompt with its memories must fit a prompt's limits; no window opens when it does not", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    for (const n of [1, 2, 3])
+      await call(app, "POST", "/v1/memory", { key: `big/${n}`, value: "v".repeat(100 * 1024) });
+    await call(app, "POST", "/v1/memory", { key: "keys/escape", value: "hi\u0003\u001b[Aboom" });
+    const response = await app.request("POST", "/v1/sessions", {
+      body: { workDir: tempDir(), prompt: "go", memoryKeys: ["big/1", "big/2", "big/3"] },
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as Json).code).toBe("PAYLOAD_TOO_LARGE");
+    const control = await app.request("POST", "/v1/sessions", {
+      body: { workDir: tempDir(), prompt: "go", memoryKeys: ["keys/escape"] },
+    });
+    expect(control.status).toBe(400);
+    expect(app.tmux.server.windows.size).toBe(0);
+  });
+
   test("a disabled bridge ignores memoryKeys with a warning and sends the prompt alone", async () => {
     const app = testApp({ memoryEnabled: false, memory: {} });
     simulateAgents(app);

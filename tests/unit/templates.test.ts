@@ -32,11 +32,14 @@ describe("templates CRUD", () => {
     expect(created.body).toMatchObject({
       name: "reviewer",
       workDir,
-      env: { REVIEW_DEPTH: "deep" },
+      envKeys: ["REVIEW_DEPTH"],
       memoryKeys: ["project/style"],
       permissionMode: "plan",
     });
     expect(created.body.createdAt).toBe(created.body.updatedAt);
+    // Environment values may be secrets: never returned, only their names.
+    expect(created.body.env).toBeUndefined();
+    expect(JSON.stringify(created.body)).not.toContain("deep");
     expect((await call(app, "GET", `/v1/templates/${id}`)).body).toEqual(created.body);
     expect((await call(app, "GET", "/v1/templates")).body).toEqual([created.body]);
 
@@ -61,6 +64,29 @@ describe("templates CRUD", () => {
       const missing = await call(app, method, `/v1/templates/${id}`, body);
       expect(missing).toMatchObject({ status: 404, body: { code: "TEMPLATE_NOT_FOUND", statusCode: 404 } });
     }
+  });
+
+  test("a template's prompt has a prompt's limits: 256 KiB (413) and no control characters (400)", async () => {
+    const app = testApp();
+    const workDir = tempDir();
+    const big = await call(app, "POST", "/v1/templates", {
+      name: "big",
+      workDir,
+      prompt: "x".repeat(256 * 1024 + 1),
+    });
+    expect(big).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+    const bell = await call(app, "POST", "/v1/templates", { name: "bell", workDir, prompt: "ring\u0007" });
+    expect(bell).toMatchObject({ status: 400, body: { code: "VALIDATION_ERROR" } });
+    expect((await call(app, "GET", "/v1/templates")).body).toEqual([]);
+  });
+
+  test("a session's stall threshold below a second still copies (it is the configured value)", async () => {
+    const app = testApp();
+    const session = sampleSession({ workDir: tempDir(), stallThresholdMs: 500 });
+    app.repo.insert(session);
+    const copied = await call(app, "POST", "/v1/templates", { name: "fast", sessionId: session.id });
+    expect(copied).toMatchObject({ status: 201, body: { stallThresholdMs: 500 } });
+    expect((await call(app, "GET", "/v1/templates")).status).toBe(200);
   });
 
   test("names are unique: create and rename answer 409 CONFLICT, nothing changes", async () => {
@@ -117,7 +143,7 @@ describe("templates CRUD", () => {
     [{ name: "n", workDir: "/no/such/dir/anywhere" }, "workDir does not exist"],
     [{ name: "n", workDir: "/tmp", permissionMode: "yolo" }, "body.permissionMode"],
     [{ name: "n", workDir: "/tmp", env: { "BAD-NAME": "v" } }, "body.env"],
-    [{ name: "n", workDir: "/tmp", stallThresholdMs: 5 }, "body.stallThresholdMs"],
+    [{ name: "n", workDir: "/tmp", stallThresholdMs: 0 }, "body.stallThresholdMs"],
     [{ name: "n", workDir: "/tmp", memoryKeys: [""] }, "body.memoryKeys"],
     [{ name: "n", workDir: "/tmp", autoApprove: "yes" }, "body.autoApprove"],
   ])("%j is a 400 (%s) and stores nothing", async (body, message) => {

@@ -8,7 +8,7 @@ export function diagnosticsRoutes(diagnostics: Diagnostics) {
     ({ query }) => diagnostics.list(query.limit),
     {
       query: t.Object({
-        limit: t.Optional(t.Numeric({ minimum: 1, maximum: DIAGNOSTICS_SIZE, default: 50 })),
+        limit: t.Optional(t.Numeric({ minimum: 1, maximum: DIAGNOSTICS_SIZE, multipleOf: 1, default: 50 })),
       }),
       response: DiagnosticsResponse,
       detail: {

@@ -28,8 +28,10 @@ import { TranscriptCursorPage, TranscriptCursorQuery } from "../../transcript/cu
 const Id = Type.Object({ id: Type.String() });
 /** The cursor query as it arrives: strings that Elysia turns into numbers before validating. */
 const CursorQueryParams = t.Object({
-  before_id: t.Optional(t.Numeric({ minimum: 1, description: "only entries with a smaller id" })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
+  before_id: t.Optional(
+    t.Numeric({ minimum: 1, multipleOf: 1, description: "only entries with a smaller id" }),
+  ),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, multipleOf: 1, default: 50 })),
   role: TranscriptCursorQuery.properties.role,
 });
 const Pane = Type.Object({ id: Type.String(), content: Type.String() });

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import {
+  publicTemplate,
   Template,
   TemplateDeleted,
   TemplateInput,
@@ -18,7 +19,7 @@ export function templateRoutes(templates: TemplateService) {
       "/v1/templates",
       ({ body, set }) => {
         set.status = 201;
-        return templates.create(body);
+        return publicTemplate(templates.create(body));
       },
       {
         body: TemplateInput,
@@ -29,16 +30,16 @@ export function templateRoutes(templates: TemplateService) {
         },
       },
     )
-    .get("/v1/templates", () => templates.list(), {
+    .get("/v1/templates", () => templates.list().map(publicTemplate), {
       response: Type.Array(Template),
       detail: { summary: "Templates, by name", tags },
     })
-    .get("/v1/templates/:id", ({ params }) => templates.get(params.id), {
+    .get("/v1/templates/:id", ({ params }) => publicTemplate(templates.get(params.id)), {
       params: Id,
       response: Template,
       detail: { summary: "One template", tags },
     })
-    .put("/v1/templates/:id", ({ params, body }) => templates.update(params.id, body), {
+    .put("/v1/templates/:id", ({ params, body }) => publicTemplate(templates.update(params.id, body)), {
       params: Id,
       body: TemplatePatch,
       response: Template,
