@@ -1,3 +1,4 @@
+import { withoutAgSettings } from "../shared/env.ts";
 import { tmuxArgv, tmuxCommandLine } from "./argv.ts";
 import { type ControlReply, createControlFramer } from "./framing.ts";
 
@@ -39,8 +40,9 @@ export async function openControlConnection(options: ControlConnectionOptions): 
   const startupTimeoutMs = options.startupTimeoutMs ?? 10_000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 15_000;
   const argv = tmuxArgv(options.binary, options.socket, "-f", options.configFile ?? "/dev/null", "-C");
-  // tmux refuses to nest inside a tmux it finds in $TMUX, and the agents must not inherit it.
-  const env = { ...process.env };
+  // tmux refuses to nest inside a tmux it finds in $TMUX, and the agents must not inherit it;
+  // nor ag's settings (the auth token among them): every agent inherits this environment.
+  const env = withoutAgSettings(process.env);
   delete env.TMUX;
   delete env.TMUX_PANE;
 

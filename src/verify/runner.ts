@@ -1,3 +1,4 @@
+import { withoutAgSettings } from "../shared/env.ts";
 import { describeError } from "../shared/errors.ts";
 
 /**
@@ -148,17 +149,4 @@ export function createOutputTail(limit: number): OutputTail {
       return first >= 0xdc00 && first <= 0xdfff ? end.slice(1) : end;
     },
   };
-}
-
-/**
- * The project's commands (which an agent may have written) must not see ag's own settings:
- * SVC_AUTH_TOKEN, webhook secrets and the like would end up in the step output, which is
- * returned and published as an event.
- */
-export function withoutAgSettings(env: Record<string, string | undefined>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !name.startsWith("SVC_")) kept[name] = value;
-  }
-  return kept;
 }

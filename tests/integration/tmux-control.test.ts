@@ -138,6 +138,29 @@ describe("control-mode client on real tmux", () => {
     });
   });
 
+  test("agents do not inherit ag's settings: SVC_* stays out of the tmux server's environment", async () => {
+    process.env.SVC_TMUX_TEST_SECRET = "hunter2-tmux";
+    try {
+      await withClient(async (client) => {
+        const out = join(tempDir(), "env");
+        await client.newWindow({
+          tag: "t",
+          name: "n",
+          cwd: tempDir(),
+          command: ["sh", "-c", 'env > "$1"; exec sleep 600', "sh", out],
+          env: { SVC_SESSION_ID: "given-explicitly" },
+        });
+        await eventually(() => expect(existsSync(out) && statSync(out).size > 0).toBe(true));
+        const env = readFileSync(out, "utf8");
+        expect(env).toContain("SVC_SESSION_ID=given-explicitly");
+        expect(env).toContain("PATH=");
+        expect(env).not.toContain("hunter2-tmux");
+      });
+    } finally {
+      delete process.env.SVC_TMUX_TEST_SECRET;
+    }
+  });
+
   test("splitWindow: the pane runs argv with cwd and env, tagged on the pane; the window grows to fit", async () => {
     await withClient(async (client, socket) => {
       const parent = await client.newWindow({
