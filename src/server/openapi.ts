@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { ErrorBody } from "./errors.ts";
 
 /** What the generator needs of a route; Elysia's `app.routes` entries fit it. */
@@ -22,12 +22,22 @@ type JsonObject = Record<string, unknown>;
  */
 export function buildOpenApi(routes: readonly RouteInfo[], info: { version: string }): JsonObject {
   const paths: Record<string, JsonObject> = {};
+  const WILDCARD_PARAMETER = {
+    name: "key",
+    in: "path",
+    required: true,
+    description: "the rest of the path; may contain /",
+    schema: { type: "string" },
+  };
   for (const route of routes) {
     const hooks = route.hooks ?? {};
     if (hooks.detail?.hide || !route.path.startsWith("/v1/")) continue;
-    const path = route.path.replace(/:(\w+)/g, "{$1}");
+    // A trailing wildcard (`/v1/memory/*`) is the rest of the path: one parameter that may hold `/`.
+    const wildcard = route.path.endsWith("/*");
+    const path = route.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{key}");
     const parameters = [
       ...schemaParameters(hooks.params, "path", route.path),
+      ...(wildcard ? [WILDCARD_PARAMETER] : []),
       ...schemaParameters(hooks.query, "query", route.path),
     ];
     const operation: JsonObject = {
@@ -36,7 +46,10 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: { version: stri
       tags: hooks.detail?.tags ?? [route.path.split("/")[2]],
       parameters: parameters.length ? parameters : undefined,
       requestBody: isSchema(hooks.body)
-        ? { required: true, content: { "application/json": { schema: plain(hooks.body) } } }
+        ? {
+            required: (hooks.body as unknown as Record<symbol, unknown>)[OptionalKind] !== "Optional",
+            content: { "application/json": { schema: plain(hooks.body) } },
+          }
         : undefined,
       responses: responses(hooks.response),
     };

@@ -35,6 +35,13 @@ test("GET /v1/openapi.json documents the routes from their own schemas", async (
   const list = doc.paths["/v1/sessions"].get;
   expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["status", "workDir"]);
 
+  // An optional body is documented as optional; a wildcard route as one `key` parameter.
+  expect(doc.paths["/v1/sessions/{id}/approve"].post.requestBody.required).toBe(false);
+  expect(doc.paths["/v1/sessions"].post.requestBody.required).toBe(true);
+  expect(doc.paths["/v1/memory/{key}"].get.parameters).toContainEqual(
+    expect.objectContaining({ name: "key", in: "path", required: true }),
+  );
+
   const made = doc.paths["/v1/test/things"].post;
   expect(made.summary).toBe("Make a thing");
   expect(made.requestBody.content["application/json"].schema.properties.label.maxLength).toBe(10);
