@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import { createAuditLog } from "./audit/index.ts";
+import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
 import type { Config } from "./config/schema.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
@@ -15,6 +16,7 @@ import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { isLoopbackName } from "./server/auth.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
+import { channelRoutes } from "./server/routes/channels.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
@@ -101,6 +103,15 @@ export async function startRuntime({
       settings: config.memoryBridge,
     });
     const audit = createAuditLog({ db, clock: systemClock });
+    const dispatcher = createDispatcher({
+      bus,
+      store: createChannelStore(db),
+      targets: channelTargets(config, { version: VERSION }),
+      clock: systemClock,
+      logger,
+      diagnostics,
+    });
+    undo.push(() => void dispatcher.close());
     const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
@@ -161,6 +172,7 @@ export async function startRuntime({
       diagnostics,
     });
     memory.start();
+    dispatcher.start();
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
@@ -214,6 +226,7 @@ export async function startRuntime({
         templateRoutes(templates),
         diagnosticsRoutes(diagnostics),
         auditRoutes(audit),
+        channelRoutes(dispatcher),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
         metricsRoutes(
@@ -250,6 +263,7 @@ export async function startRuntime({
       close() {
         supervisor.stop();
         memory.stop();
+        void dispatcher.close();
         if (memoryDb !== openDb) memoryDb.close();
         void screenshots.close();
         verification.dispose();

@@ -13,6 +13,10 @@ const COMMANDS: Record<string, { description: string; hidden?: boolean; load: ()
     hidden: true,
     load: () => import("./commands/hook.ts").then((m) => m.default as AnyCommand),
   },
+  channels: {
+    description: "Channel health, and dead letters: list, retry or clear them",
+    load: () => import("./commands/channels.ts").then((m) => m.default as AnyCommand),
+  },
   status: {
     description: "Version, status, uptime, port and session counts of the running server",
     load: () => import("./commands/status.ts").then((m) => m.default as AnyCommand),

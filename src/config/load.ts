@@ -38,7 +38,7 @@ type Layer = { label: string; values: Record<string, unknown>; labels?: Record<s
 
 const BY_KEY = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
 /** Values never echoed back in an error message. */
-const SECRET_KEYS = new Set(["authToken", "webhooks"]);
+const SECRET_KEYS = new Set(["authToken", "webhooks", "chatBotToken", "emailPass", "teamchatWebhookUrl"]);
 const PATH_KEYS = ["stateDir", "agentDataDir"] as const;
 
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
@@ -125,9 +125,12 @@ function readEnvironment(env: Record<string, string | undefined>): Layer {
   const labels: Record<string, string> = {};
   for (const setting of SETTINGS as readonly Setting[]) {
     if (!setting.env || !setting.envKind) continue;
-    const raw = env[setting.env];
-    if (raw === undefined || raw === "") continue;
-    const label = `environment (${setting.env})`;
+    const name = [setting.env, ...(setting.envAliases ?? [])].find(
+      (n) => env[n] !== undefined && env[n] !== "",
+    );
+    if (name === undefined) continue;
+    const raw = env[name]!;
+    const label = `environment (${name})`;
     const value = coerce(raw, setting.envKind, setting, label);
     check(setting, setting.schema, value, label);
     values[setting.key] = value;

@@ -51,6 +51,8 @@ export interface Setting {
   key: string;
   /** The environment variable, when the setting has one. */
   env?: string;
+  /** Other spellings of it (SPEC names some variables twice); `env` wins when both are set. */
+  envAliases?: string[];
   envKind?: EnvKind;
   schema: TSchema;
   /** The built-in default; undefined means "derived" (see load.ts) or "none". */
@@ -358,6 +360,145 @@ export const SETTINGS = [
     description: "Host names screenshots may load besides loopback (comma-separated)",
   }),
   setting({
+    key: "chatBotToken",
+    env: "SVC_CHAT_BOT_TOKEN",
+    envAliases: ["SVC_CHAT_TOKEN"],
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Chat bot token; empty disables the chat channel",
+  }),
+  setting({
+    key: "chatGroupId",
+    env: "SVC_CHAT_GROUP_ID",
+    envAliases: ["SVC_CHAT_GROUP"],
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Group chat id the bot posts to (one forum topic per session)",
+  }),
+  setting({
+    key: "chatAllowedUsers",
+    env: "SVC_CHAT_ALLOWED_USERS",
+    envKind: "list",
+    schema: Type.Array(Type.String({ pattern: "^-?\\d+$" })),
+    default: [],
+    description:
+      "User ids allowed to approve, reject and send from the chat (comma-separated); empty: notify only",
+  }),
+  setting({
+    key: "chatApiBase",
+    env: "SVC_CHAT_API_BASE",
+    envKind: "string",
+    schema: Type.String({ pattern: "^https?://" }),
+    default: "https://api.telegram.org",
+    description: "Origin of the chat bot HTTP API",
+  }),
+  setting({
+    key: "teamchatWebhookUrl",
+    env: "SVC_TEAMCHAT_WEBHOOK_URL",
+    envKind: "string",
+    schema: Type.Union([Type.String({ pattern: "^https?://" }), Type.Literal("")]),
+    default: "",
+    description: "Team-chat incoming-webhook URL; empty disables the team-chat channel",
+  }),
+  setting({
+    key: "teamchatEvents",
+    env: "SVC_TEAMCHAT_EVENTS",
+    envKind: "json",
+    schema: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    default: null,
+    description: "Events sent to team chat (JSON array); default all",
+  }),
+  setting({
+    key: "teamchatChannel",
+    env: "SVC_TEAMCHAT_CHANNEL",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Team-chat channel override",
+  }),
+  setting({
+    key: "teamchatTimeoutMs",
+    env: "SVC_TEAMCHAT_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 5_000,
+    description: "Team-chat request timeout",
+  }),
+  setting({
+    key: "emailHost",
+    env: "SVC_EMAIL_HOST",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "SMTP host; empty disables the email channel",
+  }),
+  setting({
+    key: "emailPort",
+    env: "SVC_EMAIL_PORT",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1, maximum: 65535 }),
+    default: 587,
+    description: "SMTP port (465 means TLS from the start)",
+  }),
+  setting({
+    key: "emailUser",
+    env: "SVC_EMAIL_USER",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "SMTP user (empty: no authentication)",
+  }),
+  setting({
+    key: "emailPass",
+    env: "SVC_EMAIL_PASS",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "SMTP password",
+  }),
+  setting({
+    key: "emailTo",
+    env: "SVC_EMAIL_TO",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Recipient(s), comma-separated",
+  }),
+  setting({
+    key: "emailFrom",
+    env: "SVC_EMAIL_FROM",
+    envKind: "string",
+    schema: Type.String(),
+    default: "",
+    description: "Sender address; default the SMTP user",
+  }),
+  setting({
+    key: "emailSecure",
+    env: "SVC_EMAIL_SECURE",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "TLS from the start; always on for port 465",
+  }),
+  setting({
+    key: "emailTimeoutMs",
+    env: "SVC_EMAIL_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1 }),
+    default: 10_000,
+    description: "SMTP timeout",
+  }),
+  setting({
+    key: "emailEvents",
+    env: "SVC_EMAIL_EVENTS",
+    envKind: "json",
+    schema: Type.Array(Type.String()),
+    default: ["status.stall", "status.dead", "status.error", "status.permission_timeout"],
+    description: "Events sent by email (JSON array)",
+  }),
+  setting({
     key: "memoryBridge",
     schema: Type.Object(
       {
@@ -422,6 +563,23 @@ export interface Config {
   otelSampleRate: number;
   pricing: Record<string, { input: number; output: number; cacheRead?: number; cacheCreation?: number }>;
   chatVerbose: boolean;
+  chatBotToken: string;
+  chatGroupId: string;
+  chatAllowedUsers: string[];
+  chatApiBase: string;
+  teamchatWebhookUrl: string;
+  teamchatEvents: string[] | null;
+  teamchatChannel: string;
+  teamchatTimeoutMs: number;
+  emailHost: string;
+  emailPort: number;
+  emailUser: string;
+  emailPass: string;
+  emailTo: string;
+  emailFrom: string;
+  emailSecure: boolean;
+  emailTimeoutMs: number;
+  emailEvents: string[];
   chromiumPath: string | null;
   screenshotAllowHosts: string[];
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };

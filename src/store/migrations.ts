@@ -101,6 +101,34 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN env TEXT;
     `,
   },
+  {
+    // Every delivery to a channel target waits in the outbox until it succeeds or is given up;
+    // given-up ones become dead letters. Both survive a crash of ag.
+    name: "channel outbox and dead letters",
+    sql: `
+      CREATE TABLE outbox (
+        id          INTEGER PRIMARY KEY,
+        channel     TEXT NOT NULL,
+        target      TEXT NOT NULL,
+        delivery_id TEXT NOT NULL,
+        event       TEXT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT NOT NULL
+      );
+      CREATE INDEX outbox_target ON outbox(channel, target, id);
+      CREATE TABLE dead_letters (
+        id          INTEGER PRIMARY KEY,
+        channel     TEXT NOT NULL,
+        target      TEXT NOT NULL,
+        delivery_id TEXT NOT NULL,
+        event       TEXT NOT NULL,
+        attempts    INTEGER NOT NULL,
+        last_error  TEXT NOT NULL,
+        failed_at   TEXT NOT NULL
+      );
+      CREATE INDEX dead_letters_channel ON dead_letters(channel, id);
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

@@ -1,0 +1,97 @@
+import { createHmac } from "node:crypto";
+import type { WebhookTarget as WebhookConfig } from "../config/schema.ts";
+import type { AgEvent } from "../events/bus.ts";
+import { type ChannelTarget, DeliveryError, httpFailure } from "./channel.ts";
+
+/** SPEC: a webhook request times out after 5000 ms unless the hook says otherwise. */
+export const WEBHOOK_TIMEOUT_MS = 5_000;
+/** Deliveries in flight per webhook: a slow receiver still gets several at once. */
+const CONCURRENCY = 4;
+const REDACTED = "[REDACTED]";
+/** Events whose detail is what the agent or the user wrote (a message, a command to approve). */
+const CONTENT_EVENTS = /^(message\.|permission\.requested$|status\.(permission|question|plan)$)/;
+/** Meta fields that carry such content. */
+const CONTENT_KEYS = new Set([
+  "detail",
+  "text",
+  "input",
+  "output",
+  "content",
+  "command",
+  "prompt",
+  "question",
+]);
+/** Our headers: a configured header of the same name does not replace them. */
+const OWN_HEADERS = new Set([
+  "content-type",
+  "x-svc-event",
+  "x-svc-delivery",
+  "x-svc-signature",
+  "user-agent",
+]);
+
+/** SPEC's payload: `{event, timestamp, session, detail, meta}` (the bus event without its id). */
+export function webhookPayload(event: AgEvent, redact: boolean): Record<string, unknown> {
+  const { id: _, ...payload } = event;
+  if (!redact || !CONTENT_EVENTS.test(event.event)) return payload;
+  return { ...payload, detail: REDACTED, meta: redactMeta(event.meta) as Record<string, unknown> };
+}
+
+function redactMeta(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactMeta);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      CONTENT_KEYS.has(k) && typeof v === "string" ? REDACTED : redactMeta(v),
+    ]),
+  );
+}
+
+export function signature(secret: string, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+}
+
+/** Names a webhook in health and dead letters: its origin and path, never its query or userinfo. */
+export function webhookName(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+export function createWebhookTarget(
+  config: WebhookConfig,
+  options: { version: string; fetch?: typeof fetch } = { version: "0" },
+): ChannelTarget {
+  const doFetch = options.fetch ?? fetch;
+  const wanted = config.events ? new Set(config.events) : null;
+  const extra = Object.fromEntries(
+    Object.entries(config.headers ?? {}).filter(([name]) => !OWN_HEADERS.has(name.toLowerCase())),
+  );
+  return {
+    channel: "webhook",
+    name: webhookName(config.url),
+    timeoutMs: config.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    concurrency: CONCURRENCY,
+    accepts: (event) => wanted === null || wanted.has(event.event),
+    async send(delivery, signal) {
+      const body = JSON.stringify(webhookPayload(delivery.event, config.redactContent === true));
+      const headers: Record<string, string> = {
+        ...extra,
+        "content-type": "application/json",
+        "user-agent": `ag/${options.version}`,
+        "x-svc-event": delivery.event.event,
+        "x-svc-delivery": delivery.id,
+      };
+      if (config.secret) headers["x-svc-signature"] = signature(config.secret, body);
+      let response: Response;
+      try {
+        response = await doFetch(config.url, { method: "POST", headers, body, signal, redirect: "manual" });
+      } catch (error) {
+        throw new DeliveryError(`request failed: ${(error as Error).message}`, true);
+      }
+      await response.body?.cancel().catch(() => {});
+      const failure = httpFailure(response.status, response.headers.get("retry-after"));
+      if (failure) throw failure;
+    },
+  };
+}
