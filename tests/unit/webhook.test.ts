@@ -1,0 +1,121 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { createWebhookTarget, webhookName, webhookPayload } from "../../src/channels/webhook.ts";
+import type { AgEvent } from "../../src/events/bus.ts";
+
+interface Received {
+  headers: Headers;
+  body: string;
+}
+
+/** A real HTTP receiver on port 0 answering what the test says. */
+const received: Received[] = [];
+let answer: () => Response | Promise<Response> = () => new Response("ok");
+const receiver = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(request) {
+    received.push({ headers: request.headers, body: await request.text() });
+    return answer();
+  },
+});
+afterAll(() => receiver.stop(true));
+const url = `http://127.0.0.1:${receiver.port}/hooks/ag?token=abc`;
+
+const event: AgEvent = {
+  id: 7,
+  event: "message.assistant",
+  timestamp: "2026-01-01T00:00:00.000Z",
+  session: { id: "s1", name: "one", workDir: "/w" },
+  detail: "the secret plan",
+  meta: { uuid: "u1", text: "the secret plan", nested: { content: "x", kept: 1 } },
+};
+const signal = () => new AbortController().signal;
+
+describe("webhooks against a real receiver", () => {
+  test("SPEC's payload, our headers, the HMAC of the raw body, custom headers that cannot replace ours", async () => {
+    received.length = 0;
+    answer = () => new Response("ok");
+    const target = createWebhookTarget(
+      { url, secret: "s3cret", headers: { "x-team": "blue", "X-Svc-Event": "forged" } },
+      { version: "1.2.3" },
+    );
+    await target.send({ id: "delivery-1", event, attempt: 1 }, signal());
+    const [got] = received;
+    expect(JSON.parse(got!.body)).toEqual({
+      event: "message.assistant",
+      timestamp: "2026-01-01T00:00:00.000Z",
+      session: { id: "s1", name: "one", workDir: "/w" },
+      detail: "the secret plan",
+      meta: event.meta,
+    });
+    expect(got!.headers.get("x-svc-event")).toBe("message.assistant");
+    expect(got!.headers.get("x-svc-delivery")).toBe("delivery-1");
+    expect(got!.headers.get("x-team")).toBe("blue");
+    expect(got!.headers.get("user-agent")).toBe("ag/1.2.3");
+    const expected = createHmac("sha256", "s3cret").update(got!.body).digest("hex");
+    expect(got!.headers.get("x-svc-signature")).toBe(`sha256=${expected}`);
+  });
+
+  test("no secret, no signature header", async () => {
+    received.length = 0;
+    await createWebhookTarget({ url }).send({ id: "d", event, attempt: 1 }, signal());
+    expect(received[0]!.headers.get("x-svc-signature")).toBeNull();
+  });
+
+  test("redactContent replaces what the agent or user wrote, keeps the rest", () => {
+    const redacted = webhookPayload(event, true);
+    expect(redacted).toMatchObject({
+      detail: "[REDACTED]",
+      meta: { uuid: "u1", text: "[REDACTED]", nested: { content: "[REDACTED]", kept: 1 } },
+      session: { id: "s1" },
+    });
+    const state = webhookPayload({ ...event, event: "status.idle", detail: "working → idle" }, true);
+    expect(state.detail).toBe("working → idle");
+  });
+
+  test.each([
+    [500, true],
+    [503, true],
+    [408, true],
+    [429, true],
+    [400, false],
+    [404, false],
+    [301, false],
+  ])("HTTP %i → retryable %p", async (status, retryable) => {
+    answer = () => new Response("no", { status, headers: status === 301 ? { location: "/elsewhere" } : {} });
+    const target = createWebhookTarget({ url });
+    const error = await target.send({ id: "d", event, attempt: 1 }, signal()).catch((e) => e);
+    expect(error).toMatchObject({ name: "DeliveryError", retryable, message: `HTTP ${status}` });
+  });
+
+  test("429 with Retry-After: the wait comes back to the dispatcher", async () => {
+    answer = () => new Response("slow down", { status: 429, headers: { "retry-after": "7" } });
+    const error = await createWebhookTarget({ url })
+      .send({ id: "d", event, attempt: 1 }, signal())
+      .catch((e) => e);
+    expect(error).toMatchObject({ retryable: true, retryAfterMs: 7000 });
+  });
+
+  test("a receiver that is down is a retryable network error", async () => {
+    const closed = Bun.serve({ port: 0, fetch: () => new Response() });
+    const port = closed.port;
+    closed.stop(true);
+    const error = await createWebhookTarget({ url: `http://127.0.0.1:${port}/` })
+      .send({ id: "d", event, attempt: 1 }, signal())
+      .catch((e) => e);
+    expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
+  });
+
+  test("events filter, timeout default 5000, name without query or credentials", () => {
+    const target = createWebhookTarget({
+      url: "https://user:pw@example.com/x?k=secret",
+      events: ["session.ended"],
+    });
+    expect(target.accepts(event)).toBe(false);
+    expect(target.accepts({ ...event, event: "session.ended" })).toBe(true);
+    expect(target.timeoutMs).toBe(5000);
+    expect(target.name).toBe("https://example.com/x");
+    expect(webhookName(url)).toBe(`http://127.0.0.1:${receiver.port}/hooks/ag`);
+  });
+});
