@@ -43,7 +43,7 @@ function redactMeta(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      CONTENT_KEYS.has(k) && typeof v === "string" ? REDACTED : redactMeta(v),
+      CONTENT_KEYS.has(k) ? REDACTED : redactMeta(v),
     ]),
   );
 }

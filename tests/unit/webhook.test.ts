@@ -70,6 +70,11 @@ describe("webhooks against a real receiver", () => {
       meta: { uuid: "u1", text: "[REDACTED]", nested: { content: "[REDACTED]", kept: 1 } },
       session: { id: "s1" },
     });
+    const tool = webhookPayload(
+      { ...event, event: "message.tool_use", detail: "Edit", meta: { tool: "Edit", input: { new_string: "code" } } },
+      true,
+    );
+    expect(tool.meta).toEqual({ tool: "Edit", input: "[REDACTED]" });
     const state = webhookPayload({ ...event, event: "status.idle", detail: "working → idle" }, true);
     expect(state.detail).toBe("working → idle");
   });
