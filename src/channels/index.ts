@@ -1,5 +1,7 @@
 import type { Config } from "../config/schema.ts";
 import type { ChannelTarget } from "./channel.ts";
+import { createEmailTarget } from "./email.ts";
+import { createTeamchatTarget } from "./teamchat.ts";
 import { createWebhookTarget } from "./webhook.ts";
 
 export * from "./channel.ts";
@@ -14,5 +16,32 @@ export interface ChannelService {
 
 /** The channel targets the configuration asks for (none when nothing is configured). */
 export function channelTargets(config: Config, options: { version: string }): ChannelTarget[] {
-  return config.webhooks.map((hook) => createWebhookTarget(hook, options));
+  const targets = config.webhooks.map((hook) => createWebhookTarget(hook, options));
+  if (config.teamchatWebhookUrl) {
+    targets.push(
+      createTeamchatTarget({
+        url: config.teamchatWebhookUrl,
+        events: config.teamchatEvents,
+        channel: config.teamchatChannel,
+        timeoutMs: config.teamchatTimeoutMs,
+        version: options.version,
+      }),
+    );
+  }
+  if (config.emailHost) {
+    targets.push(
+      createEmailTarget({
+        host: config.emailHost,
+        port: config.emailPort,
+        secure: config.emailSecure,
+        user: config.emailUser,
+        pass: config.emailPass,
+        from: config.emailFrom,
+        to: config.emailTo,
+        events: config.emailEvents,
+        timeoutMs: config.emailTimeoutMs,
+      }),
+    );
+  }
+  return targets;
 }

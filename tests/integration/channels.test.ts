@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { SMTPServer } from "smtp-server";
 import { startTestRuntime } from "../helpers/runtime.ts";
 
 /** Two real receivers: one never answers, one answers at once. */
@@ -54,6 +55,73 @@ describe("channels in the runtime", () => {
     } finally {
       await runtime.drain(100);
       runtime.close();
+    }
+  });
+});
+
+describe("team chat and email through the runtime", () => {
+  test("a stall reaches team chat (yellow) and the SMTP server with SPEC's subject; other events do not mail", async () => {
+    const mails: string[] = [];
+    const smtp = new SMTPServer({
+      secure: false,
+      disabledCommands: ["STARTTLS"],
+      authMethods: ["PLAIN", "LOGIN"],
+      allowInsecureAuth: true,
+      logger: false,
+      onAuth(auth, _session, callback) {
+        if (auth.username === "ag" && auth.password === "pw") return callback(null, { user: "ag" });
+        callback(new Error("Invalid username or password"));
+      },
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on("data", (c: Buffer) => chunks.push(c));
+        stream.on("end", () => {
+          mails.push(Buffer.concat(chunks).toString("utf8"));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((done) => smtp.listen(0, "127.0.0.1", () => done()));
+    const smtpPort = (smtp.server.address() as { port: number }).port;
+    const posts: Array<{ attachments: Array<{ color: string }> }> = [];
+    const teamchat = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        posts.push(await request.json());
+        return new Response("ok");
+      },
+    });
+    const runtime = await startTestRuntime({
+      SVC_EMAIL_HOST: "127.0.0.1",
+      SVC_EMAIL_PORT: String(smtpPort),
+      SVC_EMAIL_USER: "ag",
+      SVC_EMAIL_PASS: "pw",
+      SVC_EMAIL_TO: "ops@example.com",
+      SVC_EMAIL_FROM: "ag@example.com",
+      SVC_TEAMCHAT_WEBHOOK_URL: `http://127.0.0.1:${teamchat.port}/hook`,
+    });
+    try {
+      const session = { id: "0b5e55ed-0000-4000-8000-000000000001", name: "api", workDir: "/srv/api" };
+      runtime.bus.publish({ event: "session.created", session, detail: "session api created" });
+      runtime.bus.publish({ event: "status.stall", session, detail: "working → stalled" });
+      const deadline = Date.now() + 10_000;
+      while ((mails.length < 1 || posts.length < 2) && Date.now() < deadline) await Bun.sleep(20);
+      expect(mails).toHaveLength(1);
+      // The subject is RFC 2047-encoded (it has an em dash): "[ACTION] Session Stalled — api".
+      expect(mails[0]).toMatch(/^Subject: =\?UTF-8\?Q\?=5BACTION=5D_Session_Stalled_=E2=80=94_a\?=/m);
+      expect(mails[0]).toContain("To: ops@example.com");
+      expect(posts.map((p) => p.attachments[0]!.color)).toEqual(["#2eb886", "#f2c744"]);
+      const health = await (await fetch(`${runtime.url}/v1/channels/health`)).json();
+      expect(health.map((h: { channel: string; healthy: boolean }) => [h.channel, h.healthy])).toEqual([
+        ["teamchat", true],
+        ["email", true],
+      ]);
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+      teamchat.stop(true);
+      await new Promise<void>((done) => smtp.close(() => done()));
     }
   });
 });
