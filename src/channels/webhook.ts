@@ -41,10 +41,7 @@ function redactMeta(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactMeta);
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      CONTENT_KEYS.has(k) ? REDACTED : redactMeta(v),
-    ]),
+    Object.entries(value).map(([k, v]) => [k, CONTENT_KEYS.has(k) ? REDACTED : redactMeta(v)]),
   );
 }
 

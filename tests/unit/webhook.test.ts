@@ -71,7 +71,12 @@ describe("webhooks against a real receiver", () => {
       session: { id: "s1" },
     });
     const tool = webhookPayload(
-      { ...event, event: "message.tool_use", detail: "Edit", meta: { tool: "Edit", input: { new_string: "code" } } },
+      {
+        ...event,
+        event: "message.tool_use",
+        detail: "Edit",
+        meta: { tool: "Edit", input: { new_string: "code" } },
+      },
       true,
     );
     expect(tool.meta).toEqual({ tool: "Edit", input: "[REDACTED]" });

@@ -20,7 +20,10 @@ export function channelRoutes(dispatcher: Dispatcher) {
     .get("/v1/webhooks/dead-letter", ({ query }) => dispatcher.deadLetters(query.channel), {
       query: Type.Object({ channel: Type.Optional(Channel) }),
       response: Type.Array(DeadLetter),
-      detail: { summary: "Deliveries given up, oldest first: every channel's, or one channel's with ?channel=", tags },
+      detail: {
+        summary: "Deliveries given up, oldest first: every channel's, or one channel's with ?channel=",
+        tags,
+      },
     })
     .post("/v1/channels/:channel/dead-letters/retry", ({ params }) => dispatcher.retry(params.channel), {
       params: ChannelParam,
