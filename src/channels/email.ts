@@ -1,4 +1,4 @@
-import nodemailer, { type NodemailerError, type SMTPPoolOptions } from "nodemailer";
+import type { NodemailerError, SMTPPoolOptions, Transporter } from "nodemailer";
 import type { AgEvent } from "../events/bus.ts";
 import type { EventName } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
@@ -106,10 +106,16 @@ export function createEmailTarget(options: EmailOptions): ChannelTarget {
   if (from === "") {
     throw new AgError("CONFIG_INVALID", "SVC_EMAIL_FROM (or SVC_EMAIL_USER) is required for email");
   }
-  const transport = nodemailer.createTransport(smtpTransportOptions(options));
-  // A transport error with no listener would throw from the emitter; the failing send has
-  // already been answered through its own callback.
-  transport.on("error", () => {});
+  // nodemailer loads with the first mail, not with ag: most servers never send one.
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import("nodemailer").then(({ default: nodemailer }) => {
+      const made = nodemailer.createTransport(smtpTransportOptions(options));
+      // A transport error with no listener would throw from the emitter; the failing send has
+      // already been answered through its own callback.
+      made.on("error", () => {});
+      return made;
+    }));
   const wanted = new Set(options.events);
   return {
     channel: "email",
@@ -119,7 +125,7 @@ export function createEmailTarget(options: EmailOptions): ChannelTarget {
     accepts: (event) => wanted.has(event.event),
     async send(delivery, signal) {
       try {
-        await transport.sendMail({
+        await (await open()).sendMail({
           from,
           to: options.to,
           subject: emailSubject(delivery.event),
@@ -132,6 +138,6 @@ export function createEmailTarget(options: EmailOptions): ChannelTarget {
       }
     },
     // At shutdown nothing waits for a stalled server: a delivery still in flight is given up.
-    close: () => transport.close({ force: true }),
+    close: async () => (await transport)?.close({ force: true }),
   };
 }
