@@ -18,6 +18,7 @@ import { type HttpServer, listen } from "./server/listen.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
+import { eventRoutes } from "./server/routes/events.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
@@ -229,6 +230,12 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
+        eventRoutes({
+          bus,
+          sessions,
+          clock: systemClock,
+          settings: { idleMs: config.sseIdleMs, clientTimeoutMs: config.sseClientTimeoutMs },
+        }),
         metricsRoutes(
           createMetricsService({
             repo,

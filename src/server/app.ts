@@ -5,7 +5,7 @@ import type { HookReceiver } from "../sessions/hooks.ts";
 import type { SessionService } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { rewriteAlias } from "./aliases.ts";
-import { type Actor, createGuard } from "./auth.ts";
+import { type Actor, createGuard, type SseTokens } from "./auth.ts";
 import { parseChunkedBody } from "./body.ts";
 import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
@@ -31,6 +31,8 @@ export interface AppDeps {
   maxBodyBytes?: number;
   /** Where the requests that change things, and every refusal, are recorded. */
   audit?: Pick<AuditLog, "append">;
+  /** Verifies SSE tokens (`?token=` on the event streams); none yet, so they are refused. */
+  sseTokens?: SseTokens;
 }
 
 /** What the listener knows about the client that the request does not carry. */
@@ -46,7 +48,12 @@ export interface HttpApp {
 
 export function createApp(deps: AppDeps): HttpApp {
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
-  const guard = createGuard({ authToken: deps.authToken, allowedHosts: deps.allowedHosts, maxBodyBytes });
+  const guard = createGuard({
+    authToken: deps.authToken,
+    allowedHosts: deps.allowedHosts,
+    maxBodyBytes,
+    sseTokens: deps.sseTokens,
+  });
   const actors = new WeakMap<Request, Actor>();
   const trail = deps.audit && createAuditTrail(deps.audit);
   let openApi: unknown;

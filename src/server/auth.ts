@@ -4,7 +4,8 @@ import { AgError } from "../shared/errors.ts";
 /**
  * Who may talk to ag, decided before routing so that an unknown route tells a stranger nothing.
  *
- * - With a token: every request but PUBLIC_ROUTES must carry `Authorization: Bearer <token>`.
+ * - With a token: every request but PUBLIC_ROUTES must carry `Authorization: Bearer <token>`
+ *   (the event streams may instead carry an SSE token that `sseTokens` verifies).
  * - Without one: requests are served only for loopback host names or the configured ones (a
  *   DNS-rebinding page gets a 403), and a browser request from another origin is refused, so a
  *   web page cannot drive the agents on this machine.
@@ -15,6 +16,22 @@ export interface GuardOptions {
   /** Host names besides loopback that name this server (SVC_HOST, SVC_BASE_URL, SVC_DASHBOARD_URL). */
   allowedHosts: string[];
   maxBodyBytes: number;
+  /** Verifies `?token=` on the event streams; without it such tokens are refused. */
+  sseTokens?: SseTokens;
+}
+
+/**
+ * The seam for SSE tokens (`POST /v1/auth/sse-token`): EventSource cannot send a header, so the
+ * event streams also accept `?token=`, but only when no valid bearer token came with the request.
+ * `verify` may consume the token (they are single use).
+ */
+export interface SseTokens {
+  verify(token: string): boolean;
+}
+
+/** The routes that accept an SSE token: GET of the event streams, nothing else. */
+export function isEventStreamRoute(method: string, path: string): boolean {
+  return method === "GET" && (path === "/v1/events" || /^\/v1\/sessions\/[^/]+\/events$/.test(path));
 }
 
 /**
@@ -32,7 +49,7 @@ export function isPublicRoute(method: string, path: string): boolean {
 }
 
 /** Who a request is: the master token holder, or a local caller when ag runs without a token. */
-export type Actor = "master" | "local" | "anonymous";
+export type Actor = "master" | "local" | "anonymous" | "sse-token";
 
 /** Refuses a request (throws) or names who is asking. */
 export function createGuard(options: GuardOptions): (request: Request) => Actor {
@@ -51,13 +68,18 @@ export function createGuard(options: GuardOptions): (request: Request) => Actor 
       const url = new URL(request.url);
       if (isPublicRoute(request.method, url.pathname)) return "anonymous";
       const presented = bearerToken(request.headers.get("authorization"));
-      if (presented === null || !timingSafeEqual(digest(presented), expected)) {
+      if (presented !== null && timingSafeEqual(digest(presented), expected)) return "master";
+      const sseToken = isEventStreamRoute(request.method, url.pathname)
+        ? url.searchParams.get("token")
+        : null;
+      if (sseToken !== null) {
+        if (options.sseTokens?.verify(sseToken)) return "sse-token";
         throw new AgError(
           "UNAUTHORIZED",
-          presented === null ? "missing bearer token" : "invalid bearer token",
+          options.sseTokens ? "invalid SSE token" : "SSE tokens are not enabled",
         );
       }
-      return "master";
+      throw new AgError("UNAUTHORIZED", presented === null ? "missing bearer token" : "invalid bearer token");
     }
     const hostHeader = request.headers.get("host") ?? new URL(request.url).host;
     const host = hostName(hostHeader);

@@ -30,7 +30,11 @@ export async function listen(
       async fetch(request, bun) {
         inFlight++;
         try {
-          return await app.handle(request, { ip: bun.requestIP(request)?.address ?? null });
+          const response = await app.handle(request, { ip: bun.requestIP(request)?.address ?? null });
+          // Bun ends a response that writes nothing for 10 s; an event stream is quiet for longer
+          // by design, and its own pings and client timeout (SVC_SSE_*) govern it instead.
+          if (response.headers.get("content-type")?.startsWith("text/event-stream")) bun.timeout(request, 0);
+          return response;
         } finally {
           if (--inFlight === 0) onDrained?.();
         }

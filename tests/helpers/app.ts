@@ -7,6 +7,7 @@ import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bu
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
+import type { SseTokens } from "../../src/server/auth.ts";
 import { auditRoutes } from "../../src/server/routes/audit.ts";
 import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
 import { memoryRoutes } from "../../src/server/routes/memory.ts";
@@ -80,6 +81,8 @@ export function testApp(
     supervise?: boolean;
     /** The event bus, when a plugin built before the app must publish or subscribe on it. */
     bus?: EventBus;
+    /** Verifies SSE tokens (`?token=` on the event streams). */
+    sseTokens?: SseTokens;
     /** Server-wide delivery and detection totals the live sessions report to (the metrics domain). */
     recorder?: StatsRecorder;
   } = {},
@@ -168,6 +171,7 @@ export function testApp(
       ...(options.plugins ?? []),
     ],
     maxBodyBytes: options.maxBodyBytes,
+    sseTokens: options.sseTokens,
   });
   return {
     ...app,

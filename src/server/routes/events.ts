@@ -1,0 +1,77 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia, t } from "elysia";
+import type { EventBus } from "../../events/bus.ts";
+import { createSseStreams, type SseSettings } from "../../events/sse.ts";
+import type { SessionService } from "../../sessions/index.ts";
+import type { Clock } from "../../shared/clock.ts";
+import { AgError } from "../../shared/errors.ts";
+
+const Id = Type.Object({ id: Type.String() });
+const StreamQuery = t.Object({
+  lastEventId: t.Optional(
+    t.Numeric({
+      minimum: 0,
+      multipleOf: 1,
+      description: "replay events after this id (for clients that cannot send Last-Event-ID)",
+    }),
+  ),
+  token: t.Optional(t.String({ description: "an SSE token, for clients that cannot send a bearer header" })),
+});
+
+/** `connection` is for HTTP/1.0 proxies; `x-accel-buffering` stops nginx holding events back. */
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-store",
+  "x-accel-buffering": "no",
+  connection: "keep-alive",
+};
+
+const STREAM_DESCRIPTION =
+  "text/event-stream. Messages: `id` (increasing), `event` (the name), `data` = JSON " +
+  "{event, timestamp, session?, detail, meta}. Last-Event-ID (or ?lastEventId=) replays what the " +
+  "last 1000 events still hold; `event: gap` says some were missed. `:ping` after SVC_SSE_IDLE_MS " +
+  "of silence; closed after SVC_SSE_CLIENT_TIMEOUT_MS without an event.";
+
+/** The header wins: EventSource sends it on every reconnect, while a URL's query never changes. */
+export function lastEventIdOf(request: Request, query: { lastEventId?: number }): number | null {
+  const header = request.headers.get("last-event-id");
+  if (header === null || header.trim() === "") return query.lastEventId ?? null;
+  const id = Number(header.trim());
+  if (!/^\d+$/.test(header.trim()) || !Number.isSafeInteger(id)) {
+    throw new AgError("VALIDATION_ERROR", "invalid Last-Event-ID: expected the id of an event");
+  }
+  return id;
+}
+
+export function eventRoutes(deps: {
+  bus: EventBus;
+  sessions: Pick<SessionService, "get">;
+  clock: Clock;
+  settings: SseSettings;
+}) {
+  const streams = createSseStreams(deps);
+  const respond = (stream: ReadableStream<Uint8Array>) => new Response(stream, { headers: SSE_HEADERS });
+  return new Elysia({ name: "routes/events" })
+    .get(
+      "/v1/events",
+      ({ request, query }) =>
+        respond(streams.open({ lastEventId: lastEventIdOf(request, query), signal: request.signal })),
+      {
+        query: StreamQuery,
+        detail: { summary: "Server-Sent Events of every session", description: STREAM_DESCRIPTION },
+      },
+    )
+    .get(
+      "/v1/sessions/:id/events",
+      ({ request, query, params }) => {
+        const session = deps.sessions.get(params.id);
+        const lastEventId = lastEventIdOf(request, query);
+        return respond(streams.open({ sessionId: session.id, lastEventId, signal: request.signal }));
+      },
+      {
+        params: Id,
+        query: StreamQuery,
+        detail: { summary: "Server-Sent Events of one session", description: STREAM_DESCRIPTION },
+      },
+    );
+}
