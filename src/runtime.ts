@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import { createAuditLog } from "./audit/index.ts";
+import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
 import type { Config } from "./config/schema.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
@@ -104,15 +105,6 @@ export async function startRuntime({
       settings: config.memoryBridge,
     });
     const audit = createAuditLog({ db, clock: systemClock });
-    const dispatcher = createDispatcher({
-      bus,
-      store: createChannelStore(db),
-      targets: channelTargets(config, { version: VERSION }),
-      clock: systemClock,
-      logger,
-      diagnostics,
-    });
-    undo.push(() => void dispatcher.close());
     const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
@@ -162,6 +154,32 @@ export async function startRuntime({
       },
     });
     const templates = createTemplateService({ db, clock: systemClock, sessions });
+    // The chat bot answers prompts and types replies: it needs the sessions.
+    const chat = config.chatBotToken
+      ? createChatChannel({
+          token: config.chatBotToken,
+          groupId: config.chatGroupId,
+          allowedUsers: config.chatAllowedUsers,
+          apiBase: config.chatApiBase,
+          verbose: config.chatVerbose,
+          sessions,
+          db,
+          logger,
+          clock: systemClock,
+        })
+      : null;
+    const dispatcher = createDispatcher({
+      bus,
+      store: createChannelStore(db),
+      targets: [...channelTargets(config, { version: VERSION }), ...(chat ? [chat.target] : [])],
+      clock: systemClock,
+      logger,
+      diagnostics,
+    });
+    undo.push(
+      () => void dispatcher.close(),
+      () => void chat?.close(),
+    );
     const hooks = createHookReceiver({ repo, sessions, agent, logger, diagnostics });
     const supervisor = createSupervisor({
       tmux: control,
@@ -174,6 +192,7 @@ export async function startRuntime({
     });
     memory.start();
     dispatcher.start();
+    chat?.start();
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
@@ -271,6 +290,7 @@ export async function startRuntime({
         supervisor.stop();
         memory.stop();
         void dispatcher.close();
+        void chat?.close();
         if (memoryDb !== openDb) memoryDb.close();
         void screenshots.close();
         verification.dispose();

@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The data of an Approve / Reject button. The API allows 1–64 bytes, so it is compact:
+ * `a|r:<session id, 32 hex>:<permission id>:<fingerprint>`. It carries everything needed to
+ * answer, so buttons keep working after a restart with no table to look up; the fingerprint (of
+ * the prompt's kind, tool and detail) stops an old button from answering a newer prompt that
+ * happens to reuse a permission id (ids restart at perm-1 when a session is re-adopted).
+ */
+export const MAX_CALLBACK_BYTES = 64;
+
+export interface PromptRef {
+  kind: string;
+  tool?: string;
+  detail: string;
+}
+
+export interface PromptAnswer {
+  approve: boolean;
+  sessionId: string;
+  permissionId: string;
+  fingerprint: string;
+}
+
+export function promptFingerprint(prompt: PromptRef): string {
+  return createHash("sha256")
+    .update(`${prompt.kind}\n${prompt.tool ?? ""}\n${prompt.detail}`)
+    .digest("base64url")
+    .slice(0, 8);
+}
+
+/** The button's data, or null when it would not fit (the prompt is then shown without buttons). */
+export function encodeAnswer(
+  approve: boolean,
+  sessionId: string,
+  permissionId: string,
+  prompt: PromptRef,
+): string | null {
+  const compact = sessionId.replaceAll("-", "").toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(compact) || permissionId.includes(":")) return null;
+  const data = `${approve ? "a" : "r"}:${compact}:${permissionId}:${promptFingerprint(prompt)}`;
+  return Buffer.byteLength(data) <= MAX_CALLBACK_BYTES ? data : null;
+}
+
+export function decodeAnswer(data: string): PromptAnswer | null {
+  const match = /^([ar]):([0-9a-f]{32}):([^:]+):([A-Za-z0-9_-]+)$/.exec(data);
+  if (!match) return null;
+  const hex = match[2]!;
+  const sessionId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { approve: match[1] === "a", sessionId, permissionId: match[3]!, fingerprint: match[4]! };
+}

@@ -1,0 +1,199 @@
+import type { AgEvent } from "../../events/bus.ts";
+import type { InlineKeyboard } from "./api.ts";
+import { encodeAnswer } from "./callback.ts";
+
+/**
+ * Pure: events → chat messages (the API's HTML parse mode, where only `&`, `<` and `>` need
+ * escaping in text). SPEC's verbose rules: thinking is shown (cut to 800 characters) only in
+ * verbose mode; a tool use is shown with its label and a code block cut to 600 characters in
+ * verbose mode, and otherwise only as progress — one line naming the tools used
+ * ("🔧 Bash · Read ×2"). User and assistant messages are always shown.
+ */
+
+export const THINKING_LIMIT = 800;
+export const TOOL_CODE_LIMIT = 600;
+/** The API refuses a text over 4096 characters after parsing; the HTML is never shorter. */
+export const MAX_MESSAGE_CHARS = 4000;
+/** One message, status detail or plan inside a chat message, so that one event always fits. */
+const TEXT_LIMIT = 3000;
+const PROMPT_LIMIT = 1000;
+/** The API's limit for a forum topic's name. */
+const TOPIC_NAME_LIMIT = 128;
+
+export interface ChatText {
+  /** HTML parse mode. */
+  html: string;
+  keyboard?: InlineKeyboard;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** At most `limit` characters (code points, so no emoji is cut in half), "…" marking a cut. */
+export function truncate(text: string, limit: number): string {
+  const chars = Array.from(text);
+  return chars.length <= limit ? text : `${chars.slice(0, limit - 1).join("")}…`;
+}
+
+export function topicName(sessionName: string): string {
+  return truncate(sessionName.trim() || "session", TOPIC_NAME_LIMIT);
+}
+
+export const isMessageEvent = (event: AgEvent) => event.event.startsWith("message.");
+
+/** Does the chat show this event at all (with these verbose settings)? */
+export function isForwarded(event: AgEvent, verbose: boolean): boolean {
+  if (!event.session) return false;
+  switch (event.event) {
+    case "session.created":
+    case "session.ended":
+    case "message.user":
+    case "message.assistant":
+    case "message.tool_use":
+      return true;
+    case "message.thinking":
+    case "message.tool_result":
+      return verbose;
+    default:
+      return event.event.startsWith("status.");
+  }
+}
+
+const STATUS: Record<string, { icon: string; label: string; detail: boolean }> = {
+  "status.working": { icon: "⚙️", label: "working", detail: false },
+  "status.idle": { icon: "💤", label: "idle, waiting for a prompt", detail: false },
+  "status.recovered": { icon: "🔄", label: "recovered", detail: false },
+  "status.question": { icon: "❓", label: "question", detail: true },
+  "status.stall": { icon: "⏳", label: "stalled", detail: true },
+  "status.dead": { icon: "💀", label: "dead", detail: true },
+  "status.stopped": { icon: "⏹️", label: "stopped", detail: true },
+  "status.error": { icon: "⚠️", label: "error", detail: true },
+  "status.rate_limited": { icon: "🚦", label: "rate limited", detail: true },
+  "status.permission_timeout": { icon: "⏰", label: "prompt unanswered", detail: true },
+};
+
+interface Pending {
+  id: string;
+  kind: string;
+  tool?: string;
+  detail: string;
+}
+
+function pendingOf(event: AgEvent): Pending | null {
+  const p = event.meta.pendingPermission as Partial<Pending> | null | undefined;
+  return p && typeof p.id === "string" && typeof p.kind === "string" && typeof p.detail === "string"
+    ? (p as Pending)
+    : null;
+}
+
+/** A lifecycle or status event: one message of its own (a permission prompt with buttons). */
+export function formatStatus(event: AgEvent): ChatText {
+  const session = event.session!;
+  if (event.event === "session.created") {
+    return {
+      html: `🆕 <b>${escapeHtml(session.name)}</b> started\n📁 <code>${escapeHtml(session.workDir)}</code>\n🆔 <code>${escapeHtml(session.id)}</code>`,
+    };
+  }
+  if (event.event === "session.ended") {
+    const reason = typeof event.meta.reason === "string" ? event.meta.reason : event.detail;
+    return { html: `🏁 <b>ended</b> (${escapeHtml(truncate(reason, TEXT_LIMIT))})` };
+  }
+  if (event.event === "status.permission" || event.event === "status.plan") return formatPrompt(event);
+  const known = STATUS[event.event];
+  const head = known ? `${known.icon} <b>${known.label}</b>` : `ℹ️ <b>${escapeHtml(event.event)}</b>`;
+  const showDetail = (known?.detail ?? true) && event.detail.trim() !== "";
+  return { html: showDetail ? `${head}\n${escapeHtml(truncate(event.detail, TEXT_LIMIT))}` : head };
+}
+
+function formatPrompt(event: AgEvent): ChatText {
+  const pending = pendingOf(event);
+  const plan = event.event === "status.plan";
+  const what = pending?.detail ?? event.detail;
+  const head = plan
+    ? "📋 <b>Plan to approve</b>"
+    : `🔐 <b>Permission: ${escapeHtml(pending?.tool ?? pending?.kind ?? "tool")}</b>`;
+  const html = `${head}\n<pre>${escapeHtml(truncate(what, plan ? TEXT_LIMIT : PROMPT_LIMIT))}</pre>`;
+  if (!pending) return { html };
+  const approve = encodeAnswer(true, event.session!.id, pending.id, pending);
+  const reject = encodeAnswer(false, event.session!.id, pending.id, pending);
+  if (!approve || !reject) return { html };
+  return {
+    html,
+    keyboard: {
+      inline_keyboard: [
+        [
+          { text: "✅ Approve", callback_data: approve },
+          { text: "❌ Reject", callback_data: reject },
+        ],
+      ],
+    },
+  };
+}
+
+/** Consecutive message.* events of one session as one chat message, in their order. */
+export function formatBatch(events: AgEvent[], verbose: boolean): string {
+  const parts: string[] = [];
+  let tools: string[] = [];
+  const flushTools = () => {
+    if (tools.length > 0) parts.push(`🔧 ${progressLine(tools)}`);
+    tools = [];
+  };
+  for (const event of events) {
+    if (event.event === "message.tool_use" && !verbose) {
+      tools.push(toolName(event));
+      continue;
+    }
+    flushTools();
+    const part = formatMessage(event, verbose);
+    if (part) parts.push(part);
+  }
+  flushTools();
+  return parts.join("\n\n");
+}
+
+function formatMessage(event: AgEvent, verbose: boolean): string | null {
+  switch (event.event) {
+    case "message.user":
+      return `👤 ${escapeHtml(truncate(event.detail, TEXT_LIMIT))}`;
+    case "message.assistant":
+      return `🤖 ${escapeHtml(truncate(event.detail, TEXT_LIMIT))}`;
+    case "message.thinking":
+      return verbose ? `💭 <i>${escapeHtml(truncate(event.detail, THINKING_LIMIT))}</i>` : null;
+    case "message.tool_use":
+      return formatToolUse(event);
+    case "message.tool_result": {
+      if (!verbose) return null;
+      const icon = event.meta.isError === true ? "❗" : "📎";
+      return `${icon} <pre>${escapeHtml(truncate(event.detail, TOOL_CODE_LIMIT))}</pre>`;
+    }
+    default:
+      return null;
+  }
+}
+
+/** Verbose: the tool's label (name, and its own description if any) and what it runs. */
+function formatToolUse(event: AgEvent): string {
+  const input = (event.meta.input ?? {}) as Record<string, unknown>;
+  const description = typeof input.description === "string" ? ` — ${escapeHtml(input.description)}` : "";
+  const [language, code] =
+    typeof input.command === "string"
+      ? ["bash", input.command]
+      : ["json", JSON.stringify(input, null, 2) ?? ""];
+  return `🔧 <b>${escapeHtml(toolName(event))}</b>${description}\n<pre><code class="language-${language}">${escapeHtml(truncate(code, TOOL_CODE_LIMIT))}</code></pre>`;
+}
+
+function toolName(event: AgEvent): string {
+  return typeof event.meta.tool === "string" ? event.meta.tool : event.detail || "tool";
+}
+
+/** "Bash · Read ×2 · Bash": repeats in a row are counted, the order is kept. */
+function progressLine(tools: string[]): string {
+  const runs: Array<{ name: string; count: number }> = [];
+  for (const name of tools) {
+    const last = runs.at(-1);
+    if (last?.name === name) last.count++;
+    else runs.push({ name, count: 1 });
+  }
+  return runs.map((r) => `${escapeHtml(r.name)}${r.count > 1 ? ` ×${r.count}` : ""}`).join(" · ");
+}
