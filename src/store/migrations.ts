@@ -129,6 +129,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX dead_letters_channel ON dead_letters(channel, id);
     `,
   },
+  {
+    // Which forum topic of the chat group holds which session: a restart posts into the same one.
+    name: "chat topics",
+    sql: `
+      CREATE TABLE chat_topics (
+        group_id    TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        thread_id   INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (group_id, session_id)
+      );
+      CREATE INDEX chat_topics_thread ON chat_topics(group_id, thread_id);
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

@@ -1,11 +1,6 @@
 import type { Database } from "bun:sqlite";
 
-/**
- * Which forum topic of the group holds which session, so a restart posts into the same topic
- * instead of opening a second one. The table belongs to this channel alone and is created here
- * when the chat channel is first used (`IF NOT EXISTS`), not by a migration: a server without
- * the chat bot never has it, and dropping it only costs new topics.
- */
+/** Which forum topic of the group holds which session (the `chat_topics` table of state.db). */
 export interface TopicStore {
   threadOf(sessionId: string): number | null;
   sessionOf(threadId: number): string | null;
@@ -15,14 +10,6 @@ export interface TopicStore {
 }
 
 export function createTopicStore(db: Database, groupId: string): TopicStore {
-  db.run(`CREATE TABLE IF NOT EXISTS chat_topics (
-    group_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    thread_id INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (group_id, session_id)
-  )`);
-  db.run("CREATE INDEX IF NOT EXISTS chat_topics_thread ON chat_topics(group_id, thread_id)");
   const byThread = db.query<{ session_id: string }, [string, number]>(
     "SELECT session_id FROM chat_topics WHERE group_id = ? AND thread_id = ? ORDER BY created_at DESC LIMIT 1",
   );
