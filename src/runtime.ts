@@ -93,7 +93,7 @@ export async function startRuntime({
   try {
     db = openDatabase(stateDbPath(config.stateDir));
     const repo = createSessionRepo(db);
-    const bus = createEventBus({ logger });
+    const bus = createEventBus({ logger, firstId: startedAt * 1000 });
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
@@ -166,6 +166,7 @@ export async function startRuntime({
           db,
           logger,
           clock: systemClock,
+          audit,
         })
       : null;
     const dispatcher = createDispatcher({
@@ -192,7 +193,6 @@ export async function startRuntime({
     });
     memory.start();
     dispatcher.start();
-    chat?.start();
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
@@ -276,6 +276,8 @@ export async function startRuntime({
     lock.update({ host: config.host, port: server.port, baseUrl: url });
     warnIfExposed(config, logger);
     await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
+    // Answers from the chat act on sessions: take them once the sessions are re-adopted.
+    chat?.start();
 
     const openDb = db;
     return {

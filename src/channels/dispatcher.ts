@@ -90,7 +90,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     state.queue.push(pending);
     if (state.queue.length > MAX_PENDING) {
       const dropped = state.queue.shift()!;
-      store.bury(dropped, `given up: more than ${MAX_PENDING} deliveries queued for this target`, now());
+      const why = `given up: more than ${MAX_PENDING} deliveries queued for this target`;
+      store.bury(dropped, why, now());
+      state.lastError = `${state.target.name}: ${why}`;
+      state.failing = true;
+      deps.diagnostics?.record("channel.failure", `${state.target.channel} ${state.target.name}: ${why}`);
     }
     pump(state);
   }
@@ -195,16 +199,28 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         logger.error(`${state.target.channel} filter failed on ${event.event}`, error);
       }
       if (!wanted) continue;
-      const deliveryId = randomUUID();
-      const rowId = store.enqueue(state.target.channel, state.target.name, deliveryId, event, now());
-      push(state, {
-        rowId,
-        channel: state.target.channel,
-        target: state.target.name,
-        deliveryId,
-        event,
-        attempts: 0,
-      });
+      // One target's trouble (a full disk, a busy database) must not cost the others this event.
+      try {
+        const deliveryId = randomUUID();
+        const rowId = store.enqueue(state.target.channel, state.target.name, deliveryId, event, now());
+        push(state, {
+          rowId,
+          channel: state.target.channel,
+          target: state.target.name,
+          deliveryId,
+          event,
+          attempts: 0,
+        });
+      } catch (error) {
+        logger.error(
+          `could not queue ${event.event} for ${state.target.channel} ${state.target.name}`,
+          error,
+        );
+        deps.diagnostics?.record(
+          "channel.failure",
+          `${state.target.channel} ${state.target.name}: could not queue ${event.event}`,
+        );
+      }
     }
   }
 

@@ -2,7 +2,7 @@ import type { Config } from "../config/schema.ts";
 import type { ChannelTarget } from "./channel.ts";
 import { createEmailTarget } from "./email.ts";
 import { createTeamchatTarget } from "./teamchat.ts";
-import { createWebhookTarget } from "./webhook.ts";
+import { createWebhookTarget, webhookName } from "./webhook.ts";
 
 export * from "./channel.ts";
 export { ChannelHealth, createDispatcher, type Dispatcher } from "./dispatcher.ts";
@@ -16,7 +16,14 @@ export interface ChannelService {
 
 /** The channel targets the configuration asks for (none when nothing is configured). */
 export function channelTargets(config: Config, options: { version: string }): ChannelTarget[] {
-  const targets = config.webhooks.map((hook) => createWebhookTarget(hook, options));
+  // The same URL twice is two hooks (other filters, other headers): each needs its own name.
+  const seen = new Map<string, number>();
+  const targets = config.webhooks.map((hook) => {
+    const base = webhookName(hook.url);
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return createWebhookTarget(hook, { ...options, name: n === 1 ? base : `${base}-${n}` });
+  });
   if (config.teamchatWebhookUrl) {
     targets.push(
       createTeamchatTarget({

@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import type { WebhookTarget as WebhookConfig } from "../config/schema.ts";
 import type { AgEvent } from "../events/bus.ts";
 import { type ChannelTarget, DeliveryError, httpFailure } from "./channel.ts";
@@ -8,8 +8,9 @@ export const WEBHOOK_TIMEOUT_MS = 5_000;
 /** Deliveries in flight per webhook: a slow receiver still gets several at once. */
 const CONCURRENCY = 4;
 const REDACTED = "[REDACTED]";
-/** Events whose detail is what the agent or the user wrote (a message, a command to approve). */
-const CONTENT_EVENTS = /^(message\.|permission\.requested$|status\.(permission|question|plan)$)/;
+/** Events whose detail is what the agent or the user wrote (a message, a command, an error text). */
+const CONTENT_EVENTS =
+  /^(message\.|permission\.requested$|status\.(permission|question|plan|error|rate_limited|permission_timeout)$)/;
 /** Meta fields that carry such content. */
 const CONTENT_KEYS = new Set([
   "detail",
@@ -33,8 +34,13 @@ const OWN_HEADERS = new Set([
 /** SPEC's payload: `{event, timestamp, session, detail, meta}` (the bus event without its id). */
 export function webhookPayload(event: AgEvent, redact: boolean): Record<string, unknown> {
   const { id: _, ...payload } = event;
-  if (!redact || !CONTENT_EVENTS.test(event.event)) return payload;
-  return { ...payload, detail: REDACTED, meta: redactMeta(event.meta) as Record<string, unknown> };
+  if (!redact) return payload;
+  // Any event may carry a pending prompt's command in its meta; only some have it as detail.
+  return {
+    ...payload,
+    detail: CONTENT_EVENTS.test(event.event) ? REDACTED : event.detail,
+    meta: redactMeta(event.meta) as Record<string, unknown>,
+  };
 }
 
 function redactMeta(value: unknown): unknown {
@@ -49,15 +55,19 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-/** Names a webhook in health and dead letters: its origin and path, never its query or userinfo. */
+/**
+ * Names a webhook in health, dead letters and diagnostics: its origin and a short hash of the
+ * whole URL. The path or query of many webhook URLs is their secret (`/api/webhooks/<id>/<token>`),
+ * and two hooks on one origin must not share a name (they share the outbox by it).
+ */
 export function webhookName(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.origin}${parsed.pathname}`;
+  const digest = createHash("sha256").update(url).digest("hex").slice(0, 8);
+  return `${new URL(url).origin}#${digest}`;
 }
 
 export function createWebhookTarget(
   config: WebhookConfig,
-  options: { version: string; fetch?: typeof fetch } = { version: "0" },
+  options: { version: string; fetch?: typeof fetch; name?: string } = { version: "0" },
 ): ChannelTarget {
   const doFetch = options.fetch ?? fetch;
   const wanted = config.events ? new Set(config.events) : null;
@@ -66,7 +76,7 @@ export function createWebhookTarget(
   );
   return {
     channel: "webhook",
-    name: webhookName(config.url),
+    name: options.name ?? webhookName(config.url),
     timeoutMs: config.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
     concurrency: CONCURRENCY,
     accepts: (event) => wanted === null || wanted.has(event.event),

@@ -28,13 +28,23 @@ export interface EventBus {
 }
 
 export function createEventBus(
-  options: { logger?: Logger; ringSize?: number; now?: () => number } = {},
+  options: {
+    logger?: Logger;
+    ringSize?: number;
+    now?: () => number;
+    /**
+     * The first event's id. The server starts from its start time in microseconds, so ids keep
+     * increasing across restarts and a client's Last-Event-ID from an earlier run is older than
+     * every event of this one (it gets them all, after a gap notice) instead of matching new ones.
+     */
+    firstId?: number;
+  } = {},
 ): EventBus {
   const ringSize = options.ringSize ?? 1000;
   const now = options.now ?? Date.now;
   const listeners = new Set<(event: AgEvent) => void>();
   const ring: AgEvent[] = [];
-  let nextId = 1;
+  let nextId = options.firstId ?? 1;
 
   return {
     publish(input) {

@@ -49,7 +49,7 @@ describe("webhook dead letters on the compiled binary", () => {
     });
     expect(letter).toMatchObject({
       channel: "webhook",
-      target: `http://127.0.0.1:${port}/hook`,
+      target: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}#[0-9a-f]{8}$`)),
       attempts: 4,
       event: { event: "session.created", session: { id: created.body.id } },
     });

@@ -54,6 +54,7 @@ function startWorld(
     db: app.db,
     logger,
     clock: systemClock,
+    audit: app.audit,
     batchWindowMs: options.batchWindowMs ?? 100,
     pollTimeoutSeconds: 1,
     backoff: { initialMs: 50, maxMs: 400 },
@@ -124,6 +125,13 @@ describe("permission prompts answered from the chat", () => {
     expect(prompt.reply_markup).toBeUndefined();
     // The original formatting survives the edit.
     expect(prompt.entities.map((e) => e.type)).toEqual(["bold", "pre", "bold"]);
+    // The answer is in the audit log, by the chat user who gave it.
+    expect(app.audit.list()[0]).toMatchObject({
+      actor: `chat:${alice.id}`,
+      action: "session.approve",
+      target: id,
+      outcome: "success",
+    });
   });
 
   test("reject sends the agent's reject key; a second press on the answered prompt is refused", async () => {

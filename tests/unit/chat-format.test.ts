@@ -43,11 +43,14 @@ describe("escaping and truncation", () => {
     expect(text).toContain(session.id);
   });
 
-  test("truncate counts characters, not UTF-16 units, and marks the cut", () => {
+  test("truncate counts UTF-16 units as the bot API does, never splits an emoji, and marks the cut", () => {
     expect(truncate("short", 10)).toBe("short");
     expect(truncate("abcdefghij", 5)).toBe("abcd…");
     const emoji = "😀".repeat(10);
-    expect(Array.from(truncate(emoji, 5))).toEqual(["😀", "😀", "😀", "😀", "…"]);
+    expect(Array.from(truncate(emoji, 6))).toEqual(["😀", "😀", "…"]);
+    expect(truncate(emoji, 6).length).toBeLessThanOrEqual(6);
+    // 3000 emoji must not become a 6000-unit message (the API's limit is 4096).
+    expect(truncate("😀".repeat(3000), 3000).length).toBeLessThanOrEqual(3000);
   });
 
   test("a topic name fits the API's 128 characters", () => {

@@ -35,3 +35,32 @@ test("the reader turns a real transcript into events, a summary and the latest o
   );
   expect(reader.tokens().output).toBe(399);
 });
+
+test("a tool's input in its event is clipped (a Write holds a whole file); the summary still sees the file", () => {
+  const reader = createClaudeTranscriptReader();
+  const line = JSON.stringify({
+    type: "assistant",
+    uuid: "00000000-0000-4000-8000-000000000001",
+    timestamp: "2026-01-01T00:00:00.000Z",
+    message: {
+      id: "msg_1",
+      role: "assistant",
+      model: "m",
+      content: [
+        {
+          type: "tool_use",
+          id: "t1",
+          name: "Write",
+          input: { file_path: "/w/big.txt", content: "x".repeat(50_000) },
+        },
+      ],
+      usage: { input_tokens: 1, output_tokens: 1 },
+    },
+  });
+  const [event] = reader.add(line).messages;
+  const input = event!.meta.input as { file_path: string; content: string };
+  expect(input.file_path).toBe("/w/big.txt");
+  expect(input.content.length).toBe(2000);
+  expect(input.content.endsWith("…")).toBe(true);
+  expect(reader.summary().filesTouched).toEqual(["/w/big.txt"]);
+});

@@ -84,3 +84,10 @@ describe("GET /v1/diagnostics", () => {
     }
   });
 });
+
+test("event ids can start anywhere (the server starts from its start time, so they grow across restarts)", () => {
+  const bus = createEventBus({ firstId: 1_795_000_000_000_000 });
+  expect(bus.publish({ event: "session.created", detail: "" }).id).toBe(1_795_000_000_000_000);
+  expect(bus.publish({ event: "session.created", detail: "" }).id).toBe(1_795_000_000_000_001);
+  expect(bus.since(1_795_000_000_000_000).map((e) => e.id)).toEqual([1_795_000_000_000_001]);
+});

@@ -80,6 +80,22 @@ describe("webhooks against a real receiver", () => {
       true,
     );
     expect(tool.meta).toEqual({ tool: "Edit", input: "[REDACTED]" });
+    // Any event's meta may hold the pending prompt's command.
+    const timeout = webhookPayload(
+      {
+        ...event,
+        event: "status.permission_timeout",
+        detail: "no answer to tool prompt for 300000 ms",
+        meta: {
+          pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "curl -H 'Bearer sk-x'" },
+        },
+      },
+      true,
+    );
+    expect(JSON.stringify(timeout)).not.toContain("sk-x");
+    expect(timeout.meta).toEqual({
+      pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "[REDACTED]" },
+    });
     const state = webhookPayload({ ...event, event: "status.idle", detail: "working → idle" }, true);
     expect(state.detail).toBe("working → idle");
   });
@@ -125,7 +141,9 @@ describe("webhooks against a real receiver", () => {
     expect(target.accepts(event)).toBe(false);
     expect(target.accepts({ ...event, event: "session.ended" })).toBe(true);
     expect(target.timeoutMs).toBe(5000);
-    expect(target.name).toBe("https://example.com/x");
-    expect(webhookName(url)).toBe(`http://127.0.0.1:${receiver.port}/hooks/ag`);
+    expect(target.name).toMatch(/^https:\/\/example\.com#[0-9a-f]{8}$/);
+    expect(target.name).not.toContain("secret");
+    // Two hooks on one origin are two names.
+    expect(webhookName(`${url}&other`)).not.toBe(webhookName(url));
   });
 });

@@ -30,10 +30,18 @@ export function escapeHtml(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
-/** At most `limit` characters (code points, so no emoji is cut in half), "…" marking a cut. */
+/**
+ * At most `limit` UTF-16 units — what the bot API counts (an emoji is two) — cut between code
+ * points, so no emoji is split; "…" marks a cut.
+ */
 export function truncate(text: string, limit: number): string {
-  const chars = Array.from(text);
-  return chars.length <= limit ? text : `${chars.slice(0, limit - 1).join("")}…`;
+  if (text.length <= limit) return text;
+  let kept = "";
+  for (const char of text) {
+    if (kept.length + char.length > limit - 1) break;
+    kept += char;
+  }
+  return `${kept}…`;
 }
 
 export function topicName(sessionName: string): string {
@@ -175,7 +183,8 @@ function formatMessage(event: AgEvent, verbose: boolean): string | null {
 /** Verbose: the tool's label (name, and its own description if any) and what it runs. */
 function formatToolUse(event: AgEvent): string {
   const input = (event.meta.input ?? {}) as Record<string, unknown>;
-  const description = typeof input.description === "string" ? ` — ${escapeHtml(input.description)}` : "";
+  const description =
+    typeof input.description === "string" ? ` — ${escapeHtml(truncate(input.description, 200))}` : "";
   const [language, code] =
     typeof input.command === "string"
       ? ["bash", input.command]

@@ -1,3 +1,4 @@
+import type { AuditLog } from "../../audit/index.ts";
 import type { SessionService } from "../../sessions/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
@@ -32,7 +33,12 @@ export interface InboundDeps {
   logger: Logger;
   pollTimeoutSeconds?: number;
   backoff?: { initialMs: number; maxMs: number };
+  /** Answers given from the chat are audited like the same answers over HTTP. */
+  audit?: Pick<AuditLog, "append">;
 }
+
+/** A reply to one update may take this long: a half-open connection must not pile them up. */
+const REPLY_TIMEOUT_MS = 15_000;
 
 export interface Inbound {
   start(): void;
@@ -119,7 +125,7 @@ export function createInbound(deps: InboundDeps): Inbound {
   }
 
   async function onButton(query: CallbackQuery): Promise<void> {
-    const signal = stop.signal;
+    const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(REPLY_TIMEOUT_MS)]);
     const answer = query.data ? decodeAnswer(query.data) : null;
     const message = query.message;
     if (!answer || !message || String(message.chat.id) !== groupId) {
@@ -147,8 +153,10 @@ export function createInbound(deps: InboundDeps): Inbound {
         throw new AgError("NO_PENDING_PERMISSION", "This prompt no longer waits for an answer.");
       }
       await deps.sessions.answer(answer.sessionId, answer.approve, answer.permissionId);
+      audited(query.from.id, answer, "success");
     } catch (error) {
       if (!isAgError(error)) throw error;
+      audited(query.from.id, answer, "failure");
       // The API takes at most 200 characters here.
       await api.answerCallbackQuery(query.id, truncate(error.message, 200), true, signal);
       // The prompt is over (answered elsewhere, session gone): its buttons can only mislead.
@@ -190,6 +198,21 @@ export function createInbound(deps: InboundDeps): Inbound {
     );
   }
 
+  function audited(
+    userId: number,
+    answer: { sessionId: string; approve: boolean },
+    outcome: "success" | "failure",
+  ) {
+    deps.audit?.append({
+      actor: `chat:${userId}`,
+      tenantId: null,
+      action: answer.approve ? "session.approve" : "session.reject",
+      target: answer.sessionId,
+      outcome,
+      ip: null,
+    });
+  }
+
   async function onText(message: ChatMessage): Promise<void> {
     if (String(message.chat.id) !== groupId || message.from?.is_bot || message.text === undefined) return;
     if (message.message_thread_id === undefined) return;
@@ -218,7 +241,7 @@ export function createInbound(deps: InboundDeps): Inbound {
         parse_mode: "HTML",
         reply_parameters: { message_id: to.message_id, allow_sending_without_reply: true },
       },
-      stop.signal,
+      AbortSignal.any([stop.signal, AbortSignal.timeout(REPLY_TIMEOUT_MS)]),
     );
   }
 

@@ -17,6 +17,7 @@ export interface ChatChannelOptions {
   apiBase: string;
   verbose: boolean;
   sessions: InboundDeps["sessions"];
+  audit?: InboundDeps["audit"];
   /** Holds the session → topic table (created here on first use). */
   db: Database;
   logger: Logger;
@@ -61,6 +62,7 @@ export function createChatChannel(options: ChatChannelOptions): ChatChannel {
     ...shared,
     allowedUsers: options.allowedUsers,
     sessions: options.sessions,
+    audit: options.audit,
     pollTimeoutSeconds: options.pollTimeoutSeconds,
     backoff: options.backoff,
   });
