@@ -25,6 +25,7 @@ import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
 import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
+import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
@@ -39,6 +40,7 @@ import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
 import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
+import { createSwarmService } from "./swarm/index.ts";
 import { createTemplateService } from "./templates/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
@@ -247,6 +249,7 @@ export async function startRuntime({
         diagnosticsRoutes(diagnostics),
         auditRoutes(audit),
         channelRoutes(dispatcher),
+        swarmRoutes(createSwarmService({ sessions, tmux: control, agent })),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
         eventRoutes({

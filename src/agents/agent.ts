@@ -96,6 +96,8 @@ export interface TranscriptReader {
 
 export interface AgentAdapter {
   readonly name: string;
+  /** Is this process (its argv) a run of this agent's CLI? For the swarm's scan of the system. */
+  isAgentProcess(argv: readonly string[]): boolean;
   /** Writes whatever the launch needs (settings, trust) and returns the command to run. */
   prepareLaunch(request: LaunchRequest): Promise<LaunchPlan>;
   readScreen(text: string, options?: { paneDead?: boolean }): ScreenReading;

@@ -101,6 +101,19 @@ describe("fork, resume and spawn on the real agent CLI", () => {
     const health = await world.api<Json>("GET", `/v1/sessions/${child}/health`);
     expect(health.body).toMatchObject({ alive: true, status: "idle" });
     expect(health.body.agentPid).toBeGreaterThan(0);
+
+    // The swarm: the teammate under its parent, and both agent processes found on the system,
+    // each tied to its session.
+    const swarm = (await world.api<Json>("GET", "/v1/swarm")).body;
+    const parentNode = swarm.sessions.find((s: Json) => s.id === parent);
+    expect(parentNode.children.map((c: Json) => c.id)).toEqual([child]);
+    expect(swarm.sessions.some((s: Json) => s.id === child)).toBe(false);
+    const managed = swarm.processes.filter((p: Json) => p.managed);
+    expect(managed).toContainEqual(
+      expect.objectContaining({ pid: health.body.agentPid, sessionId: child, cwd: world.workDir }),
+    );
+    expect(managed.some((p: Json) => p.sessionId === parent)).toBe(true);
+    expect(swarm.summary).toMatchObject({ managed: managed.length });
     await world.api("DELETE", `/v1/sessions/${child}`);
     expect((await world.api<Json>("GET", `/v1/sessions/${parent}/health`)).body.alive).toBe(true);
   }, 90_000);

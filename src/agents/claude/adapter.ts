@@ -16,6 +16,7 @@ const INPUT_BOX = /^❯\u00a0/;
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
   return {
     name: "claude",
+    isAgentProcess: isClaudeProcess,
     hookEvents: HOOK_EVENTS,
     prepareLaunch: (request) => prepareClaudeLaunch(request, env),
     readScreen,
@@ -106,4 +107,15 @@ function activityKey(text: string): string {
   const box = lines.findLastIndex((l) => INPUT_BOX.test(l));
   const body = box === -1 ? lines : lines.slice(0, box);
   return body.filter((l) => !SPINNER.test(l)).join("\n");
+}
+
+/**
+ * Claude Code runs as its native binary (`claude`, or the platform package's) or as node with
+ * the npm package's cli.js; a shell that merely mentions it is not one.
+ */
+export function isClaudeProcess(argv: readonly string[]): boolean {
+  const [program = "", script = ""] = argv;
+  const name = program.split("/").at(-1) ?? "";
+  if (name === "claude") return true;
+  return /^node(js)?$|^bun$/.test(name) && /@anthropic-ai\/claude-code\//.test(script);
 }
