@@ -11,6 +11,7 @@ import { createEventBus, type EventBus } from "./events/bus.ts";
 import { createHealthService } from "./health/service.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
+import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
@@ -23,6 +24,7 @@ import { eventRoutes } from "./server/routes/events.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
+import { pipelineRoutes } from "./server/routes/pipelines.ts";
 import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
 import { swarmRoutes } from "./server/routes/swarm.ts";
@@ -156,6 +158,14 @@ export async function startRuntime({
       },
     });
     const templates = createTemplateService({ db, clock: systemClock, sessions });
+    const pipelines = createPipelineService({
+      db,
+      sessions,
+      bus,
+      clock: systemClock,
+      logger,
+      stageTimeoutMs: config.pipelineStageTimeoutMs,
+    });
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
       ? createChatChannel({
@@ -250,6 +260,7 @@ export async function startRuntime({
         auditRoutes(audit),
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agent })),
+        pipelineRoutes(pipelines),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
         eventRoutes({
@@ -279,8 +290,10 @@ export async function startRuntime({
     lock.update({ host: config.host, port: server.port, baseUrl: url });
     warnIfExposed(config, logger);
     await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
-    // Answers from the chat act on sessions: take them once the sessions are re-adopted.
+    // Answers from the chat and pipeline stages act on sessions: start them once the sessions
+    // are re-adopted.
     chat?.start();
+    pipelines.start();
 
     const openDb = db;
     return {

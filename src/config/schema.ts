@@ -360,6 +360,14 @@ export const SETTINGS = [
     description: "Host names screenshots may load besides loopback (comma-separated)",
   }),
   setting({
+    key: "pipelineStageTimeoutMs",
+    env: "SVC_PIPELINE_STAGE_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1000 }),
+    default: 1_800_000,
+    description: "A pipeline stage whose turn has not ended after this long fails the pipeline",
+  }),
+  setting({
     key: "chatBotToken",
     env: "SVC_CHAT_BOT_TOKEN",
     envAliases: ["SVC_CHAT_TOKEN"],
@@ -563,6 +571,7 @@ export interface Config {
   otelSampleRate: number;
   pricing: Record<string, { input: number; output: number; cacheRead?: number; cacheCreation?: number }>;
   chatVerbose: boolean;
+  pipelineStageTimeoutMs: number;
   chatBotToken: string;
   chatGroupId: string;
   chatAllowedUsers: string[];

@@ -55,7 +55,8 @@ export interface SessionService {
   list(query?: SessionListQuery): Session[];
   get(id: string): Session;
   stats(): SessionStats;
-  create(input: CreateSessionInput): Promise<CreateResult>;
+  /** `reuse: false` always launches a new session (pipelines, reviewers). */
+  create(input: CreateSessionInput, options?: { reuse?: boolean }): Promise<CreateResult>;
   createBatch(inputs: CreateSessionInput[]): Promise<BatchResult>;
   killBatch(ids: string[]): Promise<{ killed: string[]; notFound: string[] }>;
   /** A new session in the same workDir that carries this one's conversation, as a new branch. */
@@ -187,7 +188,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     follow: (record, booting) => ctx.follow(record, booting),
     forget: (id) => ctx.forget(id),
 
-    async create(request) {
+    async create(request, options) {
       const input = resolveCreateInput(
         request,
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
@@ -195,7 +196,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       validateWorkDir(input.workDir);
       const warnings: string[] = [];
       const prompt = promptOf(input, warnings);
-      const existing = reusable(input);
+      const existing = options?.reuse === false ? null : reusable(input);
       if (existing) return result(ctx.running(existing.id), prompt, warnings, true);
       assertCapacity(ctx);
       const record = freshRecord(input);

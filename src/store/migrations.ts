@@ -143,6 +143,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX chat_topics_thread ON chat_topics(group_id, thread_id);
     `,
   },
+  {
+    name: "pipelines",
+    sql: `
+      CREATE TABLE pipelines (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        work_dir    TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        stages      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE INDEX pipelines_status ON pipelines(status);
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

@@ -1,0 +1,2 @@
+export * from "./pipeline.ts";
+export { createPipelineService, type PipelineService } from "./service.ts";
