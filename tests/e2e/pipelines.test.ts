@@ -34,7 +34,10 @@ describe("pipelines on the real agent CLI", () => {
     expect(created.body).toMatchObject({
       name: "greet",
       status: "running",
-      stages: [{ name: "hello", status: "running" }, { name: "stage 2", status: "pending" }],
+      stages: [
+        { name: "hello", status: "running" },
+        { name: "stage 2", status: "pending" },
+      ],
     });
     const done = await until(created.body.id, ["completed", "failed"]);
     expect(done.status).toBe("completed");
