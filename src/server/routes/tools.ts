@@ -1,0 +1,12 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { ToolInfo, toolInfos } from "../../mcp/tools.ts";
+
+/** The MCP tools of `ag mcp`, from the same table the MCP server serves. */
+export function toolRoutes() {
+  const tools = toolInfos();
+  return new Elysia({ name: "routes/tools" }).get("/v1/tools", () => tools, {
+    response: Type.Array(ToolInfo),
+    detail: { summary: "The MCP tools of `ag mcp`, each with its JSON Schema input", tags: ["mcp"] },
+  });
+}

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { compiledBinary } from "../helpers/binary.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: results are inspected field by field
+type Json = Record<string, any>;
+
+/**
+ * `ag mcp` of the compiled binary, spawned by the SDK's stdio client, driving a compiled `ag`
+ * whose sessions run the REAL agent CLI against the mock model. One agent at a time: the tests
+ * run in order against one world.
+ */
+let world: AgentWorld;
+let binary: string;
+let client: Client;
+let stderr = "";
+let id: string;
+
+beforeAll(async () => {
+  world = await startAgentWorld();
+  binary = await compiledBinary();
+  // SVC_PORT and SVC_STATE_DIR of the world: what a user's MCP config would set.
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ["mcp"],
+    env: world.env,
+    cwd: tempDir(),
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  client = new Client({ name: "ag-e2e", version: "1.0.0" });
+  await client.connect(transport);
+}, 90_000);
+afterAll(async () => {
+  await client?.close();
+  await world?.stop();
+});
+
+async function call(name: string, args: Record<string, unknown> = {}): Promise<Json> {
+  const result = (await client.callTool({ name, arguments: args })) as Json;
+  return result;
+}
+
+/**
+ * The transcript entries get_transcript returns, as `kind: text`, once one matches `wanted`: the
+ * agent appends its transcript on its own schedule, which may trail the hook that made it idle.
+ */
+async function transcriptUntil(sessionId: string, wanted: (line: string) => boolean): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const result = await call("get_transcript", { sessionId });
+    expect(result.isError).toBeUndefined();
+    const lines = (result.structuredContent.messages as Json[]).map((m) => `${m.kind}: ${m.text}`);
+    if (lines.some(wanted) || Date.now() > deadline) return lines;
+    await Bun.sleep(100);
+  }
+}
+
+describe("ag mcp against a real agent", () => {
+  test("create_session delivers the prompt; get_transcript shows the reply", async () => {
+    const created = await call("create_session", { workDir: world.workDir, prompt: "say hello" });
+    expect(created.isError).toBeUndefined();
+    expect(created.structuredContent).toMatchObject({
+      workDir: world.workDir,
+      reused: false,
+      promptDelivery: { delivered: true, attempts: 1 },
+    });
+    id = created.structuredContent.id;
+    await world.waitFor(id, "idle");
+    const texts = await transcriptUntil(id, (t) => t.startsWith("text: Hello"));
+    expect(texts).toContain("prompt: say hello");
+    expect(texts.some((t) => t.startsWith("text: Hello from the mock model!"))).toBe(true);
+    const listed = await call("list_sessions", { status: "idle" });
+    expect(JSON.parse(listed.content[0].text).map((s: Json) => s.id)).toEqual([id]);
+  }, 60_000);
+
+  test("approve_permission lets the agent's Bash command run", async () => {
+    const sent = await call("send_message", { sessionId: id, text: "run cmd: touch approved.txt" });
+    expect(sent.structuredContent).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(id, "permission_prompt");
+    const status = await call("get_status", { sessionId: id });
+    expect(status.structuredContent.pendingPermission).toMatchObject({
+      tool: "Bash",
+      detail: "touch approved.txt",
+    });
+    const approved = await call("approve_permission", { sessionId: id });
+    expect(approved.isError).toBeUndefined();
+    await world.waitFor(id, "idle");
+    expect(existsSync(join(world.workDir, "approved.txt"))).toBe(true);
+  }, 60_000);
+
+  test("capture_pane shows the agent's screen", async () => {
+    const screen = await call("capture_pane", { sessionId: id });
+    expect(screen.isError).toBeUndefined();
+    expect(screen.content[0].text).toContain("❯");
+  });
+
+  test("kill_session ends it; an unknown session is isError SESSION_NOT_FOUND", async () => {
+    const killed = await call("kill_session", { sessionId: id });
+    expect(killed.structuredContent).toMatchObject({ id, status: "killed" });
+    const again = await call("kill_session", { sessionId: id });
+    expect(again.isError).toBe(true);
+    expect(again.structuredContent).toMatchObject({ code: "SESSION_NOT_FOUND", statusCode: 404 });
+    const missing = crypto.randomUUID();
+    const status = await call("get_status", { sessionId: missing });
+    expect(status.isError).toBe(true);
+    expect(status.content[0].text).toBe(`SESSION_NOT_FOUND: no session ${missing}`);
+    // Nothing but JSON-RPC went to stdout (the SDK would have failed to parse it), and no errors logged.
+    expect(stderr).not.toContain("ERROR");
+  });
+});
+
+describe("the agent as an MCP client of ag mcp", () => {
+  test("an agent with `ag mcp` configured calls list_sessions and reads the sessions", async () => {
+    const workDir = join(tempDir("ag-mcp-agent-"), "work");
+    mkdirSync(workDir);
+    const config = join(workDir, "..", "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { ag: { type: "stdio", command: binary, args: ["mcp"], env: world.env } },
+      }),
+    );
+    world.mock.addRules([
+      {
+        name: "mcp list",
+        match: "list the ag sessions",
+        steps: [
+          {
+            tool: { name: "mcp__ag__list_sessions", input: {} },
+            fallback: { text: "the ag MCP tools are not available" },
+          },
+          { text: "ag answered: {{tool_result}}" },
+        ],
+      },
+    ]);
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      workDir,
+      prompt: "list the ag sessions",
+      agentCommand: `claude --mcp-config ${config}`,
+    });
+    expect(created.status).toBe(201);
+    const agentId = created.body.id as string;
+    // The agent asks before its first use of an MCP tool: ag shows that as a permission prompt.
+    const waiting = await world.waitFor(agentId, "permission_prompt");
+    // Named by the hook (tool mcp__ag__list_sessions) or, when the screen is read first, by the
+    // dialog ("ag - list_sessions (MCP)"): either way it is this tool.
+    const pending = waiting.pendingPermission as Json;
+    expect(pending.kind).toBe("tool");
+    expect(`${pending.tool} ${pending.detail}`).toContain("list_sessions");
+    expect((await world.api("POST", `/v1/sessions/${agentId}/approve`)).status).toBe(200);
+    await world.waitFor(agentId, "idle");
+    const texts = await transcriptUntil(agentId, (t) => t.startsWith("text: ag answered"));
+    const result = texts.find((t) => t.startsWith("tool_result:"));
+    // The tool's answer is the session list, which holds the agent's own session.
+    expect(result).toContain(agentId);
+    expect(result).toContain(workDir);
+    await call("kill_session", { sessionId: agentId });
+  }, 90_000);
+});

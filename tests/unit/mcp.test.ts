@@ -1,0 +1,364 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createApiClient } from "../../src/cli/client.ts";
+import { createMcpServer } from "../../src/mcp/server.ts";
+import { jsonSchema } from "../../src/mcp/tools.ts";
+import { MemoryInput } from "../../src/memory/entry.ts";
+import { CreatePipelineInput } from "../../src/pipelines/pipeline.ts";
+import { MAX_BODY_BYTES } from "../../src/server/app.ts";
+import { type HttpServer, listen } from "../../src/server/listen.ts";
+import { toolRoutes } from "../../src/server/routes/tools.ts";
+import { CreateSessionInput, SendInput, SessionListQuery } from "../../src/sessions/session.ts";
+import { type TestApp, testApp } from "../helpers/app.ts";
+import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: results are inspected field by field
+type Json = Record<string, any>;
+
+/**
+ * `ag mcp`'s server in process, over the SDK's in-memory transport, talking over real HTTP to the
+ * real app (fake tmux, simulated agents playing captured screens).
+ */
+let app: TestApp;
+let http: HttpServer;
+let client: Client;
+
+const SPEC_TOOLS = [
+  "list_sessions",
+  "get_status",
+  "create_session",
+  "kill_session",
+  "escape_session",
+  "interrupt_session",
+  "send_message",
+  "send_bash",
+  "send_command",
+  "get_transcript",
+  "capture_pane",
+  "get_session_metrics",
+  "get_session_summary",
+  "get_session_latency",
+  "server_health",
+  "approve_permission",
+  "reject_permission",
+  "batch_create_sessions",
+  "list_pipelines",
+  "create_pipeline",
+  "get_swarm",
+  "state_set",
+  "state_get",
+  "state_delete",
+];
+
+beforeAll(async () => {
+  app = testApp({ plugins: [toolRoutes()] });
+  simulateAgents(app);
+  http = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: MAX_BODY_BYTES });
+  const api = createApiClient({ baseUrl: `http://127.0.0.1:${http.port}` });
+  const server = createMcpServer({ api, version: "0.0.0-test" });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  client = new Client({ name: "mcp-test", version: "1.0.0" });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+});
+afterAll(async () => {
+  await client?.close();
+  await http?.stop(0);
+});
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await Bun.sleep(5);
+  }
+}
+
+async function call(name: string, args: Record<string, unknown> = {}): Promise<Json> {
+  return (await client.callTool({ name, arguments: args })) as Json;
+}
+
+/** A session created through MCP, idle once its simulated agent has booted. */
+async function idleSession(prompt?: string): Promise<{ id: string; paneId: string }> {
+  const created = await call("create_session", { workDir: tempDir(), ...(prompt ? { prompt } : {}) });
+  expect(created.isError).toBeUndefined();
+  const id = created.structuredContent.id as string;
+  if (prompt) await finishTurn(id);
+  await until(() => app.repo.get(id)?.status === "idle");
+  return { id, paneId: app.repo.get(id)!.paneId! };
+}
+
+/** The simulated agent ends its turn: idle screen and the Stop hook. */
+async function finishTurn(id: string) {
+  await until(() => app.repo.get(id)?.status === "working");
+  app.tmux.setScreen(app.repo.get(id)!.paneId!, pane("01-idle-startup"));
+  await hook(app, id, "Stop", {});
+  await until(() => app.repo.get(id)?.status === "idle");
+}
+
+/** The text of a resource's only content. */
+const textOf = (result: { contents: unknown[] }) => (result.contents[0] as { text: string }).text;
+
+const pasted = (paneId: string) =>
+  app.tmux
+    .inputs(paneId)
+    .filter((i) => i.kind === "paste")
+    .map((i) => (i as { text: string }).text);
+
+describe("what ag mcp offers", () => {
+  test("SPEC's tools, the four resources, the three prompts with their arguments", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(10);
+      expect(tool.inputSchema.type).toBe("object");
+    }
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(["svc://health", "svc://sessions"]);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
+      "svc://sessions/{id}/pane",
+      "svc://sessions/{id}/transcript",
+    ]);
+    const { prompts } = await client.listPrompts();
+    const args = Object.fromEntries(
+      prompts.map((p) => [p.name, p.arguments!.map((a) => `${a.name}${a.required ? "" : "?"}`)]),
+    );
+    expect(args).toEqual({
+      implement_issue: ["issueNumber", "workDir", "repoOwner?", "repoName?"],
+      review_pr: ["prNumber", "workDir", "repoOwner?", "repoName?"],
+      debug_session: ["sessionId"],
+    });
+  });
+
+  test("tool inputs are the REST routes' own schemas, and GET /v1/tools lists the same tools", async () => {
+    const { tools } = await client.listTools();
+    const byName: Json = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema]));
+    expect(byName.list_sessions).toEqual(jsonSchema(SessionListQuery));
+    const create = jsonSchema(CreateSessionInput) as Json;
+    expect(byName.create_session).toEqual({
+      type: "object",
+      additionalProperties: false,
+      required: ["workDir"],
+      properties: {
+        workDir: create.properties.workDir,
+        name: create.properties.name,
+        prompt: create.properties.prompt,
+      },
+    });
+    expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);
+    expect(byName.send_message.properties.text).toEqual((jsonSchema(SendInput) as Json).properties.text);
+    expect(byName.send_message.required).toEqual(["sessionId", "text"]);
+    const memory = jsonSchema(MemoryInput) as Json;
+    expect(byName.state_set.properties).toEqual({
+      key: memory.properties.key,
+      value: memory.properties.value,
+      ttlSeconds: memory.properties.ttlSeconds,
+    });
+    expect(byName.state_get.properties.key).toEqual(memory.properties.key);
+    const pipeline = jsonSchema(CreatePipelineInput) as Json;
+    expect(byName.create_pipeline.properties.steps).toEqual(pipeline.properties.stages);
+    expect([...byName.create_pipeline.required].sort()).toEqual(["name", "steps", "workDir"]);
+    for (const name of ["get_status", "kill_session", "approve_permission", "capture_pane"]) {
+      expect(byName[name]!.required).toEqual(["sessionId"]);
+    }
+
+    const rest = await app.request("GET", "/v1/tools");
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toEqual(
+      tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    );
+    const openApi = (await (await app.request("GET", "/v1/openapi.json")).json()) as Json;
+    expect(openApi.paths["/v1/tools"].get.summary).toContain("MCP tools");
+  });
+});
+
+describe("tools drive sessions through the REST API", () => {
+  test("create_session, get_status, list_sessions, send_message, capture_pane, kill_session", async () => {
+    const workDir = tempDir();
+    const created = await call("create_session", { workDir, name: "via-mcp", prompt: "hello there" });
+    expect(created.isError).toBeUndefined();
+    expect(created.structuredContent).toMatchObject({
+      name: "via-mcp",
+      workDir,
+      reused: false,
+      promptDelivery: { delivered: true, attempts: 1 },
+    });
+    const id = created.structuredContent.id as string;
+    const paneId = app.repo.get(id)!.paneId!;
+    expect(pasted(paneId)).toEqual(["hello there"]);
+    await finishTurn(id);
+
+    const status = await call("get_status", { sessionId: id });
+    expect(status.structuredContent).toMatchObject({ id, status: "idle" });
+    const listed = await call("list_sessions", { workDir });
+    expect(JSON.parse(listed.content[0].text).map((s: Json) => s.id)).toEqual([id]);
+    const none = await call("list_sessions", { status: "killed", workDir });
+    expect(JSON.parse(none.content[0].text)).toEqual([]);
+
+    const sent = await call("send_message", { sessionId: id, text: "and now?" });
+    expect(sent.structuredContent).toEqual({ delivered: true, attempts: 1 });
+    expect(pasted(paneId).at(-1)).toBe("and now?");
+    await finishTurn(id);
+
+    const screen = await call("capture_pane", { sessionId: id });
+    expect(screen.content[0].text).toBe(app.tmux.screen(paneId));
+    expect(screen.structuredContent).toEqual({ id, content: app.tmux.screen(paneId) });
+
+    const killed = await call("kill_session", { sessionId: id });
+    expect(killed.structuredContent).toMatchObject({ id, status: "killed" });
+  });
+
+  test("send_bash prefixes !, send_command prefixes / unless it is there", async () => {
+    const { id, paneId } = await idleSession();
+    await call("send_bash", { sessionId: id, command: "ls -la" });
+    expect(pasted(paneId).at(-1)).toBe("!ls -la");
+    await finishTurn(id);
+    await call("send_command", { sessionId: id, command: "compact" });
+    expect(pasted(paneId).at(-1)).toBe("/compact");
+    await finishTurn(id);
+    await call("send_command", { sessionId: id, command: "/clear" });
+    expect(pasted(paneId).at(-1)).toBe("/clear");
+  });
+
+  test("approve_permission and reject_permission answer the agent's dialog", async () => {
+    const { id, paneId } = await idleSession();
+    const none = await call("approve_permission", { sessionId: id });
+    expect(none.isError).toBe(true);
+    expect(none.structuredContent.code).toBe("NO_PENDING_PERMISSION");
+    await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
+    const approved = await call("approve_permission", { sessionId: id });
+    expect(approved.isError).toBeUndefined();
+    expect(app.tmux.typed(paneId).at(-1)).toBe("Enter");
+    await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "rm x" } });
+    await call("reject_permission", { sessionId: id });
+    expect(app.tmux.typed(paneId).at(-1)).toBe("Escape");
+  });
+
+  test("an unknown session is an isError result that keeps the code", async () => {
+    const missing = crypto.randomUUID();
+    for (const name of ["get_status", "kill_session", "get_transcript", "capture_pane", "send_bash"]) {
+      const result = await call(name, {
+        sessionId: missing,
+        ...(name === "send_bash" ? { command: "ls" } : {}),
+      });
+      expect(result.isError).toBe(true);
+      // The route's own message ("no session …" or "no running session …"), after the code.
+      expect(result.content[0].text).toMatch(
+        new RegExp(`^SESSION_NOT_FOUND: no (running )?session ${missing}$`),
+      );
+      expect(result.structuredContent).toEqual({
+        error: result.content[0].text.slice("SESSION_NOT_FOUND: ".length),
+        code: "SESSION_NOT_FOUND",
+        statusCode: 404,
+      });
+    }
+  });
+
+  test("arguments are checked against the schema before any request; an unknown tool is a protocol error", async () => {
+    const result = await call("send_message", { sessionId: "x" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent.code).toBe("VALIDATION_ERROR");
+    expect(result.content[0].text).toContain("text");
+    const badStatus = await call("list_sessions", { status: "sleeping" });
+    expect(badStatus.structuredContent.code).toBe("VALIDATION_ERROR");
+    const limit = await call("batch_create_sessions", { sessions: [] });
+    expect(limit.structuredContent.code).toBe("VALIDATION_ERROR");
+    await expect(call("no_such_tool")).rejects.toThrow(/no tool no_such_tool/);
+  });
+
+  test("a REST refusal passes through with its code: INVALID_WORKDIR", async () => {
+    const result = await call("create_session", { workDir: "relative/path" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ code: "INVALID_WORKDIR", statusCode: 400 });
+  });
+
+  test("batch_create_sessions: partial success", async () => {
+    const result = await call("batch_create_sessions", {
+      sessions: [{ workDir: tempDir(), name: "b1" }, { workDir: "/no/such/dir" }],
+    });
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent.created.map((s: Json) => s.name)).toEqual(["b1"]);
+    expect(result.structuredContent.failed).toMatchObject([{ index: 1, code: "INVALID_WORKDIR" }]);
+  });
+
+  test("state_set, state_get, state_delete: keys with a namespace", async () => {
+    const set = await call("state_set", { key: "team/notes", value: "ship it", ttlSeconds: 60 });
+    expect(set.structuredContent).toMatchObject({ key: "team/notes", value: "ship it" });
+    expect(set.structuredContent.expiresAt).not.toBeNull();
+    expect((await call("state_get", { key: "team/notes" })).structuredContent.value).toBe("ship it");
+    expect((await call("state_delete", { key: "team/notes" })).structuredContent).toEqual({
+      key: "team/notes",
+      deleted: true,
+    });
+    const gone = await call("state_get", { key: "team/notes" });
+    expect(gone.structuredContent.code).toBe("MEMORY_NOT_FOUND");
+  });
+
+  test("server_health", async () => {
+    const health = await call("server_health");
+    expect(health.structuredContent).toMatchObject({ status: "ok", version: "0.0.0-test" });
+  });
+});
+
+describe("resources and prompts", () => {
+  test("svc://sessions, svc://health, a session's pane and transcript", async () => {
+    const { id, paneId } = await idleSession();
+    const sessions = await client.readResource({ uri: "svc://sessions" });
+    expect(sessions.contents[0]!.mimeType).toBe("application/json");
+    expect(JSON.parse(textOf(sessions)).some((s: Json) => s.id === id)).toBe(true);
+    const health = await client.readResource({ uri: "svc://health" });
+    expect(JSON.parse(textOf(health)).status).toBe("ok");
+    const screen = await client.readResource({ uri: `svc://sessions/${id}/pane` });
+    expect(screen.contents[0]).toMatchObject({ mimeType: "text/plain", text: app.tmux.screen(paneId) });
+    const transcript = await client.readResource({ uri: `svc://sessions/${id}/transcript` });
+    expect(JSON.parse(textOf(transcript))).toHaveProperty("messages");
+  });
+
+  test("an unknown session or resource is a JSON-RPC error naming the code", async () => {
+    const missing = crypto.randomUUID();
+    await expect(client.readResource({ uri: `svc://sessions/${missing}/pane` })).rejects.toThrow(
+      `SESSION_NOT_FOUND: no session ${missing}`,
+    );
+    await expect(client.readResource({ uri: "svc://nothing" })).rejects.toThrow("no resource svc://nothing");
+  });
+
+  test("implement_issue and review_pr carry their arguments into the instructions", async () => {
+    const issue = await client.getPrompt({
+      name: "implement_issue",
+      arguments: { issueNumber: "42", workDir: "/src/app", repoOwner: "acme", repoName: "app" },
+    });
+    const text = (issue.messages[0]!.content as { text: string }).text;
+    expect(text).toContain("issue #42 of acme/app");
+    expect(text).toContain("gh issue view 42 --repo acme/app");
+    expect(text).toContain('workDir "/src/app"');
+    const review = await client.getPrompt({
+      name: "review_pr",
+      arguments: { prNumber: "7", workDir: "/src/app" },
+    });
+    const reviewText = (review.messages[0]!.content as { text: string }).text;
+    expect(reviewText).toContain("gh pr diff 7`");
+    expect(reviewText).not.toContain("--repo");
+    await expect(client.getPrompt({ name: "review_pr", arguments: { prNumber: "7" } })).rejects.toThrow(
+      /workDir/,
+    );
+  });
+
+  test("debug_session embeds the status, the transcript and the screen", async () => {
+    const { id, paneId } = await idleSession();
+    app.tmux.setScreen(paneId, pane("06-permission-bash"));
+    await until(() => app.repo.get(id)?.status === "permission_prompt");
+    const prompt = await client.getPrompt({ name: "debug_session", arguments: { sessionId: id } });
+    const text = (prompt.messages[0]!.content as { text: string }).text;
+    expect(text).toContain(`Diagnose ag session ${id}`);
+    expect(text).toContain('"status": "permission_prompt"');
+    expect(text).toContain("## Transcript");
+    expect(text).toContain("touch created-by-bash.txt");
+    expect(text).toContain(app.tmux.screen(paneId).trim().split("\n")[0]!);
+    const missing = crypto.randomUUID();
+    await expect(
+      client.getPrompt({ name: "debug_session", arguments: { sessionId: missing } }),
+    ).rejects.toThrow(`SESSION_NOT_FOUND: no session ${missing}`);
+  });
+});
