@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type TObject, type TSchema, Type } from "@sinclair/typebox";
@@ -10,8 +10,18 @@ import { type Config, type ConfigKey, type EnvKind, SETTINGS, type Setting } fro
 /**
  * The ONLY reader of process.env and of config files. Precedence, highest first:
  * command-line flags > environment variables > --config file > ./svc.config.json >
- * ~/.svc/config.json > built-in defaults. Objects (memoryBridge, …) merge key by key.
+ * ./.svc/config.yaml (the project file `ag init` writes) > ~/.svc/config.json > built-in defaults.
+ * Objects (memoryBridge, …) merge key by key. With no authToken from any of them, the token comes
+ * from the canonical file <stateDir>/auth-token (CONTRACT §1), else from a not yet migrated
+ * `clientAuthToken` in the project file.
  */
+
+/** The project config file, relative to the working directory. */
+export const PROJECT_CONFIG_FILE = join(".svc", "config.yaml");
+/** The canonical auth-token file, inside the state directory. */
+export const AUTH_TOKEN_FILE = "auth-token";
+/** The legacy key of the project file that `ag auth migrate` moves to the token file. */
+export const CLIENT_TOKEN_KEY = "clientAuthToken";
 
 export interface LoadOptions {
   env?: Record<string, string | undefined>;
@@ -34,7 +44,13 @@ export interface LoadedConfig {
 }
 
 /** One source of values; `labels` names a per-key source where it differs from `label`. */
-type Layer = { label: string; values: Record<string, unknown>; labels?: Record<string, string> };
+type Layer = {
+  label: string;
+  values: Record<string, unknown>;
+  labels?: Record<string, string>;
+  /** A project file's clientAuthToken. */
+  clientToken?: string;
+};
 
 const BY_KEY = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
 /** Values never echoed back in an error message. */
@@ -50,6 +66,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const layers: Layer[] = [];
   const userFile = join(home, ".svc", "config.json");
   if (existsSync(userFile)) layers.push(readConfigFile(userFile, "~/.svc/config.json", warnings));
+  const projectFile = join(cwd, PROJECT_CONFIG_FILE);
+  if (existsSync(projectFile)) layers.push(readConfigFile(projectFile, "./.svc/config.yaml", warnings));
   const cwdFile = join(cwd, "svc.config.json");
   if (existsSync(cwdFile)) layers.push(readConfigFile(cwdFile, "./svc.config.json", warnings));
   if (options.configPath) {
@@ -80,6 +98,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   for (const key of PATH_KEYS) {
     if (typeof values[key] === "string") values[key] = expandPath(values[key] as string, home, cwd);
   }
+  if (sources.authToken === "default") deriveAuthToken(values, sources, layers, warnings);
   const bridge = values.memoryBridge as Config["memoryBridge"];
   if (bridge.persistPath) bridge.persistPath = expandPath(bridge.persistPath, home, cwd);
 
@@ -95,18 +114,33 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
 }
 
 function readConfigFile(path: string, label: string, warnings: string[]): Layer {
+  // `--config x.yaml` works too; every other file is JSON.
+  const yaml = /\.ya?ml$/.test(path);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    const text = readFileSync(path, "utf8");
+    // A YAML file of comments only (as `ag init` writes it) is an empty document: no values.
+    parsed = yaml ? (Bun.YAML.parse(text) ?? {}) : JSON.parse(text);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new AgError("CONFIG_INVALID", `cannot read config file ${label}: ${why}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new AgError("CONFIG_INVALID", `config file ${label} must hold a JSON object`);
+    throw new AgError(
+      "CONFIG_INVALID",
+      `config file ${label} must hold ${yaml ? "a YAML mapping" : "a JSON object"}`,
+    );
   }
   const values: Record<string, unknown> = {};
+  const layer: Layer = { label, values };
   for (const [key, value] of Object.entries(parsed)) {
+    if (yaml && key === CLIENT_TOKEN_KEY) {
+      // The token a client sends, kept aside: only a fallback for authToken (see deriveAuthToken).
+      if (typeof value !== "string")
+        throw new AgError("CONFIG_INVALID", `invalid ${key} from ${label}: expected a string`);
+      layer.clientToken = value;
+      continue;
+    }
     const setting = BY_KEY.get(key);
     if (!setting) {
       warnings.push(`unknown key "${key}" in ${label} (ignored)`);
@@ -117,7 +151,34 @@ function readConfigFile(path: string, label: string, warnings: string[]): Layer 
     check(setting, schema, value, label);
     values[key] = value;
   }
-  return { label, values };
+  return layer;
+}
+
+/**
+ * authToken when no source set it: the canonical token file, else a project file's legacy
+ * clientAuthToken (the same secret the server and its clients share; `ag auth migrate` moves it).
+ */
+function deriveAuthToken(
+  values: Record<string, unknown>,
+  sources: Record<string, string>,
+  layers: Layer[],
+  warnings: string[],
+): void {
+  const path = join(values.stateDir as string, AUTH_TOKEN_FILE);
+  const token = existsSync(path) ? readFileSync(path, "utf8").trim() : "";
+  if (token) {
+    if ((statSync(path).mode & 0o077) !== 0) {
+      warnings.push(`${path} is open to other users; chmod 600 it`);
+    }
+    values.authToken = token;
+    sources.authToken = path;
+    return;
+  }
+  const legacy = layers.find((layer) => layer.clientToken);
+  if (legacy) {
+    values.authToken = legacy.clientToken;
+    sources.authToken = `${legacy.label} (${CLIENT_TOKEN_KEY}; move it with \`ag auth migrate\`)`;
+  }
 }
 
 function readEnvironment(env: Record<string, string | undefined>): Layer {

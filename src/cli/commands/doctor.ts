@@ -1,0 +1,47 @@
+import { defineCommand } from "citty";
+import { loadConfig } from "../../config/load.ts";
+import type { Health } from "../../health/service.ts";
+import { doctorPassed, programVersion, runDoctor } from "../../init/doctor.ts";
+import { AgError } from "../../shared/errors.ts";
+import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
+import { createApiClient, resolveServerUrl } from "../client.ts";
+import { printJson, printLine } from "../output.ts";
+
+const MARK = { ok: "✓", warn: "✗", fail: "✗" } as const;
+
+export default defineCommand({
+  meta: {
+    name: "doctor",
+    description: "Check starter files, tmux, the agent CLI, the config and the server",
+  },
+  args: {
+    ...GLOBAL_ARGS,
+    json: { type: "boolean", description: "Machine-readable output" },
+  },
+  async run({ args }) {
+    const port = parsePortFlag(args.port);
+    const checks = await runDoctor({
+      cwd: process.cwd(),
+      loadConfig: () => loadConfig({ configPath: args.config }),
+      version: programVersion,
+      async health(loaded) {
+        const url = resolveServerUrl(loaded, port);
+        const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });
+        const health = await client.get<Health>("/v1/health");
+        return { url, version: health.version, status: health.status };
+      },
+    });
+    const passed = doctorPassed(checks);
+    if (args.json) printJson({ ok: passed, checks });
+    else {
+      for (const c of checks) {
+        printLine(`${MARK[c.status]} ${c.name}: ${c.status === "warn" ? "warning: " : ""}${c.detail}`);
+      }
+    }
+    if (!passed) {
+      const failed = checks.filter((c) => c.status === "fail");
+      const s = failed.length === 1 ? "" : "s";
+      throw new AgError(failed[0]!.code ?? "INTERNAL_ERROR", `${failed.length} check${s} failed`);
+    }
+  },
+});

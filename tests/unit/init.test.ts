@@ -1,0 +1,344 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config/index.ts";
+import type { LoadedConfig } from "../../src/config/load.ts";
+import { migrateAuthToken } from "../../src/init/auth-migrate.ts";
+import { removeTopLevelKey, starterConfigText } from "../../src/init/config-file.ts";
+import { type DoctorDeps, doctorPassed, programVersion, runDoctor } from "../../src/init/doctor.ts";
+import { initProject } from "../../src/init/project.ts";
+import { checkStarterFiles, problemOf } from "../../src/init/starter-files.ts";
+import { STARTER_TEMPLATES } from "../../src/init/templates.ts";
+import { AgError } from "../../src/shared/errors.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+const configOf = (cwd: string) => join(cwd, ".svc", "config.yaml");
+
+function agError(run: () => unknown): AgError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgError);
+    return error as AgError;
+  }
+  throw new Error("expected an AgError");
+}
+
+describe("ag init", () => {
+  test("writes a starter config that ag reads without values or warnings", async () => {
+    const cwd = tempDir();
+    const result = await initProject({ cwd });
+    expect(result).toEqual({ config: { path: configOf(cwd), action: "created" }, files: [] });
+    expect(readFileSync(configOf(cwd), "utf8")).toBe(starterConfigText());
+    const home = tempDir();
+    const loaded = loadConfig({ env: {}, cwd, home, containerRoot: tempDir() });
+    expect(loaded.warnings).toEqual([]);
+    expect(Object.values(loaded.sources).every((s) => s.startsWith("default"))).toBe(true);
+  });
+
+  test("every line of the starter config, uncommented, is a valid setting", () => {
+    const cwd = tempDir();
+    const text = starterConfigText().replace(/^# (\w+: .*)$/gm, "$1");
+    mkdirSync(join(cwd, ".svc"));
+    writeFileSync(configOf(cwd), text);
+    const loaded = loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() });
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.sources.permissionMode).toBe("./.svc/config.yaml");
+    expect(loaded.sources.stallThresholdMs).toBe("./.svc/config.yaml");
+  });
+
+  test("an existing config is kept unless overwriting is confirmed or forced", async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".svc"));
+    writeFileSync(configOf(cwd), "port: 9999\n");
+    expect((await initProject({ cwd })).config.action).toBe("kept");
+    const asked: string[] = [];
+    const decline = (path: string) => {
+      asked.push(path);
+      return false;
+    };
+    const declined = await initProject({ cwd, confirmOverwrite: decline });
+    expect(declined.config.action).toBe("kept");
+    expect(asked).toEqual([configOf(cwd)]);
+    expect(readFileSync(configOf(cwd), "utf8")).toBe("port: 9999\n");
+
+    expect((await initProject({ cwd, confirmOverwrite: () => true })).config.action).toBe("overwritten");
+    expect(readFileSync(configOf(cwd), "utf8")).toBe(starterConfigText());
+
+    writeFileSync(configOf(cwd), "port: 9999\n");
+    const forced = await initProject({
+      cwd,
+      force: true,
+      confirmOverwrite: () => {
+        throw new Error("--force does not ask");
+      },
+    });
+    expect(forced.config.action).toBe("overwritten");
+  });
+
+  test("a template writes its files; existing ones are kept unless forced", async () => {
+    const cwd = tempDir();
+    const first = await initProject({ cwd, template: "docs-writer" });
+    const skill = join(cwd, ".claude", "skills", "docs-writer", "SKILL.md");
+    expect(first.files).toEqual([{ path: skill, action: "created" }]);
+    writeFileSync(skill, "mine");
+    expect((await initProject({ cwd, template: "docs-writer" })).files[0]!.action).toBe("kept");
+    expect(readFileSync(skill, "utf8")).toBe("mine");
+    expect((await initProject({ cwd, template: "docs-writer", force: true })).files[0]!.action).toBe(
+      "overwritten",
+    );
+  });
+
+  test("an unknown template fails before anything is written", async () => {
+    const cwd = tempDir();
+    const error = await initProject({ cwd, template: "nope" }).catch((e) => e);
+    expect(error).toBeInstanceOf(AgError);
+    expect(error.code).toBe("USAGE_ERROR");
+    expect(error.message).toContain("code-reviewer, ci-runner, pr-reviewer, docs-writer");
+    expect(existsSync(join(cwd, ".svc"))).toBe(false);
+  });
+});
+
+describe("starter templates", () => {
+  test("are SPEC's four, in Claude Code's layout", () => {
+    expect(STARTER_TEMPLATES.map((t) => [t.name, t.kind, t.files.map((f) => f.path)])).toEqual([
+      ["code-reviewer", "agent", [".claude/agents/code-reviewer.md"]],
+      ["ci-runner", "slash-command", [".claude/commands/ci-runner.md"]],
+      ["pr-reviewer", "slash-command", [".claude/commands/pr-reviewer.md"]],
+      ["docs-writer", "skill", [".claude/skills/docs-writer/SKILL.md"]],
+    ]);
+  });
+
+  test("every template passes the doctor's check", async () => {
+    const cwd = tempDir();
+    for (const t of STARTER_TEMPLATES) await initProject({ cwd, template: t.name });
+    const checks = checkStarterFiles(cwd);
+    expect(checks).toHaveLength(4);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+  });
+});
+
+describe("starter file checks", () => {
+  const agent = (front: string) => problemOf("agent", ".claude/agents/a.md", `---\n${front}\n---\nbody\n`);
+  const skill = (front: string, path = ".claude/skills/s/SKILL.md") =>
+    problemOf("skill", path, `---\n${front}\n---\n`);
+
+  test("a subagent needs name and description; tools is a string or a list", () => {
+    expect(agent("name: a\ndescription: d")).toBeNull();
+    expect(agent("name: a\ndescription: d\ntools: [Read, Grep]")).toBeNull();
+    expect(agent("description: d")).toBe('front matter lacks "name"');
+    expect(agent("name: a\ndescription: ''")).toBe('front matter lacks "description"');
+    expect(agent("name: a\ndescription: d\ntools: 3")).toContain('"tools"');
+    expect(problemOf("agent", "x.md", "no front matter")).toContain("no front matter");
+  });
+
+  test("front matter must be closed, valid YAML and a mapping", () => {
+    expect(problemOf("agent", "x.md", "---\nname: a\n")).toContain("not closed");
+    expect(agent("name: [a")).toContain("not valid YAML");
+    expect(agent("- a")).toBe("front matter is not a YAML mapping");
+  });
+
+  test("a skill's name is lowercase-hyphenated and matches its folder", () => {
+    expect(skill("name: s\ndescription: d")).toBeNull();
+    expect(skill("name: Docs_Writer\ndescription: d")).toContain("lowercase");
+    expect(skill("name: other\ndescription: d")).toBe('name "other" differs from its folder "s"');
+  });
+
+  test("a slash command may have no front matter; what it has must parse", () => {
+    expect(problemOf("slash-command", "c.md", "Just a prompt\n")).toBeNull();
+    expect(problemOf("slash-command", "c.md", "---\nargument-hint: [file]\n---\n")).toBeNull();
+    expect(problemOf("slash-command", "c.md", "---\ndescription: [1, 2]\n---\n")).toContain("description");
+  });
+
+  test("files are found where Claude Code looks", () => {
+    const cwd = tempDir();
+    const put = (path: string, text: string) => {
+      mkdirSync(join(cwd, path, ".."), { recursive: true });
+      writeFileSync(join(cwd, path), text);
+    };
+    put(".claude/agents/bad.md", "---\nname: bad\n---\n");
+    put(".claude/commands/git/commit.md", "Commit.\n");
+    put(".claude/skills/tool/SKILL.md", "---\nname: tool\ndescription: d\n---\n");
+    put(".claude/skills/tool/notes.md", "not checked\n");
+    put(".claude/settings.json", "{}");
+    expect(checkStarterFiles(cwd)).toEqual([
+      {
+        path: ".claude/agents/bad.md",
+        kind: "agent",
+        ok: false,
+        problem: 'front matter lacks "description"',
+      },
+      { path: ".claude/commands/git/commit.md", kind: "slash-command", ok: true, problem: null },
+      { path: ".claude/skills/tool/SKILL.md", kind: "skill", ok: true, problem: null },
+    ]);
+    expect(checkStarterFiles(tempDir())).toEqual([]);
+  });
+});
+
+describe("removing a key from YAML text", () => {
+  test("keeps every other byte", () => {
+    const text = "# head\nport: 9100\nclientAuthToken: 'abc'  # old\n\n# tail\nhost: x\n";
+    expect(removeTopLevelKey(text, "clientAuthToken")).toBe("# head\nport: 9100\n\n# tail\nhost: x\n");
+    expect(removeTopLevelKey('"clientAuthToken": abc\n', "clientAuthToken")).toBe("");
+  });
+
+  test("refuses what it cannot remove by one line", () => {
+    expect(removeTopLevelKey("port: 1\n", "clientAuthToken")).toBeNull();
+    expect(removeTopLevelKey("clientAuthToken: |\n  abc\nport: 1\n", "clientAuthToken")).toBeNull();
+    expect(removeTopLevelKey("nested:\n  clientAuthToken: abc\n", "clientAuthToken")).toBeNull();
+  });
+});
+
+describe("ag auth migrate", () => {
+  function project(yaml?: string) {
+    const cwd = tempDir();
+    const stateDir = join(tempDir(), "state");
+    if (yaml !== undefined) {
+      mkdirSync(join(cwd, ".svc"));
+      writeFileSync(configOf(cwd), yaml);
+    }
+    const tokenFile = join(stateDir, "auth-token");
+    const migrate = (force?: boolean) => migrateAuthToken({ cwd, stateDir, force });
+    return { cwd, stateDir, tokenFile, migrate };
+  }
+
+  test("moves the token to a 0600 file in a 0700 directory and removes only the key", () => {
+    const p = project("# my settings\nport: 9400\nclientAuthToken: tok-123\nlogLevel: debug # loud\n");
+    expect(p.migrate().outcome).toBe("migrated");
+    expect(readFileSync(p.tokenFile, "utf8")).toBe("tok-123\n");
+    expect(statSync(p.tokenFile).mode & 0o777).toBe(0o600);
+    expect(statSync(p.stateDir).mode & 0o777).toBe(0o700);
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe("# my settings\nport: 9400\nlogLevel: debug # loud\n");
+    expect(readdirNames(p.stateDir)).toEqual(["auth-token"]);
+  });
+
+  test("is idempotent", () => {
+    const p = project("clientAuthToken: tok-123\n");
+    p.migrate();
+    const after = readFileSync(configOf(p.cwd), "utf8");
+    expect(p.migrate().outcome).toBe("already-migrated");
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe(after);
+    expect(project().migrate().outcome).toBe("nothing-to-migrate");
+    expect(project("port: 1\n").migrate().outcome).toBe("nothing-to-migrate");
+  });
+
+  test("the same token already in the file is no conflict", () => {
+    const p = project("clientAuthToken: same\n");
+    mkdirSync(p.stateDir, { recursive: true });
+    writeFileSync(p.tokenFile, "same\n", { mode: 0o600 });
+    expect(p.migrate().outcome).toBe("migrated");
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe("");
+  });
+
+  test("a different token file is kept unless forced", () => {
+    const p = project("clientAuthToken: new\n");
+    mkdirSync(p.stateDir, { recursive: true });
+    writeFileSync(p.tokenFile, "old\n", { mode: 0o600 });
+    const error = agError(() => p.migrate());
+    expect(error.code).toBe("CONFLICT");
+    expect(error.message).not.toContain("new");
+    expect(readFileSync(p.tokenFile, "utf8")).toBe("old\n");
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe("clientAuthToken: new\n");
+    expect(p.migrate(true).outcome).toBe("migrated");
+    expect(readFileSync(p.tokenFile, "utf8")).toBe("new\n");
+  });
+
+  test("an empty token is removed, not written", () => {
+    const p = project("clientAuthToken: ''\nport: 1\n");
+    expect(p.migrate().outcome).toBe("removed-empty");
+    expect(existsSync(p.tokenFile)).toBe(false);
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe("port: 1\n");
+  });
+
+  test("a value it cannot remove safely changes nothing", () => {
+    const text = "clientAuthToken: >\n  folded\nport: 1\n";
+    const p = project(text);
+    expect(agError(() => p.migrate()).code).toBe("CONFIG_INVALID");
+    expect(readFileSync(configOf(p.cwd), "utf8")).toBe(text);
+    expect(existsSync(p.tokenFile)).toBe(false);
+  });
+});
+
+function readdirNames(dir: string): string[] {
+  return [...new Bun.Glob("*").scanSync({ cwd: dir, dot: true })].sort();
+}
+
+describe("ag doctor", () => {
+  function deps(overrides: Partial<DoctorDeps> = {}): DoctorDeps {
+    const cwd = tempDir();
+    return {
+      cwd,
+      loadConfig: () => loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() }),
+      version: async (command) => (command === "tmux" ? "tmux 3.3a" : "2.1.0 (Claude Code)"),
+      health: async (loaded: LoadedConfig) => ({
+        url: loaded.config.baseUrl,
+        version: "1.0.0",
+        status: "ok",
+      }),
+      ...overrides,
+    };
+  }
+
+  test("all good: every check passes", async () => {
+    const checks = await runDoctor(deps());
+    expect(checks.map((c) => [c.name, c.status])).toEqual([
+      ["starter files", "ok"],
+      ["tmux", "ok"],
+      ["agent CLI", "ok"],
+      ["config", "ok"],
+      ["server", "ok"],
+    ]);
+    expect(checks.find((c) => c.name === "agent CLI")!.detail).toBe("claude 2.1.0 (Claude Code)");
+    expect(checks.find((c) => c.name === "server")!.detail).toBe("ag 1.0.0 at http://127.0.0.1:9100 (ok)");
+    expect(doctorPassed(checks)).toBe(true);
+  });
+
+  test("a stopped server is a warning, not a failure", async () => {
+    const checks = await runDoctor(
+      deps({
+        health: async () => {
+          throw new AgError("SERVER_UNREACHABLE", "no ag server answers; start one with `ag`");
+        },
+      }),
+    );
+    const server = checks.find((c) => c.name === "server")!;
+    expect(server.status).toBe("warn");
+    expect(server.detail).toContain("start one with `ag`");
+    expect(doctorPassed(checks)).toBe(true);
+  });
+
+  test("missing programs, a broken config and a broken starter file fail, with their codes", async () => {
+    const d = deps({
+      version: async () => null,
+      loadConfig: () => {
+        throw new AgError("CONFIG_INVALID", "invalid port");
+      },
+    });
+    mkdirSync(join(d.cwd, ".claude", "agents"), { recursive: true });
+    writeFileSync(join(d.cwd, ".claude", "agents", "x.md"), "---\nname: x\n---\n");
+    const checks = await runDoctor(d);
+    expect(checks.map((c) => [c.name, c.status, c.code])).toEqual([
+      ["agent .claude/agents/x.md", "fail", "VALIDATION_ERROR"],
+      ["tmux", "fail", "TMUX_UNAVAILABLE"],
+      ["agent CLI", "fail", "AGENT_UNAVAILABLE"],
+      ["config", "fail", "CONFIG_INVALID"],
+      ["server", "warn", undefined],
+    ]);
+    expect(doctorPassed(checks)).toBe(false);
+  });
+
+  test("config warnings and the sources of changed values are shown", async () => {
+    const d = deps();
+    mkdirSync(join(d.cwd, ".svc"));
+    writeFileSync(configOf(d.cwd), "port: 9500\nprot: 1\n");
+    const config = (await runDoctor(d)).find((c) => c.name === "config")!;
+    expect(config.status).toBe("warn");
+    expect(config.detail).toContain("port from ./.svc/config.yaml");
+    expect(config.detail).toContain('unknown key "prot"');
+  });
+
+  test("program versions come from the real programs", async () => {
+    expect(await programVersion("tmux", "-V")).toMatch(/^tmux \d/);
+    expect(await programVersion("ag-no-such-program", "--version")).toBeNull();
+  });
+});
