@@ -29,6 +29,7 @@ import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
 import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
+import { toolRoutes } from "./server/routes/tools.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
 import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
@@ -263,6 +264,7 @@ export async function startRuntime({
         pipelineRoutes(pipelines),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
+        toolRoutes(),
         eventRoutes({
           bus,
           sessions,

@@ -19,3 +19,19 @@ export function parsePortFlag(value: string | undefined): number | undefined {
   }
   return Number(value);
 }
+
+/** A whole-number flag from 1 (to `max`), or `fallback` when absent. */
+export function parseCountFlag(
+  flag: string,
+  value: string | undefined,
+  fallback: number,
+  max?: number,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || (max !== undefined && n > max)) {
+    const range = max === undefined ? "a whole number from 1" : `a whole number from 1 to ${max}`;
+    throw new AgError("USAGE_ERROR", `${flag} expects ${range}, got "${value}"`);
+  }
+  return n;
+}

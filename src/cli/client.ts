@@ -6,6 +6,14 @@ export interface ApiClient {
   readonly baseUrl: string;
   get<T>(path: string): Promise<T>;
   send<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /**
+   * A long-lived response body (SSE). Only the wait for the response head is timed; the body
+   * runs until the server ends it or `signal` aborts.
+   */
+  stream(
+    path: string,
+    options?: { headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<ReadableStream<Uint8Array>>;
 }
 
 /**
@@ -21,31 +29,62 @@ export function resolveServerUrl(loaded: LoadedConfig, portFlag?: number): strin
 
 export function createApiClient(options: { baseUrl: string; token?: string; timeoutMs?: number }): ApiClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const unreachable = (error: unknown) => {
+    const why = error instanceof Error && error.name === "TimeoutError" ? "timed out" : "is not reachable";
+    return new AgError(
+      "SERVER_UNREACHABLE",
+      `no ag server answers at ${baseUrl} (${why}); start one with \`ag\``,
+    );
+  };
   async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: {
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
+        headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      const why = error instanceof Error && error.name === "TimeoutError" ? "timed out" : "is not reachable";
-      throw new AgError(
-        "SERVER_UNREACHABLE",
-        `no ag server answers at ${baseUrl} (${why}); start one with \`ag\``,
-      );
+      throw unreachable(error);
     }
     const text = await response.text();
     const parsed = text ? safeJson(text) : undefined;
     if (!response.ok) throw toAgError(parsed, response.status);
     return parsed as T;
   }
-  return { baseUrl, get: (path) => send("GET", path), send };
+  async function stream(path: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+    // A timeout signal on the fetch would also cut the body: time the head by hand instead.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(init.signal?.reason);
+    init.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new DOMException("timed out", "TimeoutError")),
+      timeoutMs,
+    );
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl}${path}`, {
+        headers: { ...auth, accept: "text/event-stream", ...init.headers },
+        signal: controller.signal,
+      });
+    } catch (error) {
+      init.signal?.removeEventListener("abort", onAbort);
+      if (init.signal?.aborted) throw error;
+      throw unreachable(controller.signal.reason ?? error);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok || !response.body) {
+      init.signal?.removeEventListener("abort", onAbort);
+      const text = await response.text();
+      throw toAgError(text ? safeJson(text) : undefined, response.status);
+    }
+    return response.body;
+  }
+  return { baseUrl, get: (path) => send("GET", path), send, stream };
 }
 
 function safeJson(text: string): unknown {

@@ -1,3 +1,4 @@
+import { readTerminalEnv } from "../config/load.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 
 /** The only place that prints for humans. Errors and diagnostics go to stderr. */
@@ -34,4 +35,72 @@ export function formatDuration(seconds: number): string {
   if (m) parts.push(`${m}m`);
   parts.push(`${s % 60}s`);
   return parts.join(" ");
+}
+
+/** Colour only for a person at a terminal: never into a pipe or a file, never with NO_COLOR. */
+export function colourEnabled(stream: { isTTY?: boolean } = process.stdout): boolean {
+  return Boolean(stream.isTTY) && !readTerminalEnv().noColor;
+}
+
+const COLOURS = { dim: 2, bold: 1, red: 31, green: 32, yellow: 33, blue: 34, cyan: 36 } as const;
+export type Colour = keyof typeof COLOURS;
+
+export function paint(text: string, colour: Colour | undefined, enabled = colourEnabled()): string {
+  return enabled && colour ? `\u001b[${COLOURS[colour]}m${text}\u001b[0m` : text;
+}
+
+/** Length as the terminal shows it: colour escapes take no room. */
+function visibleLength(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what is measured out
+  return text.replace(/\u001b\[[0-9;]*m/g, "").length;
+}
+
+/** Aligned columns under a header row; the last column is never padded (it may be long). */
+export function formatTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const all = [headers, ...rows];
+  const widths = headers.map((_, i) => Math.max(...all.map((row) => visibleLength(row[i] ?? ""))));
+  return all.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - visibleLength(cell))))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+export function printTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): void {
+  for (const line of formatTable(headers, rows)) printLine(line);
+}
+
+/** Progress and notes for the person, kept off stdout so that stdout stays the command's output. */
+export function printNote(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
+
+/** One unit, the largest that fits: "42s", "5m", "3h", "2d". */
+export function formatAge(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** A spinner on stderr at a terminal; elsewhere the text once, as a note. */
+export function startSpinner(text: string): { stop(): void } {
+  if (!process.stderr.isTTY) {
+    printNote(`${text}…`);
+    return { stop() {} };
+  }
+  let frame = 0;
+  const draw = () => process.stderr.write(`\r${SPINNER[frame++ % SPINNER.length]} ${text}…`);
+  draw();
+  const timer = setInterval(draw, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      process.stderr.write("\r\u001b[2K");
+    },
+  };
 }

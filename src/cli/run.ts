@@ -13,6 +13,18 @@ const COMMANDS: Record<string, { description: string; hidden?: boolean; load: ()
     hidden: true,
     load: () => import("./commands/hook.ts").then((m) => m.default as AnyCommand),
   },
+  init: {
+    description: "Create .svc/config.yaml; --from-template writes starter agent files",
+    load: () => import("./commands/init.ts").then((m) => m.default as AnyCommand),
+  },
+  doctor: {
+    description: "Check starter files, tmux, the agent CLI, the config and the server",
+    load: () => import("./commands/doctor.ts").then((m) => m.default as AnyCommand),
+  },
+  auth: {
+    description: "Move clientAuthToken from .svc/config.yaml to the token file: ag auth migrate",
+    load: () => import("./commands/auth.ts").then((m) => m.default as AnyCommand),
+  },
   channels: {
     description: "Channel health, and dead letters: list, retry or clear them",
     load: () => import("./commands/channels.ts").then((m) => m.default as AnyCommand),
@@ -20,6 +32,34 @@ const COMMANDS: Record<string, { description: string; hidden?: boolean; load: ()
   status: {
     description: "Version, status, uptime, port and session counts of the running server",
     load: () => import("./commands/status.ts").then((m) => m.default as AnyCommand),
+  },
+  run: {
+    description: "Start a server if none runs, create a session with the prompt, stream its answer",
+    load: () => import("./commands/run.ts").then((m) => m.default as AnyCommand),
+  },
+  create: {
+    description: "Create a session with a first prompt; waits until the agent has it",
+    load: () => import("./commands/create.ts").then((m) => m.default as AnyCommand),
+  },
+  list: {
+    description: "List sessions (--status to filter)",
+    load: () => import("./commands/list.ts").then((m) => m.default as AnyCommand),
+  },
+  read: {
+    description: "A session's messages, a page at a time (page 1 = newest)",
+    load: () => import("./commands/read.ts").then((m) => m.default as AnyCommand),
+  },
+  tail: {
+    description: "Follow a session's events until Ctrl+C or the session ends",
+    load: () => import("./commands/tail.ts").then((m) => m.default as AnyCommand),
+  },
+  kill: {
+    description: "Kill a session",
+    load: () => import("./commands/kill.ts").then((m) => m.default as AnyCommand),
+  },
+  mcp: {
+    description: "Start the MCP server (stdio) for the running ag server",
+    load: () => import("./commands/mcp.ts").then((m) => m.default as AnyCommand),
   },
 };
 
@@ -36,6 +76,8 @@ const VALUE_FLAGS = new Set([
   "--limit",
   "--url",
   "--secret-file",
+  "--name",
+  "--from-template",
 ]);
 
 export async function runCli(argv: string[]): Promise<number> {

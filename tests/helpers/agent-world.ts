@@ -29,8 +29,11 @@ export interface AgentWorld {
   stop(): Promise<void>;
 }
 
-export async function startAgentWorld(extraEnv: Record<string, string> = {}): Promise<AgentWorld> {
-  const binary = await compiledBinary();
+/**
+ * Everything of an agent world but the running ag: its folders, the mock model and the
+ * environment ag runs in (for tests that start ag their own way, like `ag run`).
+ */
+export async function prepareAgentWorld(extraEnv: Record<string, string> = {}) {
   const root = tempDir("ag-world-");
   const home = join(root, "home");
   const workDir = join(root, "work");
@@ -50,6 +53,12 @@ export async function startAgentWorld(extraEnv: Record<string, string> = {}): Pr
     SVC_HOST: "127.0.0.1",
     ...extraEnv,
   };
+  return { root, workDir, env, mock, port };
+}
+
+export async function startAgentWorld(extraEnv: Record<string, string> = {}): Promise<AgentWorld> {
+  const binary = await compiledBinary();
+  const { root, workDir, env, mock, port } = await prepareAgentWorld(extraEnv);
   let ag = await startAg(binary, [], { env, cwd: root });
   const url = `http://127.0.0.1:${port}`;
 

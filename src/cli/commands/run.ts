@@ -1,0 +1,216 @@
+import { resolve } from "node:path";
+import { defineCommand } from "citty";
+import { type LoadedConfig, loadConfig } from "../../config/load.ts";
+import { startBackgroundServer } from "../../server/background.ts";
+import { AgError } from "../../shared/errors.ts";
+import { selfCommand } from "../../shared/self.ts";
+import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
+import { type ApiClient, createApiClient, resolveServerUrl } from "../client.ts";
+import { dashboardUrl } from "../connect.ts";
+import { followEvents, type StreamedEvent } from "../events.ts";
+import { printFields, printLine, printNote, startSpinner } from "../output.ts";
+import { abortOnInterrupt } from "../signals.ts";
+import { createTurnFollower, type TurnEnd } from "../turn.ts";
+import {
+  type Created,
+  createdFields,
+  createSession,
+  createTimeoutMs,
+  isDelivered,
+  notDelivered,
+} from "./create.ts";
+
+/** How long a server started in the background has to answer (SPEC). */
+const START_WAIT_MS = 15_000;
+/** After the turn's end and the server's settled /read, how long a quiet stream means nothing is left. */
+const DRAIN_QUIET_MS = 300;
+
+/**
+ * `ag run "<prompt>"`: one command from nothing to an agent's answer. No config is needed (the
+ * defaults work) and none is written: `ag init` is the command that writes one. So `ag run`
+ * never asks anything, and `--yes` (non-interactive) is already how it behaves.
+ */
+export default defineCommand({
+  meta: { name: "run", description: "Start a server if none runs, create a session, stream its answer" },
+  args: {
+    ...GLOBAL_ARGS,
+    prompt: { type: "positional", required: true, description: "The prompt" },
+    cwd: {
+      type: "string",
+      description: "The session's working directory (default: this one)",
+      valueHint: "path",
+    },
+    stream: {
+      type: "boolean",
+      default: true,
+      description: "Stream the answer (--no-stream: create and return)",
+    },
+    yes: { type: "boolean", description: "Never ask (ag run asks nothing; accepted for scripts)" },
+  },
+  async run({ args }) {
+    const loaded = loadConfig({ configPath: args.config });
+    const portFlag = parsePortFlag(args.port);
+    const token = loaded.config.authToken;
+    let baseUrl = resolveServerUrl(loaded, portFlag);
+    if (!(await answers(baseUrl, token))) baseUrl = await startServer(loaded, portFlag, args.config);
+    const client = createApiClient({
+      baseUrl,
+      token,
+      timeoutMs: createTimeoutMs(loaded.config.createWaitMs),
+    });
+    const input = { workDir: resolve(args.cwd ?? process.cwd()), prompt: args.prompt };
+    const dashboard = dashboardUrl(loaded, baseUrl);
+
+    if (!args.stream) {
+      const created = await createSession(client, input);
+      printFields(createdFields(created, dashboard));
+      if (!isDelivered(created)) throw notDelivered(created);
+      return;
+    }
+    const end = await streamTurn(client, input, dashboard);
+    printNote(`dashboard: ${dashboard}`);
+    if (end === "failed")
+      throw new AgError("AGENT_UNAVAILABLE", "the session's agent died before the turn ended");
+  },
+});
+
+async function answers(baseUrl: string, token: string): Promise<boolean> {
+  try {
+    await createApiClient({ baseUrl, token, timeoutMs: 2_000 }).get("/v1/health");
+    return true;
+  } catch (error) {
+    // Any answer, even an error envelope, means a server is there; only silence starts one.
+    return !(error instanceof AgError && error.code === "SERVER_UNREACHABLE");
+  }
+}
+
+/** Starts `ag` in the background with the same config and waits (≤ 15 s) until it answers. */
+async function startServer(loaded: LoadedConfig, portFlag: number | undefined, configFlag?: string) {
+  const { stateDir, authToken } = loaded.config;
+  const server = startBackgroundServer({
+    argv: [
+      ...selfCommand(),
+      ...(portFlag === undefined ? [] : ["--port", String(portFlag)]),
+      ...(configFlag ? ["--config", resolve(configFlag)] : []),
+    ],
+    stateDir,
+    cwd: process.cwd(),
+  });
+  printNote(
+    `no ag server answered: started one in the background (pid ${server.pid}, log ${server.logPath})`,
+  );
+  let exitCode: number | null = null;
+  void server.exited.then((code) => {
+    exitCode = code;
+  });
+  const spinner = startSpinner("waiting for the server");
+  try {
+    for (const deadline = Date.now() + START_WAIT_MS; Date.now() < deadline; ) {
+      if (exitCode !== null) {
+        throw new AgError(
+          "SERVER_UNREACHABLE",
+          `the background server exited (code ${exitCode}) before answering; its log:\n${server.logTail()}`,
+        );
+      }
+      // Where it listens is known once it has written <stateDir>/server.json (--port 0 picks one).
+      const url = resolveServerUrl(loaded, portFlag || undefined);
+      if (await answers(url, authToken)) return url;
+      await Bun.sleep(100);
+    }
+  } finally {
+    spinner.stop();
+  }
+  throw new AgError(
+    "SERVER_UNREACHABLE",
+    `the background server (pid ${server.pid}) did not answer within ${START_WAIT_MS / 1000} s; see ${server.logPath}`,
+  );
+}
+
+/**
+ * Creates the session and prints its assistant text as it arrives until the turn ends. The
+ * all-sessions stream opens BEFORE the session exists, so no event of it can be missed; its
+ * events are told apart by id once creation answers.
+ */
+async function streamTurn(
+  client: ApiClient,
+  input: { workDir: string; prompt: string },
+  dashboard: string,
+): Promise<TurnEnd | "interrupted"> {
+  const interrupt = abortOnInterrupt();
+  const stop = new AbortController();
+  const signal = AbortSignal.any([interrupt.signal, stop.signal]);
+  const opened = Promise.withResolvers<void>();
+  const early: StreamedEvent[] = [];
+  let follower: ReturnType<typeof createTurnFollower> | null = null;
+  let created: Created | null = null;
+  let end: TurnEnd | null = null;
+
+  const handle = (event: StreamedEvent): boolean => {
+    if (!follower) {
+      early.push(event);
+      return false;
+    }
+    const step = follower.step(event);
+    if (step.print !== undefined) printLine(step.print);
+    if (step.note) printNote(step.note);
+    if (step.end && end === null) {
+      end = step.end;
+      if (end === "turn") void finishTurn();
+      else return true;
+    }
+    return false;
+  };
+
+  /** The agent reports a turn's end before its last lines are written: /read waits for them. */
+  async function finishTurn() {
+    const read = await client.get<{ output: string }>(`/v1/sessions/${created!.id}/read`).catch(() => null);
+    let seen = follower!.printed();
+    for (;;) {
+      await Bun.sleep(DRAIN_QUIET_MS);
+      if (follower!.printed() === seen) break;
+      seen = follower!.printed();
+    }
+    if (follower!.printed() === 0 && read?.output) printLine(read.output);
+    stop.abort();
+  }
+
+  const following = followEvents(client, "/v1/events", {
+    signal,
+    onOpen: () => opened.resolve(),
+    onEvent: handle,
+    onReconnect: (why) => printNote(`reconnecting to the event stream: ${why}`),
+  }).then(
+    (outcome) => {
+      opened.resolve(); // Ctrl+C before the stream opened: nothing to wait for
+      return outcome;
+    },
+    (error) => {
+      opened.reject(error);
+      throw error;
+    },
+  );
+  try {
+    await opened.promise;
+    if (signal.aborted) return "interrupted";
+    created = await createSession(client, input);
+    printNote(`session ${created.name} (${created.id})${created.reused ? ", reused" : ""}`);
+    if (!isDelivered(created)) {
+      printNote(`dashboard: ${dashboard}`);
+      throw notDelivered(created);
+    }
+    follower = createTurnFollower(created.id);
+    // What arrived while creation ran predates delivery: its idles are not the turn's end.
+    for (const event of early.splice(0)) if (handle(event)) stop.abort();
+    follower.delivered();
+    if (!signal.aborted) await following;
+    if (interrupt.interrupted() && end === null) {
+      printNote(`stopped following; the session goes on: ag tail ${created.id.slice(0, 8)}`);
+      return "interrupted";
+    }
+    return end ?? "interrupted";
+  } finally {
+    stop.abort();
+    await following.catch(() => {});
+    interrupt.release();
+  }
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { MockModel } from "../fakes/mock-model.ts";
+import { prepareAgentWorld } from "../helpers/agent-world.ts";
+import { compiledBinary, runAg } from "../helpers/binary.ts";
+import { atRunEnd } from "../helpers/cleanup.ts";
+
+/**
+ * The session verbs of the compiled binary, end to end: `ag run` on a machine where no server
+ * runs starts one in the background and streams the REAL Claude Code's reply (through the mock
+ * model); list, read, tail, kill and create then talk to that server. One real agent at a time.
+ */
+
+let binary: string;
+let env: Record<string, string>;
+let root: string;
+let workDir: string;
+let port: number;
+let mock: MockModel;
+let sessionId = "";
+
+beforeAll(async () => {
+  binary = await compiledBinary();
+  ({ env, root, workDir, port, mock } = await prepareAgentWorld());
+}, 180_000);
+
+afterAll(async () => {
+  await stopBackgroundServer();
+  await mock?.stop();
+}, 30_000);
+
+const ag = (args: string[]) => runAg(binary, args, { env, cwd: root });
+
+function spawnAg(args: string[]) {
+  const proc = Bun.spawn([binary, ...args], { env, cwd: root, stdout: "pipe", stderr: "pipe" });
+  atRunEnd(() => {
+    if (proc.exitCode === null) proc.kill("SIGKILL");
+  });
+  return proc;
+}
+
+/** Collects a running process's stream; `until` waits for some text (a hang guard, not a measure). */
+function collect(stream: ReadableStream<Uint8Array>) {
+  let text = "";
+  const decoder = new TextDecoder();
+  const done = (async () => {
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+  })();
+  return {
+    text: () => text,
+    done,
+    async until(needle: string, guardMs = 30_000) {
+      const deadline = Date.now() + guardMs;
+      while (!text.includes(needle)) {
+        if (Date.now() > deadline) throw new Error(`never saw ${JSON.stringify(needle)} in:\n${text}`);
+        await Bun.sleep(50);
+      }
+    },
+  };
+}
+
+function serverInfo(): { pid: number; baseUrl?: string } | null {
+  const file = join(env.SVC_STATE_DIR!, "server.json");
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : null;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The server `ag run` started belongs to no test process: end it by the pid it recorded. */
+async function stopBackgroundServer(): Promise<void> {
+  const pid = serverInfo()?.pid;
+  if (!pid || !isAlive(pid)) return;
+  process.kill(pid, "SIGTERM");
+  for (const deadline = Date.now() + 15_000; isAlive(pid) && Date.now() < deadline; ) await Bun.sleep(100);
+  if (isAlive(pid)) process.kill(pid, "SIGKILL");
+}
+
+describe("ag's session verbs against a real agent", () => {
+  test("ag run with no server running starts one in the background and streams the agent's reply", async () => {
+    expect(serverInfo()).toBeNull();
+    const run = await ag(["run", "say hello", "--cwd", workDir]);
+    expect(run.stderr).toContain("no ag server answered: started one in the background");
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain("Hello from the mock model!");
+    expect(run.stderr).toContain(`dashboard: http://127.0.0.1:${port}/dashboard/`);
+    sessionId = run.stderr.match(/session \S+ \(([0-9a-f-]{36})\)/)![1]!;
+
+    // The server outlived the command, and it logs to the state directory.
+    const info = serverInfo()!;
+    atRunEnd(() => {
+      if (isAlive(info.pid)) process.kill(info.pid, "SIGKILL");
+    });
+    expect(isAlive(info.pid)).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    expect(readFileSync(join(env.SVC_STATE_DIR!, "server.log"), "utf8")).toContain("listening on");
+
+    // A second run finds that server instead of starting another.
+    const again = await ag(["run", "say hello", "--cwd", workDir, "--no-stream"]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr).not.toContain("started one in the background");
+    expect(again.stdout).toMatch(/status\s+\w+ \(reused an idle session\)/);
+    expect(again.stdout).toMatch(/prompt\s+delivered/);
+  }, 120_000);
+
+  test("ag list and ag read show the session and its conversation", async () => {
+    const table = await ag(["list"]);
+    expect(table.exitCode).toBe(0);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${sessionId.slice(0, 8)}\\s+\\S+\\s+\\w+\\s+\\d+[smhd]\\s+${workDir}$`, "m"),
+    );
+    const running = JSON.parse((await ag(["list", "--status", "running", "--json"])).stdout);
+    expect(running.map((s: { id: string }) => s.id)).toEqual([sessionId]);
+
+    const read = await ag(["read", sessionId.slice(0, 8)]);
+    expect(read.exitCode).toBe(0);
+    expect(read.stdout).toMatch(/user · prompt\n {4}say hello/);
+    expect(read.stdout).toContain("Hello from the mock model!");
+    const page = JSON.parse((await ag(["read", sessionId, "--limit", "1", "--json"])).stdout);
+    expect(page.messages).toHaveLength(1);
+    expect(page.total).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  test("ag tail follows the session until ag kill ends it", async () => {
+    const tail = spawnAg(["tail", sessionId]);
+    const out = collect(tail.stdout);
+    await collect(tail.stderr).until("following session");
+    const kill = await ag(["kill", sessionId]);
+    expect(kill.exitCode).toBe(0);
+    expect(kill.stdout).toContain(`killed ${sessionId}`);
+    expect(await tail.exited).toBe(0);
+    await out.done;
+    expect(out.text()).toMatch(/session\.killed/);
+    expect(out.text().trimEnd().split("\n").at(-1)).toMatch(/^\d\d:\d\d:\d\d {2}session\.ended\s+killed$/);
+    const twice = await ag(["kill", sessionId]);
+    expect(twice.exitCode).toBe(1);
+    expect(twice.stderr).toContain("[SESSION_NOT_FOUND]");
+  }, 60_000);
+
+  test("ag create starts a session with its brief and reports the delivery", async () => {
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    const create = await ag(["create", "say hello", "--cwd", elsewhere, "--json"]);
+    expect(create.exitCode).toBe(0);
+    const created = JSON.parse(create.stdout);
+    expect(created).toMatchObject({ workDir: elsewhere, reused: false, promptDelivery: { delivered: true } });
+    expect((await ag(["kill", created.id])).exitCode).toBe(0);
+  }, 90_000);
+});

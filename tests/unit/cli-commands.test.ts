@@ -1,0 +1,294 @@
+import { describe, expect, test } from "bun:test";
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { createEventBus, type EventInput } from "../../src/events/bus.ts";
+import { eventRoutes } from "../../src/server/routes/events.ts";
+import { systemClock } from "../../src/shared/clock.ts";
+import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
+import { atRunEnd } from "../helpers/cleanup.ts";
+import { simulateAgents } from "../helpers/simulated-agent.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+/**
+ * The CLI verbs as a person runs them: `bun src/main.ts <verb>` as a real process against the
+ * real app (fake tmux, simulated agent screens) served over real HTTP on a free port.
+ */
+
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+const SAMPLE = join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl");
+
+/** `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions. */
+function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) {
+  const bus = createEventBus();
+  let ag: TestApp | undefined;
+  const events = eventRoutes({
+    bus,
+    sessions: { get: (id) => ag!.sessions.get(id) },
+    clock: systemClock,
+    settings: { idleMs: 15_000, clientTimeoutMs: options.clientTimeoutMs ?? 60_000 },
+  });
+  ag = testApp({ bus, supervise: options.supervise ?? false, plugins: [events] });
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
+  atRunEnd(() => server.stop(true));
+  const publish = (
+    input: Omit<EventInput, "session"> & { session: { id: string; name: string; workDir: string } },
+  ) => bus.publish(input);
+  return { ag, port: String(server.port), bus, publish };
+}
+
+function cliEnv(): Record<string, string> {
+  const home = tempDir("ag-cli-home-");
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    SVC_STATE_DIR: join(home, ".svc"),
+    NO_COLOR: "1",
+  };
+}
+
+function spawnAg(args: string[], cwd = tempDir()) {
+  return Bun.spawn([process.execPath, MAIN, ...args], { cwd, env: cliEnv(), stdout: "pipe", stderr: "pipe" });
+}
+
+async function ag(args: string[], cwd?: string) {
+  const proc = spawnAg(args, cwd);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, exitCode };
+}
+
+/** Reads a running process's stream as it comes; `until` waits for some text (a hang guard only). */
+function collect(stream: ReadableStream<Uint8Array>) {
+  let text = "";
+  const decoder = new TextDecoder();
+  const done = (async () => {
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+  })();
+  return {
+    text: () => text,
+    done,
+    async until(needle: string, guardMs = 10_000) {
+      const deadline = Date.now() + guardMs;
+      while (!text.includes(needle)) {
+        if (Date.now() > deadline) throw new Error(`never saw ${JSON.stringify(needle)} in:\n${text}`);
+        await Bun.sleep(20);
+      }
+    },
+  };
+}
+
+function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {}) {
+  const record = sampleSession(overrides);
+  app.repo.insert(record);
+  return record;
+}
+
+describe("ag list", () => {
+  test("an aligned table with short ids; --status filters; --json is the API's answer", async () => {
+    const { ag: app, port } = serve();
+    const idle = insert(app, { name: "alpha", status: "idle", workDir: "/work/alpha" });
+    const done = insert(app, { name: "beta", status: "completed", workDir: "/work/beta" });
+
+    const table = await ag(["list", "--port", port]);
+    expect(table.exitCode).toBe(0);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+AGE\s+WORKDIR$/);
+    expect(lines).toHaveLength(3);
+    const row = lines.find((l) => l.startsWith(idle.id.slice(0, 8)))!;
+    expect(row).toMatch(/^\w{8}\s+alpha\s+idle\s+\d+[smhd]\s+\/work\/alpha$/);
+    // Columns line up: every row's STATUS starts where the header's does.
+    const at = lines[0]!.indexOf("STATUS");
+    for (const line of lines.slice(1)) expect(line.slice(at)).toMatch(/^(idle|completed)\s/);
+    expect(table.stdout).not.toContain("\u001b[");
+
+    const filtered = await ag(["list", "--status", "completed", "--json", "--port", port]);
+    expect(JSON.parse(filtered.stdout).map((s: { id: string }) => s.id)).toEqual([done.id]);
+    const none = await ag(["list", "--status", "working", "--port", port]);
+    expect(none.stdout).toBe("no working sessions\n");
+
+    const bad = await ag(["list", "--status", "sleepy", "--port", port]);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr).toContain("[USAGE_ERROR]");
+  });
+});
+
+describe("ag read", () => {
+  test("page 1 is the newest messages; later pages go back; --json carries the paging", async () => {
+    const { ag: app, port } = serve();
+    const dir = tempDir();
+    const transcriptPath = join(dir, "t.jsonl");
+    copyFileSync(SAMPLE, transcriptPath);
+    const session = insert(app, { status: "completed", transcriptPath, workDir: dir });
+
+    const first = JSON.parse(
+      (await ag(["read", session.id, "--limit", "10", "--json", "--port", port])).stdout,
+    );
+    const total = first.total as number;
+    expect(total).toBeGreaterThan(20);
+    expect(first).toMatchObject({ page: 1, limit: 10, pages: Math.ceil(total / 10) });
+    expect(first.messages.map((m: { id: number }) => m.id)).toEqual(range(total - 9, total));
+
+    const second = JSON.parse(
+      (await ag(["read", session.id.slice(0, 8), "--page", "2", "--limit", "10", "--json", "--port", port]))
+        .stdout,
+    );
+    expect(second.messages.map((m: { id: number }) => m.id)).toEqual(range(total - 19, total - 10));
+
+    const human = await ag([
+      "read",
+      session.id,
+      "--page",
+      String(first.pages),
+      "--limit",
+      "10",
+      "--port",
+      port,
+    ]);
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toContain(`page ${first.pages} of ${first.pages}`);
+    expect(human.stdout).toMatch(/^#1 .*user · prompt\n {4}say hello$/m);
+
+    const beyond = await ag([
+      "read",
+      session.id,
+      "--page",
+      String(first.pages + 1),
+      "--limit",
+      "10",
+      "--port",
+      port,
+    ]);
+    expect(beyond.stdout).toBe(`no page ${first.pages + 1}: ${first.pages} in all\n`);
+  });
+
+  test("an unknown session or a bad --limit: exit 1 with the code", async () => {
+    const { port } = serve();
+    const missing = await ag(["read", crypto.randomUUID(), "--port", port]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("[SESSION_NOT_FOUND]");
+    const limit = await ag(["read", "abc", "--limit", "201", "--port", port]);
+    expect(limit.exitCode).toBe(1);
+    expect(limit.stderr).toContain("--limit expects a whole number from 1 to 200");
+  });
+});
+
+describe("ag create and ag kill", () => {
+  test("create waits for delivery and shows the session; kill ends it; a second kill fails", async () => {
+    const { ag: app, port } = serve({ supervise: true });
+    simulateAgents(app);
+    const work = tempDir();
+    const created = await ag(["create", "fix the build", "--cwd", work, "--name", "builder", "--port", port]);
+    expect(created.exitCode).toBe(0);
+    expect(created.stdout).toMatch(/prompt\s+delivered \(1 attempt\(s\)\)/);
+    expect(created.stdout).toMatch(/workDir\s+.*ag-test-/);
+    expect(created.stdout).toMatch(new RegExp(`dashboard\\s+http://127\\.0\\.0\\.1:${port}/dashboard/`));
+    const id = created.stdout.match(/id\s+([0-9a-f-]{36})/)![1]!;
+    expect(app.repo.get(id)).toMatchObject({ name: "builder", workDir: work });
+
+    const killed = await ag(["kill", id.slice(0, 8), "--port", port]);
+    expect(killed.exitCode).toBe(0);
+    expect(killed.stdout).toBe(`killed ${id} (builder)\n`);
+    expect(app.repo.get(id)!.status).toBe("killed");
+    const again = await ag(["kill", id, "--port", port]);
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain("[SESSION_NOT_FOUND]");
+  });
+
+  test("a prompt the agent never takes: the session is shown, and the exit code is 1", async () => {
+    const { ag: app, port } = serve({ supervise: true });
+    simulateAgents(app, { acceptEnter: () => false });
+    const created = await ag(["create", "hello", "--json", "--port", port], tempDir());
+    expect(created.exitCode).toBe(1);
+    expect(JSON.parse(created.stdout).promptDelivery).toEqual({ delivered: false, attempts: 3 });
+    expect(created.stderr).toContain("did not take the prompt (3 attempts)");
+  });
+});
+
+describe("ag tail", () => {
+  test("one line per event until the session ends, across the server closing the stream", async () => {
+    // The server drops a stream after 300 ms without events: tail must come back where it left.
+    const { ag: app, port, publish } = serve({ clientTimeoutMs: 300 });
+    const record = insert(app, { name: "tailed", status: "working" });
+    const session = { id: record.id, name: record.name, workDir: record.workDir };
+    const proc = spawnAg(["tail", record.id, "--port", port]);
+    const out = collect(proc.stdout);
+    const err = collect(proc.stderr);
+    await err.until("following session tailed");
+    publish({ event: "message.assistant", session, detail: "first\nline" });
+    await out.until("first ⏎ line");
+    await err.until("reconnecting: the server closed the stream");
+    publish({ event: "status.idle", session, detail: "working → idle" });
+    publish({ event: "session.ended", session, detail: "killed", meta: { reason: "killed" } });
+    expect(await proc.exited).toBe(0);
+    await out.done;
+    const lines = out.text().trimEnd().split("\n");
+    expect(lines.map((l) => l.split(/\s+/)[1])).toEqual([
+      "message.assistant",
+      "status.idle",
+      "session.ended",
+    ]);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}message\.assistant\s+first ⏎ line$/);
+  });
+
+  test("Ctrl+C stops it with exit 0; --json gives one object per line; an ended session ends it at once", async () => {
+    const { ag: app, port, publish } = serve();
+    const record = insert(app, { status: "idle" });
+    const session = { id: record.id, name: record.name, workDir: record.workDir };
+    const proc = spawnAg(["tail", record.id, "--json", "--port", port]);
+    const out = collect(proc.stdout);
+    await collect(proc.stderr).until("following session");
+    publish({ event: "status.working", session, detail: "idle → working" });
+    await out.until("status.working");
+    expect(JSON.parse(out.text())).toMatchObject({
+      event: "status.working",
+      session,
+      detail: "idle → working",
+    });
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+
+    const ended = insert(app, { status: "completed" });
+    const late = await ag(["tail", ended.id, "--port", port]);
+    expect(late.exitCode).toBe(0);
+    expect(late.stderr).toContain("has ended (completed)");
+  });
+});
+
+describe("ag run against a running server", () => {
+  test("--no-stream creates the session and prints where to watch it", async () => {
+    const { ag: app, port } = serve({ supervise: true });
+    simulateAgents(app);
+    const work = tempDir();
+    const run = await ag(["run", "go", "--no-stream", "--cwd", work, "--port", port]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).not.toContain("started one in the background");
+    expect(run.stdout).toMatch(/prompt\s+delivered/);
+    expect(run.stdout).toContain(`http://127.0.0.1:${port}/dashboard/`);
+    expect(app.repo.list().map((s) => s.workDir)).toEqual([work]);
+  });
+
+  test("streams the assistant's text until the turn ends", async () => {
+    const { ag: app, port, publish } = serve({ supervise: true });
+    simulateAgents(app);
+    const proc = spawnAg(["run", "say hello", "--cwd", tempDir(), "--port", port]);
+    const out = collect(proc.stdout);
+    const err = collect(proc.stderr);
+    // Once creation has answered, the agent's turn as its transcript and hooks would report it.
+    await err.until("session ");
+    const record = app.repo.list()[0]!;
+    const session = { id: record.id, name: record.name, workDir: record.workDir };
+    publish({ event: "message.assistant", session, detail: "Hello from the simulation!" });
+    publish({ event: "session.idle", session, detail: "working → idle" });
+    expect(await proc.exited).toBe(0);
+    await Promise.all([out.done, err.done]);
+    expect(out.text()).toBe("Hello from the simulation!\n");
+    expect(err.text()).toContain(`dashboard: http://127.0.0.1:${port}/dashboard/`);
+  });
+});
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}

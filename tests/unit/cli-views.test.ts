@@ -1,0 +1,152 @@
+import { describe, expect, test } from "bun:test";
+import { beforeIdOfPage } from "../../src/cli/commands/read.ts";
+import { createSseParser, type StreamedEvent } from "../../src/cli/events.ts";
+import { formatAge, formatTable, paint } from "../../src/cli/output.ts";
+import { createTurnFollower } from "../../src/cli/turn.ts";
+import { eventLine, messageLines } from "../../src/cli/views.ts";
+import { formatEvent, formatGap } from "../../src/events/sse.ts";
+
+const SESSION = { id: "s-1", name: "one", workDir: "/w" };
+
+function event(
+  name: string,
+  detail = "",
+  meta: Record<string, unknown> = {},
+  session = SESSION,
+): StreamedEvent {
+  return { id: 1, event: name, timestamp: "2026-01-01T10:00:00.000Z", session, detail, meta };
+}
+
+describe("the SSE parser reads what the server writes", () => {
+  test("events in any chunking, comments and pings skipped, the gap notice without an id", () => {
+    const written =
+      ": connected\n\n" +
+      formatEvent({
+        id: 7,
+        event: "message.assistant",
+        timestamp: "t",
+        session: SESSION,
+        detail: "a\nb",
+        meta: {},
+      }) +
+      ":ping\n\n" +
+      formatGap({ reason: "evicted", lastEventId: 3, oldestHeldId: 5 }, "t") +
+      formatEvent({
+        id: 8,
+        event: "session.ended",
+        timestamp: "t",
+        detail: "killed",
+        meta: { reason: "killed" },
+      });
+    for (const size of [1, 3, 17, written.length]) {
+      const parse = createSseParser();
+      const events: StreamedEvent[] = [];
+      for (let i = 0; i < written.length; i += size) events.push(...parse(written.slice(i, i + size)));
+      expect(events.map((e) => [e.id, e.event, e.detail])).toEqual([
+        [7, "message.assistant", "a\nb"],
+        [null, "gap", "events after 3 before 5 are no longer held"],
+        [8, "session.ended", "killed"],
+      ]);
+      expect(events[0]!.session).toEqual(SESSION);
+    }
+  });
+
+  test("CRLF line ends and an unfinished block wait for the rest", () => {
+    const parse = createSseParser();
+    expect(parse('id: 1\r\nevent: x\r\ndata: {"detail":"d","meta":{}}\r\n')).toEqual([]);
+    expect(parse("\r\n").map((e) => [e.id, e.event])).toEqual([[1, "x"]]);
+  });
+});
+
+describe("ag read pages count back from the newest message", () => {
+  test("page 1 is the newest `limit`, each later page the `limit` before it", () => {
+    // 450 messages, 200 a page: page 1 = 251–450, page 2 = 51–250, page 3 = 1–50.
+    expect(beforeIdOfPage(450, 1, 200)).toBe(451);
+    expect(beforeIdOfPage(450, 2, 200)).toBe(251);
+    expect(beforeIdOfPage(450, 3, 200)).toBe(51);
+    expect(beforeIdOfPage(450, 4, 200)).toBeNull();
+    expect(beforeIdOfPage(400, 3, 200)).toBeNull();
+    expect(beforeIdOfPage(0, 1, 200)).toBeNull();
+  });
+});
+
+describe("terminal output", () => {
+  test("a table aligns columns by what the terminal shows, colour escapes included", () => {
+    const rows = [
+      ["abc", paint("idle", "green", true), "/a"],
+      ["a", "working", "/bb"],
+    ];
+    const lines = formatTable(["ID", "STATUS", "DIR"], rows);
+    const plain = lines.map((l) => l.replaceAll("\u001b[32m", "").replaceAll("\u001b[0m", ""));
+    expect(plain).toEqual(["ID   STATUS   DIR", "abc  idle     /a", "a    working  /bb"]);
+    expect(lines[1]).toContain("\u001b[32midle\u001b[0m");
+  });
+
+  test("no colour when it is off", () => {
+    expect(paint("x", "red", false)).toBe("x");
+    expect(eventLine(event("status.dead", "gone"), false)).not.toContain("\u001b");
+  });
+
+  test("ages use the largest unit", () => {
+    expect([formatAge(5), formatAge(125), formatAge(7200), formatAge(200_000), formatAge(-3)]).toEqual([
+      "5s",
+      "2m",
+      "2h",
+      "2d",
+      "0s",
+    ]);
+  });
+
+  test("an event is one line: time, name, detail with its newlines folded", () => {
+    const line = eventLine(event("message.assistant", "one\ntwo"), false);
+    expect(line).toMatch(/^\d\d:\d\d:\d\d {2}message\.assistant {5}one ⏎ two$/);
+  });
+
+  test("a message is a heading and its text indented", () => {
+    const lines = messageLines(
+      {
+        id: 3,
+        role: "assistant",
+        kind: "tool_use",
+        toolName: "Bash",
+        text: '{"command":"ls"}',
+        timestamp: null,
+        uuid: null,
+      },
+      false,
+    );
+    expect(lines).toEqual(["#3 assistant · tool_use Bash", '    {"command":"ls"}']);
+  });
+});
+
+describe("ag run tells its turn from the session's events", () => {
+  test("idles before creation answered are not the end; the first idle after it is", () => {
+    const turn = createTurnFollower("s-1");
+    expect(turn.step(event("session.created"))).toEqual({});
+    expect(turn.step(event("session.idle"))).toEqual({});
+    expect(turn.step(event("session.working"))).toEqual({});
+    turn.delivered();
+    expect(turn.step(event("message.assistant", "Hello"))).toEqual({ print: "Hello" });
+    expect(turn.step(event("status.idle"))).toEqual({ end: "turn" });
+    expect(turn.printed()).toBe(1);
+  });
+
+  test("the transcript's messages may come after the idle: they never decide the end", () => {
+    const turn = createTurnFollower("s-1");
+    turn.delivered();
+    expect(turn.step(event("session.idle"))).toEqual({ end: "turn" });
+    expect(turn.step(event("message.user", "say hello"))).toEqual({});
+    expect(turn.step(event("message.assistant", "late"))).toEqual({ print: "late" });
+  });
+
+  test("other sessions are ignored; an end says how it ended; prompts are pointed out", () => {
+    const turn = createTurnFollower("s-1");
+    const other = { id: "s-2", name: "two", workDir: "/w" };
+    expect(turn.step(event("message.assistant", "not mine", {}, other))).toEqual({});
+    expect(turn.step(event("status.permission", "Bash: rm")).note).toContain(
+      "waiting for permission: Bash: rm",
+    );
+    expect(turn.step(event("session.ended", "exit", { reason: "normal" }))).toEqual({ end: "ended" });
+    expect(turn.step(event("session.ended", "died", { reason: "failed" }))).toEqual({ end: "failed" });
+  });
+});
