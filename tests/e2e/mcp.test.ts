@@ -64,6 +64,23 @@ async function transcriptUntil(sessionId: string, wanted: (line: string) => bool
 }
 
 describe("ag mcp against a real agent", () => {
+  test("the compiled binary lists the 24 tools, the resources and their templates, the 3 prompts", async () => {
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(24);
+    expect(tools.map((t) => t.name)).toContain("send_bash");
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(["svc://health", "svc://sessions"]);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
+      "svc://sessions/{id}/pane",
+      "svc://sessions/{id}/transcript",
+    ]);
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name).sort()).toEqual(["debug_session", "implement_issue", "review_pr"]);
+    const health = await client.readResource({ uri: "svc://health" });
+    expect(JSON.parse((health.contents[0] as { text: string }).text)).toMatchObject({ status: "ok" });
+  });
+
   test("create_session delivers the prompt; get_transcript shows the reply", async () => {
     const created = await call("create_session", { workDir: world.workDir, prompt: "say hello" });
     expect(created.isError).toBeUndefined();
@@ -153,7 +170,7 @@ describe("the agent as an MCP client of ag mcp", () => {
     // Named by the hook (tool mcp__ag__list_sessions) or, when the screen is read first, by the
     // dialog ("ag - list_sessions (MCP)"): either way it is this tool.
     const pending = waiting.pendingPermission as Json;
-    expect(pending.kind).toBe("tool");
+    expect(pending).toMatchObject({ kind: "tool" });
     expect(`${pending.tool} ${pending.detail}`).toContain("list_sessions");
     expect((await world.api("POST", `/v1/sessions/${agentId}/approve`)).status).toBe(200);
     await world.waitFor(agentId, "idle");
