@@ -38,8 +38,11 @@ export function formatDuration(seconds: number): string {
 }
 
 /** Colour only for a person at a terminal: never into a pipe or a file, never with NO_COLOR. */
-export function colourEnabled(stream: { isTTY?: boolean } = process.stdout): boolean {
-  return Boolean(stream.isTTY) && !readTerminalEnv().noColor;
+export function colourEnabled(
+  stream: { isTTY?: boolean } = process.stdout,
+  env: Record<string, string | undefined> = process.env,
+): boolean {
+  return Boolean(stream.isTTY) && !readTerminalEnv(env).noColor;
 }
 
 const COLOURS = { dim: 2, bold: 1, red: 31, green: 32, yellow: 33, blue: 34, cyan: 36 } as const;
@@ -88,19 +91,22 @@ export function formatAge(seconds: number): string {
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /** A spinner on stderr at a terminal; elsewhere the text once, as a note. */
-export function startSpinner(text: string): { stop(): void } {
-  if (!process.stderr.isTTY) {
-    printNote(`${text}…`);
+export function startSpinner(
+  text: string,
+  stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
+): { stop(): void } {
+  if (!stream.isTTY) {
+    stream.write(`${text}…\n`);
     return { stop() {} };
   }
   let frame = 0;
-  const draw = () => process.stderr.write(`\r${SPINNER[frame++ % SPINNER.length]} ${text}…`);
+  const draw = () => stream.write(`\r${SPINNER[frame++ % SPINNER.length]} ${text}…`);
   draw();
   const timer = setInterval(draw, 100);
   return {
     stop() {
       clearInterval(timer);
-      process.stderr.write("\r\u001b[2K");
+      stream.write("\r\u001b[2K");
     },
   };
 }

@@ -1,8 +1,7 @@
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
-import { readTerminalEnv } from "../config/load.ts";
 import { AgError } from "../shared/errors.ts";
 import { VERSION } from "../version.ts";
-import { printError, printLine } from "./output.ts";
+import { colourEnabled, printError, printLine } from "./output.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
@@ -150,7 +149,12 @@ async function usage(command: AnyCommand, name: string | undefined): Promise<str
     const lines = shown.map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
     text += `\n\nCOMMANDS\n\n  ${"(none)".padEnd(width)}  Start the server\n${lines.join("\n")}\n\nUse ag <command> --help for more about a command.`;
   }
-  return process.stdout.isTTY && !readTerminalEnv().noColor ? text : stripAnsi(text);
+  // citty pads every option line to the widest description: trailing blanks are only noise.
+  const shown = colourEnabled() ? text : stripAnsi(text);
+  return shown
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n");
 }
 
 function stripAnsi(text: string): string {

@@ -41,6 +41,21 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   return { config, files };
 }
 
+/**
+ * `ag run` with no server up bootstraps the project's config (SPEC): the starter config of
+ * `ag init --yes` when the project has none; an existing one is never touched. `confirm` asks a
+ * person first; declining writes nothing. Returns the path written, or null.
+ */
+export async function bootstrapProjectConfig(options: {
+  cwd: string;
+  confirm?: (path: string) => boolean;
+}): Promise<string | null> {
+  const path = projectConfigPath(options.cwd);
+  if (existsSync(path) || (options.confirm && !options.confirm(path))) return null;
+  const { config } = await initProject({ cwd: options.cwd });
+  return config.action === "created" ? config.path : null;
+}
+
 function requireTemplate(name: string) {
   const template = findStarterTemplate(name);
   if (!template) {

@@ -86,9 +86,14 @@ async function stopBackgroundServer(): Promise<void> {
 describe("ag's session verbs against a real agent", () => {
   test("ag run with no server running starts one in the background and streams the agent's reply", async () => {
     expect(serverInfo()).toBeNull();
+    const config = join(root, ".svc", "config.yaml");
+    expect(existsSync(config)).toBe(false);
     const run = await ag(["run", "say hello", "--cwd", workDir]);
     expect(run.stderr).toContain("no ag server answered: started one in the background");
     expect(run.exitCode).toBe(0);
+    // It bootstrapped the project's config first: ag init's starter, every setting commented out.
+    expect(run.stderr).toContain("created .svc/config.yaml");
+    expect(readFileSync(config, "utf8")).toContain("# port: 9100");
     expect(run.stdout).toContain("Hello from the mock model!");
     expect(run.stderr).toContain(`dashboard: http://127.0.0.1:${port}/dashboard/`);
     sessionId = run.stderr.match(/session \S+ \(([0-9a-f-]{36})\)/)![1]!;

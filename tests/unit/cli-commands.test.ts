@@ -36,22 +36,23 @@ function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) 
   return { ag, port: String(server.port), bus, publish };
 }
 
-function cliEnv(): Record<string, string> {
+/** `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own. */
+function cliEnv(options: { colour?: boolean } = {}): Record<string, string> {
   const home = tempDir("ag-cli-home-");
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
     SVC_STATE_DIR: join(home, ".svc"),
-    NO_COLOR: "1",
+    ...(options.colour ? {} : { NO_COLOR: "1" }),
   };
 }
 
-function spawnAg(args: string[], cwd = tempDir()) {
-  return Bun.spawn([process.execPath, MAIN, ...args], { cwd, env: cliEnv(), stdout: "pipe", stderr: "pipe" });
+function spawnAg(args: string[], cwd = tempDir(), env = cliEnv()) {
+  return Bun.spawn([process.execPath, MAIN, ...args], { cwd, env, stdout: "pipe", stderr: "pipe" });
 }
 
-async function ag(args: string[], cwd?: string) {
-  const proc = spawnAg(args, cwd);
+async function ag(args: string[], cwd?: string, env?: Record<string, string>) {
+  const proc = spawnAg(args, cwd, env);
   const [stdout, stderr, exitCode] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -85,6 +86,47 @@ function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {
   app.repo.insert(record);
   return record;
 }
+
+describe("ag status", () => {
+  test("version, status, uptime, port and session counts; --json adds the url and port", async () => {
+    const { port } = serve();
+    const human = await ag(["status", "--port", port]);
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toStartWith("ag 0.0.0-test — ok\n");
+    expect(human.stdout).toMatch(new RegExp(`^ {2}port\\s+${port}$`, "m"));
+    expect(human.stdout).toMatch(/^ {2}uptime\s+1s$/m);
+    expect(human.stdout).toMatch(/^ {2}sessions\s+0 active \/ 0 total$/m);
+    const json = JSON.parse((await ag(["status", "--json", "--port", port])).stdout);
+    expect(json).toMatchObject({
+      status: "ok",
+      version: "0.0.0-test",
+      port: Number(port),
+      url: `http://127.0.0.1:${port}`,
+    });
+  });
+});
+
+describe("output for people and for scripts", () => {
+  test("no colour into a pipe even without NO_COLOR; help has no trailing blanks", async () => {
+    const { ag: app, port } = serve();
+    const dir = tempDir();
+    const transcriptPath = join(dir, "t.jsonl");
+    copyFileSync(SAMPLE, transcriptPath);
+    const session = insert(app, { status: "crashed", transcriptPath, workDir: dir });
+    insert(app, { status: "idle" });
+    const env = cliEnv({ colour: true });
+    for (const args of [["list"], ["read", session.id], ["--help"], ["run", "--help"]]) {
+      const result = await ag([...args, "--port", port], undefined, env);
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout.length).toBeGreaterThan(0);
+      expect(result.stdout).not.toContain("\u001b[");
+      if (args.includes("--help")) expect(result.stdout).not.toMatch(/ $/m);
+    }
+    // --stream is the default; --no-stream says what it does instead.
+    const help = (await ag(["run", "--help"], undefined, env)).stdout;
+    expect(help).toMatch(/^ +--no-stream {4}Create the session, print it and return/m);
+  });
+});
 
 describe("ag list", () => {
   test("an aligned table with short ids; --status filters; --json is the API's answer", async () => {
@@ -183,6 +225,8 @@ describe("ag create and ag kill", () => {
     const created = await ag(["create", "fix the build", "--cwd", work, "--name", "builder", "--port", port]);
     expect(created.exitCode).toBe(0);
     expect(created.stdout).toMatch(/prompt\s+delivered \(1 attempt\(s\)\)/);
+    // The wait has its spinner; into a pipe, that is one note on stderr.
+    expect(created.stderr).toBe("waiting for the agent to take the prompt…\n");
     expect(created.stdout).toMatch(/workDir\s+.*ag-test-/);
     expect(created.stdout).toMatch(new RegExp(`dashboard\\s+http://127\\.0\\.0\\.1:${port}/dashboard/`));
     const id = created.stdout.match(/id\s+([0-9a-f-]{36})/)![1]!;
@@ -195,6 +239,11 @@ describe("ag create and ag kill", () => {
     const again = await ag(["kill", id, "--port", port]);
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain("[SESSION_NOT_FOUND]");
+
+    const other = JSON.parse((await ag(["create", "hi", "--json", "--cwd", work, "--port", port])).stdout);
+    const json = await ag(["kill", other.id, "--json", "--port", port]);
+    expect(json.exitCode).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: other.id, status: "killed" });
   });
 
   test("a prompt the agent never takes: the session is shown, and the exit code is 1", async () => {
@@ -254,6 +303,10 @@ describe("ag tail", () => {
     const late = await ag(["tail", ended.id, "--port", port]);
     expect(late.exitCode).toBe(0);
     expect(late.stderr).toContain("has ended (completed)");
+
+    const missing = await ag(["tail", crypto.randomUUID(), "--port", port]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("[SESSION_NOT_FOUND]");
   });
 });
 

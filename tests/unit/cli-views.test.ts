@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { beforeIdOfPage } from "../../src/cli/commands/read.ts";
 import { createSseParser, type StreamedEvent } from "../../src/cli/events.ts";
-import { formatAge, formatTable, paint } from "../../src/cli/output.ts";
+import { colourEnabled, formatAge, formatTable, paint, startSpinner } from "../../src/cli/output.ts";
 import { createTurnFollower } from "../../src/cli/turn.ts";
 import { eventLine, messageLines } from "../../src/cli/views.ts";
 import { formatEvent, formatGap } from "../../src/events/sse.ts";
@@ -85,6 +85,34 @@ describe("terminal output", () => {
   test("no colour when it is off", () => {
     expect(paint("x", "red", false)).toBe("x");
     expect(eventLine(event("status.dead", "gone"), false)).not.toContain("\u001b");
+  });
+
+  test("colour only on a terminal, and never with NO_COLOR set (to anything but the empty string)", () => {
+    const terminal = { isTTY: true };
+    expect(colourEnabled(terminal, {})).toBe(true);
+    expect(colourEnabled(terminal, { NO_COLOR: "1" })).toBe(false);
+    expect(colourEnabled(terminal, { NO_COLOR: "true" })).toBe(false);
+    expect(colourEnabled(terminal, { NO_COLOR: "" })).toBe(true);
+    expect(colourEnabled({ isTTY: false }, {})).toBe(false);
+    expect(colourEnabled({}, {})).toBe(false);
+  });
+
+  test("a wait spins on a terminal and clears its line; elsewhere it is one note", async () => {
+    const written: string[] = [];
+    const terminal = { isTTY: true, write: (text: string) => written.push(text) };
+    const spinner = startSpinner("waiting", terminal);
+    expect(written).toEqual(["\r⠋ waiting…"]);
+    while (written.length < 3) await Bun.sleep(20);
+    spinner.stop();
+    const drawn = written.length;
+    expect(written[1]).toBe("\r⠙ waiting…");
+    expect(written.at(-1)).toBe("\r\u001b[2K");
+    await Bun.sleep(150);
+    expect(written).toHaveLength(drawn); // stopped means stopped
+
+    const piped: string[] = [];
+    startSpinner("waiting", { isTTY: false, write: (text: string) => piped.push(text) }).stop();
+    expect(piped).toEqual(["waiting…\n"]);
   });
 
   test("ages use the largest unit", () => {

@@ -6,7 +6,7 @@ import type { LoadedConfig } from "../../src/config/load.ts";
 import { migrateAuthToken } from "../../src/init/auth-migrate.ts";
 import { removeTopLevelKey, starterConfigText } from "../../src/init/config-file.ts";
 import { type DoctorDeps, doctorPassed, programVersion, runDoctor } from "../../src/init/doctor.ts";
-import { initProject } from "../../src/init/project.ts";
+import { bootstrapProjectConfig, initProject } from "../../src/init/project.ts";
 import { checkStarterFiles, problemOf } from "../../src/init/starter-files.ts";
 import { STARTER_TEMPLATES } from "../../src/init/templates.ts";
 import { AgError } from "../../src/shared/errors.ts";
@@ -87,6 +87,24 @@ describe("ag init", () => {
     expect((await initProject({ cwd, template: "docs-writer", force: true })).files[0]!.action).toBe(
       "overwritten",
     );
+  });
+
+  test("ag run's bootstrap writes the starter config only where there is none, and only if agreed", async () => {
+    const cwd = tempDir();
+    expect(await bootstrapProjectConfig({ cwd, confirm: () => false })).toBeNull();
+    expect(existsSync(configOf(cwd))).toBe(false);
+    expect(await bootstrapProjectConfig({ cwd })).toBe(configOf(cwd));
+    expect(readFileSync(configOf(cwd), "utf8")).toBe(starterConfigText());
+
+    writeFileSync(configOf(cwd), "port: 9999\n");
+    const asked = await bootstrapProjectConfig({
+      cwd,
+      confirm: () => {
+        throw new Error("an existing config is no question");
+      },
+    });
+    expect(asked).toBeNull();
+    expect(readFileSync(configOf(cwd), "utf8")).toBe("port: 9999\n");
   });
 
   test("an unknown template fails before anything is written", async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createApiClient } from "../../src/cli/client.ts";
 import { createMcpServer } from "../../src/mcp/server.ts";
-import { jsonSchema } from "../../src/mcp/tools.ts";
+import { findTool, jsonSchema, type ToolApi } from "../../src/mcp/tools.ts";
 import { MemoryInput } from "../../src/memory/entry.ts";
 import { CreatePipelineInput } from "../../src/pipelines/pipeline.ts";
 import { MAX_BODY_BYTES } from "../../src/server/app.ts";
@@ -172,6 +173,150 @@ describe("what ag mcp offers", () => {
     const openApi = (await (await app.request("GET", "/v1/openapi.json")).json()) as Json;
     expect(openApi.paths["/v1/tools"].get.summary).toContain("MCP tools");
   });
+});
+
+describe("each tool is one call of the REST API", () => {
+  test("the method, path and body of every tool", async () => {
+    const calls: string[] = [];
+    const api: ToolApi = {
+      async get<T>(path: string) {
+        calls.push(`GET ${path}`);
+        return {} as T;
+      },
+      async send<T>(method: string, path: string, body?: unknown) {
+        calls.push(`${method} ${path}${body === undefined ? "" : ` ${JSON.stringify(body)}`}`);
+        return {} as T;
+      },
+    };
+    const s = { sessionId: "a/b" }; // an id is one path segment, whatever it holds
+    const at = "/v1/sessions/a%2Fb";
+    const cases: Array<[string, Json, string]> = [
+      ["list_sessions", { status: "idle", workDir: "app" }, "GET /v1/sessions?status=idle&workDir=app"],
+      ["list_sessions", {}, "GET /v1/sessions"],
+      ["get_status", s, `GET ${at}`],
+      ["create_session", { workDir: "/w", prompt: "p" }, 'POST /v1/sessions {"workDir":"/w","prompt":"p"}'],
+      ["kill_session", s, `DELETE ${at}`],
+      ["escape_session", s, `POST ${at}/escape`],
+      ["interrupt_session", s, `POST ${at}/interrupt`],
+      ["send_message", { ...s, text: "hi" }, `POST ${at}/send {"text":"hi"}`],
+      ["send_bash", { ...s, command: "ls" }, `POST ${at}/send {"text":"!ls"}`],
+      ["send_command", { ...s, command: "compact" }, `POST ${at}/send {"text":"/compact"}`],
+      ["send_command", { ...s, command: "/clear" }, `POST ${at}/send {"text":"/clear"}`],
+      ["get_transcript", s, `GET ${at}/transcript/cursor`],
+      ["capture_pane", s, `GET ${at}/pane`],
+      ["get_session_metrics", s, `GET ${at}/metrics`],
+      ["get_session_summary", s, `GET ${at}/summary`],
+      ["get_session_latency", s, `GET ${at}/latency`],
+      ["server_health", {}, "GET /v1/health"],
+      ["approve_permission", s, `POST ${at}/approve`],
+      ["reject_permission", s, `POST ${at}/reject`],
+      [
+        "batch_create_sessions",
+        { sessions: [{ workDir: "/w" }] },
+        'POST /v1/sessions/batch {"sessions":[{"workDir":"/w"}]}',
+      ],
+      ["list_pipelines", {}, "GET /v1/pipelines"],
+      [
+        "create_pipeline",
+        { name: "n", workDir: "/w", steps: [{ prompt: "p" }] },
+        'POST /v1/pipelines {"name":"n","workDir":"/w","stages":[{"prompt":"p"}]}',
+      ],
+      ["get_swarm", {}, "GET /v1/swarm"],
+      [
+        "state_set",
+        { key: "team/x", value: "v", ttlSeconds: 5 },
+        'POST /v1/memory {"key":"team/x","value":"v","ttlSeconds":5}',
+      ],
+      ["state_get", { key: "team/a b" }, "GET /v1/memory/team/a%20b"],
+      ["state_delete", { key: "team/x" }, "DELETE /v1/memory/team/x"],
+    ];
+    expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...SPEC_TOOLS].sort());
+    for (const [name, args, expected] of cases) {
+      calls.length = 0;
+      await findTool(name)!.call(api, args as never);
+      expect(`${name}: ${calls.join(" | ")}`).toBe(`${name}: ${expected}`);
+    }
+  });
+});
+
+describe("ag mcp as a process", () => {
+  const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+  /**
+   * `bun src/main.ts mcp` fed JSON-RPC lines on stdin; stdin closes once the last request is
+   * answered. Returns every stdout line parsed (a line that is not JSON fails the test) and stderr.
+   */
+  async function mcpProcess(env: Record<string, string>, calls: Json[] = []) {
+    const home = tempDir("ag-mcp-home-");
+    const proc = Bun.spawn([process.execPath, MAIN, "mcp"], {
+      cwd: tempDir(),
+      env: { PATH: process.env.PATH ?? "", HOME: home, SVC_STATE_DIR: join(home, ".svc"), ...env },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const requests = [
+      {
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
+      ...calls.map((params) => ({ method: "tools/call", params })),
+    ].map((request, i) => ({ jsonrpc: "2.0", id: i + 1, ...request }));
+    const lines: string[] = [];
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const answered = (id: number) => lines.some((line) => JSON.parse(line).id === id);
+    const readUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        const complete = buffer.split("\n");
+        buffer = complete.pop()!;
+        lines.push(...complete.filter((line) => line !== ""));
+      }
+    };
+    proc.stdin.write(`${JSON.stringify(requests[0])}\n`);
+    await readUntil(() => answered(1));
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    for (const request of requests.slice(1)) proc.stdin.write(`${JSON.stringify(request)}\n`);
+    proc.stdin.flush();
+    await readUntil(() => answered(requests.length));
+    proc.stdin.end();
+    await readUntil(() => false);
+    const [stderr, exitCode] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    const messages = lines.map((line) => JSON.parse(line) as Json);
+    for (const message of messages) expect(message.jsonrpc).toBe("2.0");
+    return { results: messages.slice(1).map((m) => m.result as Json), stderr, exitCode };
+  }
+
+  test("SVC_PORT or SVC_BASE_URL pick the server, SVC_AUTH_TOKEN is its token; stdout is JSON-RPC only", async () => {
+    const secured = testApp({ authToken: "s3cret", supervise: false });
+    const server = await listen(secured, { host: "127.0.0.1", port: 0, maxBodyBytes: MAX_BODY_BYTES });
+    try {
+      const url = `http://127.0.0.1:${server.port}`;
+      const list = { name: "list_sessions", arguments: {} };
+      // Debug logging on: every log line must still go to stderr.
+      const byPort = await mcpProcess(
+        { SVC_PORT: String(server.port), SVC_AUTH_TOKEN: "s3cret", SVC_LOG_LEVEL: "debug" },
+        [list],
+      );
+      expect(byPort.exitCode).toBe(0);
+      expect(byPort.stderr).toContain(`serving ${url} over stdio`);
+      expect(byPort.results[0]!.isError).toBeUndefined();
+      expect(JSON.parse(byPort.results[0]!.content[0].text)).toEqual([]);
+
+      const byUrl = await mcpProcess({ SVC_BASE_URL: url, SVC_PORT: "1", SVC_LOG_LEVEL: "debug" }, [list]);
+      expect(byUrl.stderr).toContain(`serving ${url} over stdio`);
+      expect(byUrl.results[0]).toMatchObject({ isError: true, structuredContent: { code: "UNAUTHORIZED" } });
+
+      const byDefault = await mcpProcess({ SVC_LOG_LEVEL: "debug" });
+      expect(byDefault.stderr).toContain("serving http://127.0.0.1:9100 over stdio");
+    } finally {
+      await server.stop(0);
+    }
+  }, 30_000);
 });
 
 describe("tools drive sessions through the REST API", () => {

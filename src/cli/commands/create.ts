@@ -6,7 +6,7 @@ import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import type { ApiClient } from "../client.ts";
 import { connect, dashboardUrl } from "../connect.ts";
-import { printFields, printJson } from "../output.ts";
+import { printFields, printJson, startSpinner } from "../output.ts";
 
 export type Created = Static<typeof CreatedSession>;
 
@@ -14,11 +14,17 @@ export type Created = Static<typeof CreatedSession>;
  * POST /v1/sessions with the prompt. The server answers only once the prompt is delivered and
  * confirmed by the agent (or delivery failed after its retries), so there is nothing to poll.
  */
-export function createSession(
+export async function createSession(
   client: ApiClient,
   input: { workDir: string; prompt: string; name?: string },
 ): Promise<Created> {
-  return client.send<Created>("POST", "/v1/sessions", input);
+  // The agent's start-up and the delivery take seconds: show that something is going on.
+  const spinner = startSpinner("waiting for the agent to take the prompt");
+  try {
+    return await client.send<Created>("POST", "/v1/sessions", input);
+  } finally {
+    spinner.stop();
+  }
 }
 
 export function isDelivered(created: Created): boolean {

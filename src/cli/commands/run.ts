@@ -1,6 +1,7 @@
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type LoadedConfig, loadConfig } from "../../config/load.ts";
+import { bootstrapProjectConfig } from "../../init/project.ts";
 import { startBackgroundServer } from "../../server/background.ts";
 import { AgError } from "../../shared/errors.ts";
 import { selfCommand } from "../../shared/self.ts";
@@ -26,9 +27,9 @@ const START_WAIT_MS = 15_000;
 const DRAIN_QUIET_MS = 300;
 
 /**
- * `ag run "<prompt>"`: one command from nothing to an agent's answer. No config is needed (the
- * defaults work) and none is written: `ag init` is the command that writes one. So `ag run`
- * never asks anything, and `--yes` (non-interactive) is already how it behaves.
+ * `ag run "<prompt>"`: one command from nothing to an agent's answer. With no server up it
+ * bootstraps the project's config and starts one; the only question it may ask (at a terminal,
+ * without --yes) is whether to write that config.
  */
 export default defineCommand({
   meta: { name: "run", description: "Start a server if none runs, create a session, stream its answer" },
@@ -43,16 +44,20 @@ export default defineCommand({
     stream: {
       type: "boolean",
       default: true,
-      description: "Stream the answer (--no-stream: create and return)",
+      description: "Print the agent's reply as it comes, until its turn ends",
+      negativeDescription: "Create the session, print it and return without waiting for the reply",
     },
-    yes: { type: "boolean", description: "Never ask (ag run asks nothing; accepted for scripts)" },
+    yes: { type: "boolean", description: "Ask nothing: write the starter config without asking" },
   },
   async run({ args }) {
     const loaded = loadConfig({ configPath: args.config });
     const portFlag = parsePortFlag(args.port);
     const token = loaded.config.authToken;
     let baseUrl = resolveServerUrl(loaded, portFlag);
-    if (!(await answers(baseUrl, token))) baseUrl = await startServer(loaded, portFlag, args.config);
+    if (!(await answers(baseUrl, token))) {
+      await bootstrapConfig(args.yes === true);
+      baseUrl = await startServer(loaded, portFlag, args.config);
+    }
     const client = createApiClient({
       baseUrl,
       token,
@@ -82,6 +87,25 @@ async function answers(baseUrl: string, token: string): Promise<boolean> {
     // Any answer, even an error envelope, means a server is there; only silence starts one.
     return !(error instanceof AgError && error.code === "SERVER_UNREACHABLE");
   }
+}
+
+/**
+ * The starter `.svc/config.yaml` of `ag init` in this directory, unless it has one. Every setting
+ * in it is a comment holding its default, so the config already loaded stays right. A person at
+ * a terminal is asked first (Enter = yes) unless --yes; a script gets the file without a question.
+ */
+async function bootstrapConfig(yes: boolean): Promise<void> {
+  const cwd = process.cwd();
+  const ask = (path: string) =>
+    !/^no?$/i.test(
+      prompt(`No ${relative(cwd, path)} here: create one with the defaults? [Y/n]`)?.trim() ?? "",
+    );
+  const created = await bootstrapProjectConfig({
+    cwd,
+    confirm: !yes && process.stdin.isTTY === true ? ask : undefined,
+  });
+  if (created)
+    printNote(`created ${relative(cwd, created)} (every setting commented out: edit it to change one)`);
 }
 
 /** Starts `ag` in the background with the same config and waits (≤ 15 s) until it answers. */
