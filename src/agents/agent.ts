@@ -41,6 +41,12 @@ export interface ScreenReading {
   input: string | null;
   /** The screen with volatile parts (spinner, timers) removed: changes here are agent activity. */
   activityKey: string;
+  /**
+   * A dialog ag's configuration already answered (the folder-trust dialog with trustWorkdir on):
+   * the keys that answer it and what it is, for the log. The session presses them once instead
+   * of asking the user. Absent for every other screen.
+   */
+  autoAnswer?: { dialog: string; keys: string[] };
 }
 
 /** What one transcript line means: for the state, and as an event. */

@@ -1,9 +1,11 @@
 import type { AgentAdapter, ScreenReading } from "../agents/agent.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { EventName } from "../events/names.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
+import { createAutoAnswerer } from "./auto-answer.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
 import { createLiveStats, type LiveStats, pushSample, type StatsRecorder } from "./live-stats.ts";
 import type { Observation, ObservationSource } from "./observation.ts";
@@ -23,6 +25,8 @@ export interface LiveDeps {
   onIdleTimeout(): void;
   /** Server-wide totals (metrics); absent in tests that do not look at them. */
   recorder?: StatsRecorder;
+  /** Notes dialogs ag answers itself. */
+  diagnostics?: DiagnosticsSink;
 }
 
 /**
@@ -72,6 +76,14 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   const submitListeners = new Set<(text: string) => void>();
   const seenPrompts: string[] = [];
   const stats = createLiveStats(deps.clock.now());
+  const autoAnswers = createAutoAnswerer({
+    sessionId: () => record.id,
+    clock: deps.clock,
+    logger: deps.logger,
+    diagnostics: deps.diagnostics,
+    sendKeys: (keys) => api.sendKeys(keys),
+    reread: () => void readScreen(),
+  });
   /** Launch time of a session started now; adopted sessions read their past as history instead. */
   const launchedAt = booting ? deps.clock.now() : 0;
   const transcript = createTranscriptFollower({
@@ -204,6 +216,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   }
 
   function stopTimers(): void {
+    autoAnswers.dispose();
     cancelRecheck?.();
     cancelPermissionTimer?.();
     cancelIdleTimer?.();
@@ -225,6 +238,8 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       observe({ kind: "activity", working: false }, "screen");
     }
     lastActivityKey = reading.activityKey;
+    // A dialog ag answers itself is never a prompt for the user (unless it outlives the answer).
+    if (reading.autoAnswer && !killed && autoAnswers.handle(reading.autoAnswer)) return reading;
     observe(reading.observation, "screen");
     return reading;
   }

@@ -19,7 +19,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
     isAgentProcess: isClaudeProcess,
     hookEvents: HOOK_EVENTS,
     prepareLaunch: (request) => prepareClaudeLaunch(request, env),
-    readScreen,
+    readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
     readHook: readHookPayload,
     transcript: {
       format: claudeTranscriptFormat,
@@ -46,9 +46,26 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
   };
 }
 
-export function readScreen(text: string, options: { paneDead?: boolean } = {}): ScreenReading {
+/**
+ * `trustWorkdir`: ag meant the workDir to be trusted, so the folder-trust dialog is ag's to
+ * answer. It can still show: another Claude Code process of the same HOME may write its copy of
+ * ~/.claude.json over the entry ag just wrote (a read-modify-write race, reproduced with 2.1.197).
+ * Only that dialog: the API-key and bypass-permissions dialogs always go to the user.
+ */
+export function readScreen(
+  text: string,
+  options: { paneDead?: boolean } = {},
+  trustWorkdir = false,
+): ScreenReading {
   const screen = classifyScreen(text, options);
-  return { observation: toObservation(screen), input: inputOf(screen), activityKey: activityKey(text) };
+  const reading = {
+    observation: toObservation(screen),
+    input: inputOf(screen),
+    activityKey: activityKey(text),
+  };
+  if (!trustWorkdir || screen.state !== "trust_dialog") return reading;
+  // "1. Yes, I trust this folder" is preselected (agent harness: Enter answers it).
+  return { ...reading, autoAnswer: { dialog: "folder-trust", keys: ["Enter"] } };
 }
 
 function inputOf(screen: ScreenState): string | null {
