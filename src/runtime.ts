@@ -3,6 +3,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import { createAuditLog } from "./audit/index.ts";
+import { createKeyStore } from "./auth/keys.ts";
+import { createSseTokenStore } from "./auth/sse-tokens.ts";
+import { createTenantPolicy } from "./auth/tenants.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
 import type { Config } from "./config/schema.ts";
@@ -18,6 +21,7 @@ import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { isLoopbackName } from "./server/auth.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
+import { authRoutes } from "./server/routes/auth.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
@@ -110,6 +114,11 @@ export async function startRuntime({
       settings: config.memoryBridge,
     });
     const audit = createAuditLog({ db, clock: systemClock });
+    const keys = createKeyStore({ db, clock: systemClock });
+    const sseTokens = createSseTokenStore({
+      clock: systemClock,
+      keys,
+    });
     const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing
     // tmux is reported at start, not at the first session.
@@ -144,6 +153,7 @@ export async function startRuntime({
       logger,
       memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
       templates: { defaults: (id) => templates.defaults(id) },
+      tenants: createTenantPolicy(config.tenantWorkdirs),
       diagnostics,
       recorder,
       settings: {
@@ -252,7 +262,11 @@ export async function startRuntime({
       hooks,
       logger,
       audit,
+      keys,
+      sseTokens,
+      rateLimitPerMin: config.rateLimitPerMin,
       plugins: [
+        authRoutes({ keys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),

@@ -79,6 +79,17 @@ export function createAuditTrail(audit: Pick<AuditLog, "append">, now: () => num
       const rule = AUDITED.find((r) => r.method === request.method && r.pattern.test(path));
       if (!rule && outcome !== "denied") return;
       let target = rule ? await targetOf(rule, path, request.body, outcome) : `${request.method} ${path}`;
+      // A tenant's key asking for a workDir outside its own: SPEC names this record, with the
+      // tenant. The caller is authenticated, so it is not throttled like a stranger's refusals.
+      if (request.status === 403 && (await codeOf(request.body)) === "TENANT_WORKDIR_DENIED") {
+        audit.append({
+          ...party,
+          action: "session.action.denied",
+          target: clip(`${request.method} ${path}`),
+          outcome,
+        });
+        return;
+      }
       if (outcome === "denied") {
         const suppressed = admitDenial(party.ip);
         if (suppressed === null) return;
@@ -109,6 +120,11 @@ async function targetOf(
   }
   const id = rule.pattern.exec(path)?.[1];
   return id ? safeDecode(id) : null;
+}
+
+async function codeOf(body: () => Promise<unknown>): Promise<unknown> {
+  const parsed = (await body().catch(() => null)) as { code?: unknown } | null;
+  return parsed?.code;
 }
 
 function safeDecode(text: string): string {

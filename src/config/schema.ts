@@ -529,6 +529,14 @@ export const SETTINGS = [
     description: "Verification protocol: {autoVerifyOnStop, criticalOnly}",
   }),
   setting({
+    key: "rateLimitPerMin",
+    env: "SVC_RATE_LIMIT_PER_MIN",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 0 }),
+    default: 600,
+    description: "Requests per minute per API key (per address when anonymous); 0 turns it off",
+  }),
+  setting({
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
@@ -593,6 +601,7 @@ export interface Config {
   screenshotAllowHosts: string[];
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };
   verificationProtocol: { autoVerifyOnStop: boolean; criticalOnly: boolean };
+  rateLimitPerMin: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;

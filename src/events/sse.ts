@@ -23,6 +23,8 @@ export interface SseSettings {
 export interface SseOpenOptions {
   /** Only this session's events (GET /v1/sessions/:id/events); all when absent. */
   sessionId?: string;
+  /** Only the events this is true of (a tenant's stream sees its own sessions' events). */
+  visible?: (event: AgEvent) => boolean;
   /** The client has every event up to this id (Last-Event-ID); null = only new events. */
   lastEventId: number | null;
   /** The request's signal: when the client goes away, the stream lets go of the bus and timers. */
@@ -144,7 +146,9 @@ function openStream(shared: Shared, options: SseOpenOptions): ReadableStream<Uin
   let lastWriteAt = clock.now();
   let lastEventAt = lastWriteAt;
   const cancels: Array<() => void> = [];
-  const matches = (e: AgEvent) => options.sessionId === undefined || e.session?.id === options.sessionId;
+  const matches = (e: AgEvent) =>
+    (options.sessionId === undefined || e.session?.id === options.sessionId) &&
+    (options.visible === undefined || options.visible(e));
 
   function write(bytes: Uint8Array): void {
     controller.enqueue(bytes);

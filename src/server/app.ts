@@ -1,16 +1,28 @@
 import { type AnyElysia, Elysia } from "elysia";
 import { type AuditLog, createAuditTrail } from "../audit/index.ts";
+import type { KeyStore } from "../auth/keys.ts";
+import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts";
+import {
+  createRateLimiter,
+  type RateDecision,
+  RateLimitedError,
+  rateLimitHeaders,
+} from "../auth/rate-limit.ts";
+import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import type { HealthService } from "../health/service.ts";
 import type { HookReceiver } from "../sessions/hooks.ts";
 import type { SessionService } from "../sessions/index.ts";
+import { type Clock, systemClock } from "../shared/clock.ts";
+import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { rewriteAlias } from "./aliases.ts";
-import { type Actor, createGuard, type SseTokens } from "./auth.ts";
+import { createGuard } from "./auth.ts";
 import { parseChunkedBody } from "./body.ts";
 import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { hookRoutes } from "./routes/hooks.ts";
+import { authorize, ROUTE_SCOPES, type RouteScope, unscopedRoutes } from "./routes/scopes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { dashboardRoutes } from "./static.ts";
 
@@ -31,9 +43,31 @@ export interface AppDeps {
   maxBodyBytes?: number;
   /** Where the requests that change things, and every refusal, are recorded. */
   audit?: Pick<AuditLog, "append">;
-  /** Verifies SSE tokens (`?token=` on the event streams); none yet, so they are refused. */
-  sseTokens?: SseTokens;
+  /** API keys; without them only the master token (or no-auth local use) gets in. */
+  keys?: Pick<KeyStore, "authenticate">;
+  /** Verifies SSE tokens (`?token=` on the event streams); without it they are refused. */
+  sseTokens?: Pick<SseTokenStore, "consume">;
+  /** Requests per minute per API key (per address when anonymous); 0 = no limit. */
+  rateLimitPerMin?: number;
+  clock?: Pick<Clock, "now">;
+  /** Scopes of routes that plugins add beyond ROUTE_SCOPES (a test's own routes). */
+  scopes?: Record<string, RouteScope>;
 }
+
+/** Failed authentications an address may make per minute before further failures are slowed. */
+export const AUTH_FAILURES_PER_MIN = 20;
+
+/**
+ * Server-wide views that cannot be split by tenant: a tenant's key gets a 403 there rather than a
+ * look at other tenants' work.
+ */
+const NOT_FOR_TENANTS = new Set([
+  "/v1/metrics",
+  "/metrics",
+  "/v1/swarm",
+  "/v1/pipelines",
+  "/v1/pipelines/:id",
+]);
 
 /** What the listener knows about the client that the request does not carry. */
 export interface ClientInfo {
@@ -48,13 +82,60 @@ export interface HttpApp {
 
 export function createApp(deps: AppDeps): HttpApp {
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
+  const clock = deps.clock ?? systemClock;
+  const scopes = { ...ROUTE_SCOPES, ...deps.scopes };
   const guard = createGuard({
     authToken: deps.authToken,
     allowedHosts: deps.allowedHosts,
     maxBodyBytes,
+    keys: deps.keys,
     sseTokens: deps.sseTokens,
+    failures: createRateLimiter({ perMinute: AUTH_FAILURES_PER_MIN, clock }),
   });
-  const actors = new WeakMap<Request, Actor>();
+  const limiter = deps.rateLimitPerMin ? createRateLimiter({ perMinute: deps.rateLimitPerMin, clock }) : null;
+  const clients = new WeakMap<Request, ClientInfo>();
+  const budgets = new WeakMap<Request, RateDecision>();
+  /** Answers held back before they go out (an address that keeps failing to authenticate). */
+  const held = new WeakMap<Request, number>();
+
+  /** Whose budget a request spends: a key's, or an address's when anonymous; the owner's none. */
+  function budgetOf(principal: Principal, request: Request): string | null {
+    if (principal.keyId !== null) return `key:${principal.keyId}`;
+    if (principal.kind === "anonymous") return `ip:${clients.get(request)?.ip ?? "unknown"}`;
+    return null;
+  }
+
+  function admit(request: Request): void {
+    const principal = guard(request, clients.get(request)?.ip ?? null);
+    bindPrincipal(request, principal);
+    const budget = limiter && budgetOf(principal, request);
+    if (!budget) return;
+    const decision = limiter.take(budget);
+    budgets.set(request, decision);
+    if (!decision.allowed) {
+      throw new RateLimitedError(decision, `rate limit of ${decision.limit} requests per minute reached`);
+    }
+  }
+
+  /** A tenant's key reaches only its own sessions: another tenant's is as absent as a missing one. */
+  function confine(
+    principal: Principal,
+    route: string,
+    params: Record<string, unknown>,
+    body: unknown,
+  ): void {
+    if (principal.tenantId === null) return;
+    if (NOT_FOR_TENANTS.has(route)) {
+      throw new AgError("FORBIDDEN", `${route} is server-wide: not available to a tenant's key`);
+    }
+    // Any session it names: in the path, or as a body's sessionId (a template copied from one).
+    const named = route.startsWith("/v1/sessions/:id")
+      ? params.id
+      : (body as { sessionId?: unknown })?.sessionId;
+    if (typeof named === "string" && deps.sessions.get(named).tenantId !== principal.tenantId) {
+      throw new AgError("SESSION_NOT_FOUND", `no session ${named}`);
+    }
+  }
   const trail = deps.audit && createAuditTrail(deps.audit);
   let openApi: unknown;
   const routeTable: { current: () => readonly RouteInfo[] } = { current: () => [] };
@@ -65,10 +146,17 @@ export function createApp(deps: AppDeps): HttpApp {
       const body = toErrorBody(error, code, request, deps.logger);
       set.status = body.statusCode;
       if (body.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="ag"';
+      if (error instanceof RateLimitedError) {
+        Object.assign(set.headers, rateLimitHeaders(error.decision));
+        if (error.options.delayMs) held.set(request, error.options.delayMs);
+      }
       return body;
     })
-    .onRequest(({ request }) => {
-      actors.set(request, guard(request));
+    .onRequest(({ request }) => admit(request))
+    .onTransform(({ request, route, params, body }) => {
+      const principal = principalOf(request);
+      authorize(principal, route, request.method, scopes);
+      confine(principal, route, params, body);
     })
     .onParse(({ request, contentType }) => parseChunkedBody(request, contentType, maxBodyBytes))
     .use(healthRoutes(deps.health))
@@ -84,16 +172,24 @@ export function createApp(deps: AppDeps): HttpApp {
   if (deps.dashboard.enabled) app.use(dashboardRoutes(deps.dashboard.root));
   for (const plugin of deps.plugins ?? []) app.use(plugin);
   routeTable.current = () => app.routes as unknown as RouteInfo[];
+  const unscoped = unscopedRoutes(app.routes, scopes);
+  if (unscoped.length) throw new Error(`routes without a scope in src/server/routes/scopes.ts: ${unscoped}`);
 
   return {
     async handle(request, client) {
       const routed = rewriteAlias(request);
-      const response = await app.handle(routed);
+      if (client) clients.set(routed, client);
+      let response = await app.handle(routed);
+      const delay = held.get(routed);
+      if (delay) await Bun.sleep(delay);
+      const budget = budgets.get(routed);
+      if (budget?.allowed) response = withHeaders(response, rateLimitHeaders(budget));
       if (trail) {
         const path = new URL(routed.url).pathname;
+        const principal = principalOf(routed);
         const party = {
-          actor: actors.get(routed) ?? "unauthenticated",
-          tenantId: null,
+          actor: principal.kind === "anonymous" ? "unauthenticated" : principal.actor,
+          tenantId: principal.tenantId,
           ip: client?.ip ?? null,
         };
         try {
@@ -109,4 +205,11 @@ export function createApp(deps: AppDeps): HttpApp {
     },
     routes: () => app.routes,
   };
+}
+
+/** The same response with more headers (a streamed body is handed on, not read). */
+function withHeaders(response: Response, extra: Record<string, string>): Response {
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

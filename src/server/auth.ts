@@ -1,14 +1,21 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { KeyStore } from "../auth/keys.ts";
+import { ANONYMOUS, HOOK, keyPrincipal, LOCAL, MASTER, type Principal } from "../auth/principal.ts";
+import { RateLimitedError, type RateLimiter } from "../auth/rate-limit.ts";
+import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import { AgError } from "../shared/errors.ts";
 
 /**
  * Who may talk to ag, decided before routing so that an unknown route tells a stranger nothing.
  *
- * - With a token: every request but PUBLIC_ROUTES must carry `Authorization: Bearer <token>`
- *   (the event streams may instead carry an SSE token that `sseTokens` verifies).
+ * - With a token: every request but PUBLIC_ROUTES and agent hooks must carry `Authorization:
+ *   Bearer <master token or API key>` (the event streams may instead carry `?token=<SSE token>`;
+ *   no other credential is read from a query string). An address that keeps failing is slowed:
+ *   past its budget each further failure is a delayed 429; a valid credential is never held up
+ *   (a lock-out would let a stranger on a shared address lock its owner out).
  * - Without one: requests are served only for loopback host names or the configured ones (a
  *   DNS-rebinding page gets a 403), and a browser request from another origin is refused, so a
- *   web page cannot drive the agents on this machine.
+ *   web page cannot drive the agents on this machine. A key presented then still narrows scopes.
  */
 
 export interface GuardOptions {
@@ -16,18 +23,17 @@ export interface GuardOptions {
   /** Host names besides loopback that name this server (SVC_HOST, SVC_BASE_URL, SVC_DASHBOARD_URL). */
   allowedHosts: string[];
   maxBodyBytes: number;
+  /** API keys (`Authorization: Bearer agk_…`); without them only the master token is known. */
+  keys?: Pick<KeyStore, "authenticate">;
   /** Verifies `?token=` on the event streams; without it such tokens are refused. */
-  sseTokens?: SseTokens;
+  sseTokens?: Pick<SseTokenStore, "consume">;
+  /** Counts failed attempts per address; past its budget each failure becomes a slowed 429. */
+  failures?: RateLimiter;
 }
 
-/**
- * The seam for SSE tokens (`POST /v1/auth/sse-token`): EventSource cannot send a header, so the
- * event streams also accept `?token=`, but only when no valid bearer token came with the request.
- * `verify` may consume the token (they are single use).
- */
-export interface SseTokens {
-  verify(token: string): boolean;
-}
+/** Each failure past the budget waits this much longer than the one before, up to the maximum. */
+const AUTH_SLOWDOWN_STEP_MS = 100;
+const AUTH_SLOWDOWN_MAX_MS = 2_000;
 
 /** The routes that accept an SSE token: GET of the event streams, nothing else. */
 export function isEventStreamRoute(method: string, path: string): boolean {
@@ -48,15 +54,46 @@ export function isPublicRoute(method: string, path: string): boolean {
   return PUBLIC_ROUTES.some((isPublic) => isPublic(method, path));
 }
 
-/** Who a request is: the master token holder, or a local caller when ag runs without a token. */
-export type Actor = "master" | "local" | "anonymous" | "sse-token";
+/** Agent hook callbacks carry the session's secret instead; the hook receiver checks it. */
+function isHookRoute(method: string, path: string): boolean {
+  return method === "POST" && /^\/v1\/hooks\/[^/]+$/.test(path);
+}
 
-/** Refuses a request (throws) or names who is asking. */
-export function createGuard(options: GuardOptions): (request: Request) => Actor {
+/** Refuses a request (throws) or names who is asking; `ip` is the peer's address. */
+export function createGuard(options: GuardOptions): (request: Request, ip: string | null) => Principal {
   const expected = options.authToken ? digest(options.authToken) : null;
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()).filter((h) => !isWildcard(h)));
 
-  return (request) => {
+  function refuse(ip: string | null, message: string): never {
+    const count = options.failures?.take(`ip:${ip ?? "unknown"}`);
+    if (count && !count.allowed) {
+      const excess = count.used - count.limit;
+      throw new RateLimitedError(count, "too many failed authentication attempts from this address", {
+        delayMs: Math.min(AUTH_SLOWDOWN_MAX_MS, AUTH_SLOWDOWN_STEP_MS * excess),
+      });
+    }
+    throw new AgError("UNAUTHORIZED", message);
+  }
+
+  function authenticate(request: Request, url: URL, ip: string | null): Principal {
+    if (isPublicRoute(request.method, url.pathname)) return ANONYMOUS;
+    if (isHookRoute(request.method, url.pathname)) return HOOK;
+    const presented = bearerToken(request.headers.get("authorization"));
+    if (presented !== null) {
+      if (timingSafeEqual(digest(presented), expected!)) return MASTER;
+      const key = options.keys?.authenticate(presented);
+      if (key) return keyPrincipal(key);
+      refuse(ip, "invalid bearer token");
+    }
+    const sseToken = isEventStreamRoute(request.method, url.pathname) ? url.searchParams.get("token") : null;
+    if (sseToken !== null) {
+      if (!options.sseTokens) refuse(ip, "SSE tokens are not enabled");
+      return options.sseTokens.consume(sseToken) ?? refuse(ip, "invalid SSE token");
+    }
+    return refuse(ip, "missing bearer token");
+  }
+
+  return (request, ip) => {
     const length = Number(request.headers.get("content-length") ?? 0);
     if (length > options.maxBodyBytes) {
       throw new AgError(
@@ -64,23 +101,7 @@ export function createGuard(options: GuardOptions): (request: Request) => Actor 
         `request body is ${length} bytes; the limit is ${options.maxBodyBytes}`,
       );
     }
-    if (expected) {
-      const url = new URL(request.url);
-      if (isPublicRoute(request.method, url.pathname)) return "anonymous";
-      const presented = bearerToken(request.headers.get("authorization"));
-      if (presented !== null && timingSafeEqual(digest(presented), expected)) return "master";
-      const sseToken = isEventStreamRoute(request.method, url.pathname)
-        ? url.searchParams.get("token")
-        : null;
-      if (sseToken !== null) {
-        if (options.sseTokens?.verify(sseToken)) return "sse-token";
-        throw new AgError(
-          "UNAUTHORIZED",
-          options.sseTokens ? "invalid SSE token" : "SSE tokens are not enabled",
-        );
-      }
-      throw new AgError("UNAUTHORIZED", presented === null ? "missing bearer token" : "invalid bearer token");
-    }
+    if (expected) return authenticate(request, new URL(request.url), ip);
     const hostHeader = request.headers.get("host") ?? new URL(request.url).host;
     const host = hostName(hostHeader);
     if (!isLoopbackName(host) && !hosts.has(host)) {
@@ -96,7 +117,10 @@ export function createGuard(options: GuardOptions): (request: Request) => Actor 
         `cross-origin requests from ${origin} are refused without SVC_AUTH_TOKEN`,
       );
     }
-    return "local";
+    // Without a master token a key still narrows what its holder may do (and binds a tenant).
+    const presented = bearerToken(request.headers.get("authorization"));
+    const key = presented === null ? null : options.keys?.authenticate(presented);
+    return key ? keyPrincipal(key) : LOCAL;
   };
 }
 

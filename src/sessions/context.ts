@@ -1,4 +1,5 @@
 import type { AgentAdapter } from "../agents/agent.ts";
+import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -48,6 +49,8 @@ export interface SessionServiceDeps {
   logger: Logger;
   memory: MemoryReader;
   templates?: TemplateReader;
+  /** Which workDirs a tenant's sessions may use (tenantWorkdirs); none = unrestricted. */
+  tenants?: TenantPolicy;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

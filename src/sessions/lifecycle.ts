@@ -38,6 +38,7 @@ export function newRecord(input: {
   permissionMode: PermissionMode;
   stallThresholdMs: number;
   parentId?: string | null;
+  tenantId?: string | null;
   now: number;
 }): SessionRecord {
   const at = new Date(input.now).toISOString();
@@ -53,7 +54,7 @@ export function newRecord(input: {
     permissionMode: input.permissionMode,
     stallThresholdMs: input.stallThresholdMs,
     parentId: input.parentId ?? null,
-    tenantId: null,
+    tenantId: input.tenantId ?? null,
     tokenUsage: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
     pendingPermission: null,
     windowId: null,

@@ -199,15 +199,22 @@ export function createSessionRepo(db: Database): SessionRepo {
         .map(toRecord);
     },
     live: () => live.all().map(toRecord),
-    stats() {
-      const byStatus: Record<string, number> = Object.fromEntries(SESSION_STATES.map((s) => [s, 0]));
-      for (const { status, n } of counts.all()) byStatus[status] = n;
-      const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
-      const active = LIVE_STATES.reduce((sum, s) => sum + (byStatus[s] ?? 0), 0);
-      return { total, active, idle: byStatus.idle ?? 0, stalled: byStatus.stalled ?? 0, byStatus };
-    },
+    stats: () => countStats(counts.all()),
     pruneEnded: (before) => prune.run(before).changes,
   };
+}
+
+/** Counts by state as SessionStats: from SQL's GROUP BY, or from a list of sessions. */
+function countStats(counts: Iterable<{ status: string; n: number }>): SessionStats {
+  const byStatus: Record<string, number> = Object.fromEntries(SESSION_STATES.map((s) => [s, 0]));
+  for (const { status, n } of counts) byStatus[status] = (byStatus[status] ?? 0) + n;
+  const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+  const active = LIVE_STATES.reduce((sum, s) => sum + (byStatus[s] ?? 0), 0);
+  return { total, active, idle: byStatus.idle ?? 0, stalled: byStatus.stalled ?? 0, byStatus };
+}
+
+export function statsOf(sessions: ReadonlyArray<{ status: string }>): SessionStats {
+  return countStats(sessions.map((s) => ({ status: s.status, n: 1 })));
 }
 
 /** The public object: every route answers this, and it never carries a secret. */

@@ -24,7 +24,7 @@ import {
 } from "./lifecycle.ts";
 import type { LiveSession } from "./live.ts";
 import { createSessionReading } from "./reading.ts";
-import { type SessionRecord, toSession } from "./repo.ts";
+import { type SessionRecord, statsOf, toSession } from "./repo.ts";
 import type {
   CreateSessionInput,
   PermissionPolicy,
@@ -51,14 +51,23 @@ export interface BatchResult {
   failed: Array<{ index: number; error: string; code: string; statusCode: number }>;
 }
 
+/**
+ * Whose sessions an operation sees: a tenant's own only, or (null, the default) every session.
+ * A tenant's new sessions are bound to it and must lie within its workdirs.
+ */
+export interface Owner {
+  tenantId?: string | null;
+}
+
 export interface SessionService {
-  list(query?: SessionListQuery): Session[];
+  list(query?: SessionListQuery, owner?: Owner): Session[];
   get(id: string): Session;
-  stats(): SessionStats;
+  stats(owner?: Owner): SessionStats;
   /** `reuse: false` always launches a new session (pipelines, reviewers). */
-  create(input: CreateSessionInput, options?: { reuse?: boolean }): Promise<CreateResult>;
-  createBatch(inputs: CreateSessionInput[]): Promise<BatchResult>;
-  killBatch(ids: string[]): Promise<{ killed: string[]; notFound: string[] }>;
+  create(input: CreateSessionInput, options?: { reuse?: boolean } & Owner): Promise<CreateResult>;
+  createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult>;
+  /** Ids of sessions the owner cannot see count as not found. */
+  killBatch(ids: string[], owner?: Owner): Promise<{ killed: string[]; notFound: string[] }>;
   /** A new session in the same workDir that carries this one's conversation, as a new branch. */
   fork(id: string): Promise<CreateResult>;
   /** A child session in a new pane of this one's window, same workDir and permission mode. */
@@ -111,10 +120,15 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     void actions.end(id, "idle_timeout").catch((error) => deps.logger.warn(`idle timeout of ${id}`, error));
   };
 
-  function reusable(input: ResolvedCreateInput): SessionRecord | null {
+  const tenantOf = (owner?: Owner) => owner?.tenantId ?? null;
+  const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
+    tenantOf(owner) === null || s.tenantId === tenantOf(owner);
+
+  /** An idle session of the same owner in the same workDir, launched the same way. */
+  function reusable(input: ResolvedCreateInput, tenantId: string | null): SessionRecord | null {
     const candidates = deps.repo
       .list({ status: "idle" })
-      .filter((s) => s.workDir === input.workDir && ctx.live.has(s.id))
+      .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && ctx.live.has(s.id))
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
       .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
@@ -158,6 +172,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     permissionMode?: SessionRecord["permissionMode"];
     stallThresholdMs?: number;
     env?: Record<string, string> | null;
+    tenantId: string | null;
   }): SessionRecord {
     const id = randomUUID();
     const record = newRecord({
@@ -167,6 +182,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       agentCommand: input.agentCommand ?? null,
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
+      tenantId: input.tenantId,
       now: deps.clock.now(),
     });
     return { ...record, env: input.env ?? null };
@@ -180,9 +196,10 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
   }
 
   const service: SessionService = {
-    list: (query) => deps.repo.list(query).map(toSession),
+    list: (query, owner) => deps.repo.list(query).filter(visibleTo(owner)).map(toSession),
     get: (id) => toSession(ctx.record(id)),
-    stats: () => deps.repo.stats(),
+    stats: (owner) =>
+      tenantOf(owner) === null ? deps.repo.stats() : statsOf(deps.repo.list().filter(visibleTo(owner))),
     live: (id) => ctx.running(id),
     all: () => [...ctx.live.values()],
     follow: (record, booting) => ctx.follow(record, booting),
@@ -194,18 +211,20 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
       );
       validateWorkDir(input.workDir);
+      const tenantId = tenantOf(options);
+      deps.tenants?.check(tenantId, input.workDir);
       const warnings: string[] = [];
       const prompt = promptOf(input, warnings);
-      const existing = options?.reuse === false ? null : reusable(input);
+      const existing = options?.reuse === false ? null : reusable(input, tenantId);
       if (existing) return result(ctx.running(existing.id), prompt, warnings, true);
       assertCapacity(ctx);
-      const record = freshRecord(input);
+      const record = freshRecord({ ...input, tenantId });
       deps.repo.insert(record);
       const session = await launchWindow(ctx, { record, warnings });
       return result(session, prompt, warnings, false);
     },
 
-    async createBatch(inputs) {
+    async createBatch(inputs, owner) {
       const created: BatchResult["created"] = [];
       const failed: BatchResult["failed"] = [];
       let next = 0;
@@ -213,7 +232,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         while (next < inputs.length) {
           const index = next++;
           try {
-            created[index] = await service.create(inputs[index]!);
+            created[index] = await service.create(inputs[index]!, owner);
           } catch (error) {
             const known = isAgError(error) ? error : new AgError("INTERNAL_ERROR", "internal error");
             if (!isAgError(error)) deps.logger.error(`batch create #${index} failed`, error);
@@ -225,10 +244,16 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       return { created: created.filter(Boolean), failed: failed.sort((a, b) => a.index - b.index) };
     },
 
-    async killBatch(ids) {
+    async killBatch(ids, owner) {
       const killed: string[] = [];
       const notFound: string[] = [];
+      const visible = visibleTo(owner);
       for (const id of ids) {
+        const record = deps.repo.get(id);
+        if (record && !visible(record)) {
+          notFound.push(id);
+          continue;
+        }
         try {
           await actions.kill(id);
           killed.push(id);

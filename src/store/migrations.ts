@@ -158,6 +158,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pipelines_status ON pipelines(status);
     `,
   },
+  {
+    // API keys: the secret only as its SHA-256 (see src/auth/keys.ts); the prefix to recognise one.
+    name: "api keys",
+    sql: `
+      CREATE TABLE api_keys (
+        id           TEXT PRIMARY KEY,
+        name         TEXT NOT NULL,
+        prefix       TEXT NOT NULL,
+        hash         TEXT NOT NULL UNIQUE,
+        scopes       TEXT NOT NULL,
+        tenant_id    TEXT,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT,
+        last_used_at TEXT
+      );
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

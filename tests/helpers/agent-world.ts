@@ -72,7 +72,10 @@ export async function startAgentWorld(extraEnv: Record<string, string> = {}): Pr
     async api(method, path, body) {
       const response = await fetch(`${url}${path}`, {
         method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(env.SVC_AUTH_TOKEN ? { authorization: `Bearer ${env.SVC_AUTH_TOKEN}` } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();

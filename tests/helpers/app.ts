@@ -2,15 +2,20 @@ import { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
 import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
 import { type AuditLog, createAuditLog } from "../../src/audit/index.ts";
+import { createKeyStore, type KeyStore } from "../../src/auth/keys.ts";
+import type { SseTokenStore } from "../../src/auth/sse-tokens.ts";
+import { createSseTokenStore } from "../../src/auth/sse-tokens.ts";
+import { createTenantPolicy, type TenantWorkdirs } from "../../src/auth/tenants.ts";
 import { createDiagnostics, type Diagnostics } from "../../src/diagnostics/index.ts";
 import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bus.ts";
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
-import type { SseTokens } from "../../src/server/auth.ts";
 import { auditRoutes } from "../../src/server/routes/audit.ts";
+import { authRoutes } from "../../src/server/routes/auth.ts";
 import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
 import { memoryRoutes } from "../../src/server/routes/memory.ts";
+import type { RouteScope } from "../../src/server/routes/scopes.ts";
 import { templateRoutes } from "../../src/server/routes/templates.ts";
 import { createHookReceiver } from "../../src/sessions/hooks.ts";
 import {
@@ -37,6 +42,7 @@ export interface TestApp extends HttpApp {
   memory: MemoryService;
   templates: TemplateService;
   audit: AuditLog;
+  keys: KeyStore;
   diagnostics: Diagnostics;
   sessions: SessionService;
   tmux: FakeTmux;
@@ -79,12 +85,17 @@ export function testApp(
     idleTimeoutMs?: number;
     /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
     supervise?: boolean;
+    /** The adapter's trustWorkdir (default true, as in production). */
+    trustWorkdir?: boolean;
     /** The event bus, when a plugin built before the app must publish or subscribe on it. */
     bus?: EventBus;
     /** Verifies SSE tokens (`?token=` on the event streams). */
-    sseTokens?: SseTokens;
+    sseTokens?: Pick<SseTokenStore, "consume">;
     /** Server-wide delivery and detection totals the live sessions report to (the metrics domain). */
     recorder?: StatsRecorder;
+    tenantWorkdirs?: TenantWorkdirs;
+    /** Requests per minute per key (per address when anonymous); off unless given. */
+    rateLimitPerMin?: number;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -104,7 +115,7 @@ export function testApp(
   const agent = createClaudeAdapter({
     home: tempDir("ag-home-"),
     dataDir: null,
-    trustWorkdir: true,
+    trustWorkdir: options.trustWorkdir ?? true,
     selfCommand: ["ag"],
     isRoot: false,
   });
@@ -119,6 +130,13 @@ export function testApp(
   const diagnostics = createDiagnostics({ now: () => clock.now() });
   diagnostics.follow(bus);
   const audit = createAuditLog({ db, clock });
+  const keys = createKeyStore({ db, clock });
+  const sseTokens =
+    options.sseTokens ??
+    createSseTokenStore({
+      clock,
+      keys,
+    });
   const sessions = createSessionService({
     repo,
     tmux,
@@ -128,6 +146,7 @@ export function testApp(
     logger,
     memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
     templates: { defaults: (id) => templates.defaults(id) },
+    tenants: createTenantPolicy(options.tenantWorkdirs ?? {}),
     diagnostics,
     recorder: options.recorder,
     settings: {
@@ -168,10 +187,15 @@ export function testApp(
       templateRoutes(templates),
       diagnosticsRoutes(diagnostics),
       auditRoutes(audit),
+      ...(options.sseTokens ? [] : [authRoutes({ keys, sseTokens: sseTokens as SseTokenStore })]),
       ...(options.plugins ?? []),
     ],
     maxBodyBytes: options.maxBodyBytes,
-    sseTokens: options.sseTokens,
+    keys,
+    sseTokens,
+    rateLimitPerMin: options.rateLimitPerMin,
+    clock,
+    scopes: testRouteScopes(options.plugins ?? []),
   });
   return {
     ...app,
@@ -180,6 +204,7 @@ export function testApp(
     memory,
     templates,
     audit,
+    keys,
     diagnostics,
     sessions,
     tmux,
@@ -232,4 +257,13 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
     permissions: null,
     ...overrides,
   };
+}
+
+/**
+ * A test's own routes live under /v1/test/ and need only a credential; every real route must be
+ * in ROUTE_SCOPES, or the app refuses to start, in tests as in production.
+ */
+function testRouteScopes(plugins: AnyElysia[]): Record<string, RouteScope> {
+  const paths = plugins.flatMap((p) => p.routes.map((r) => r.path)).filter((p) => p.startsWith("/v1/test/"));
+  return Object.fromEntries(paths.map((path) => [path, { kind: "authenticated" } as const]));
 }

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import type { Principal } from "../../src/auth/principal.ts";
+import type { SseTokenStore } from "../../src/auth/sse-tokens.ts";
 import { type AgEvent, createEventBus, type EventBus, type EventInput } from "../../src/events/bus.ts";
 import {
   createSseStreams,
@@ -7,7 +9,6 @@ import {
   type SseSettings,
   STREAM_BYTES,
 } from "../../src/events/sse.ts";
-import type { SseTokens } from "../../src/server/auth.ts";
 import { eventRoutes } from "../../src/server/routes/events.ts";
 import type { Clock } from "../../src/shared/clock.ts";
 import { createManualClock, type ManualClock } from "../fakes/clock.ts";
@@ -279,6 +280,8 @@ describe("clean-up", () => {
 });
 
 /** The real app with the event routes, over this app's own session service. */
+type SseTokens = Pick<SseTokenStore, "consume">;
+
 function appWithEvents(options: { authToken?: string; sseTokens?: SseTokens } = {}) {
   const bus = countingBus();
   let ag: TestApp | undefined;
@@ -351,9 +354,16 @@ describe("GET /v1/events and /v1/sessions/:id/events", () => {
 });
 
 describe("?token= on the event streams (SSE token seam)", () => {
+  const reader: Principal = {
+    kind: "sse-token",
+    actor: "sse-token(test)",
+    scopes: new Set(["sessions:read"]),
+    tenantId: null,
+    keyId: null,
+  };
   function singleUse(...tokens: string[]): SseTokens {
     const valid = new Set(tokens);
-    return { verify: (token) => valid.delete(token) };
+    return { consume: (token) => (valid.delete(token) ? reader : null) };
   }
 
   const app = (sseTokens?: SseTokens) => appWithEvents({ authToken: "master-1", sseTokens }).ag;
@@ -367,10 +377,10 @@ describe("?token= on the event streams (SSE token seam)", () => {
     return { status: response.status, error: (await response.json()).error };
   }
 
-  test("without a verifier, a token is refused", async () => {
+  test("a token ag never issued is refused", async () => {
     expect(await status(app(), "/v1/events?token=anything")).toEqual({
       status: 401,
-      error: "SSE tokens are not enabled",
+      error: "invalid SSE token",
     });
   });
 
@@ -392,9 +402,9 @@ describe("?token= on the event streams (SSE token seam)", () => {
   test("a valid bearer token does not consult the verifier", async () => {
     let asked = 0;
     const ag = app({
-      verify: () => {
+      consume: () => {
         asked++;
-        return false;
+        return null;
       },
     });
     const result = await status(ag, "/v1/events?token=whatever", { authorization: "Bearer master-1" });

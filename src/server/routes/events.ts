@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import type { EventBus } from "../../events/bus.ts";
+import { principalOf } from "../../auth/principal.ts";
+import type { AgEvent, EventBus } from "../../events/bus.ts";
 import { createSseStreams, type SseSettings } from "../../events/sse.ts";
 import type { SessionService } from "../../sessions/index.ts";
 import type { Clock } from "../../shared/clock.ts";
@@ -50,12 +51,27 @@ export function eventRoutes(deps: {
   settings: SseSettings;
 }) {
   const streams = createSseStreams(deps);
+  const ownerOf = (id: string) => {
+    try {
+      return deps.sessions.get(id).tenantId;
+    } catch {
+      return undefined; // gone: nobody's
+    }
+  };
   const respond = (stream: ReadableStream<Uint8Array>) => new Response(stream, { headers: SSE_HEADERS });
   return new Elysia({ name: "routes/events" })
     .get(
       "/v1/events",
-      ({ request, query }) =>
-        respond(streams.open({ lastEventId: lastEventIdOf(request, query), signal: request.signal })),
+      ({ request, query }) => {
+        const tenantId = principalOf(request).tenantId;
+        // A tenant sees its own sessions' events, and nothing server-wide.
+        const visible =
+          tenantId === null
+            ? undefined
+            : (event: AgEvent) => event.session !== undefined && ownerOf(event.session.id) === tenantId;
+        const lastEventId = lastEventIdOf(request, query);
+        return respond(streams.open({ lastEventId, visible, signal: request.signal }));
+      },
       {
         query: StreamQuery,
         detail: { summary: "Server-Sent Events of every session", description: STREAM_DESCRIPTION },

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
+import { principalOf } from "../../auth/principal.ts";
 import {
   BatchCreated,
   BatchCreateInput,
@@ -51,19 +52,19 @@ function createdBody(result: CreateResult) {
 
 export function sessionRoutes(sessions: SessionService) {
   return new Elysia({ name: "routes/sessions" })
-    .get("/v1/sessions", ({ query }) => sessions.list(query), {
+    .get("/v1/sessions", ({ query, request }) => sessions.list(query, principalOf(request)), {
       query: SessionListQuery,
       response: Type.Array(Session),
       detail: { summary: "List sessions, newest first; filter by status (or running) and workDir substring" },
     })
-    .get("/v1/sessions/stats", () => sessions.stats(), {
+    .get("/v1/sessions/stats", ({ request }) => sessions.stats(principalOf(request)), {
       response: SessionStats,
       detail: { summary: "Counts of sessions by state" },
     })
     .post(
       "/v1/sessions",
-      async ({ body, set }) => {
-        const result = await sessions.create(body);
+      async ({ body, set, request }) => {
+        const result = await sessions.create(body, principalOf(request));
         set.status = result.created ? 201 : 200;
         return createdBody(result);
       },
@@ -75,8 +76,8 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/batch",
-      async ({ body }) => {
-        const result = await sessions.createBatch(body.sessions);
+      async ({ body, request }) => {
+        const result = await sessions.createBatch(body.sessions, principalOf(request));
         return { created: result.created.map(createdBody), failed: result.failed };
       },
       {
@@ -88,7 +89,7 @@ export function sessionRoutes(sessions: SessionService) {
         },
       },
     )
-    .delete("/v1/sessions/batch", ({ body }) => sessions.killBatch(body.ids), {
+    .delete("/v1/sessions/batch", ({ body, request }) => sessions.killBatch(body.ids, principalOf(request)), {
       body: BatchKillInput,
       response: BatchKilled,
       detail: { summary: "Kill several sessions: {killed, notFound}" },

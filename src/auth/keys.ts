@@ -1,0 +1,115 @@
+import type { Database } from "bun:sqlite";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { Clock } from "../shared/clock.ts";
+import { AgError } from "../shared/errors.ts";
+import type { ApiKey, KeyCreateInput } from "./key.ts";
+import type { Scope } from "./scopes.ts";
+
+/** Every key starts so: a scanner (or a person) recognises one in a leaked log. */
+const KEY_PREFIX = "agk_";
+/** Shown in listings: the prefix and 6 characters of the 256-bit secret. */
+const SHOWN_CHARS = KEY_PREFIX.length + 6;
+/** lastUsedAt is written at most this often per key: reads must not each cost a write. */
+const LAST_USED_EVERY_MS = 60_000;
+
+export interface KeyStore {
+  create(input: KeyCreateInput): { key: ApiKey; secret: string };
+  list(): ApiKey[];
+  delete(id: string): void;
+  /** The key a presented secret belongs to, if it exists and has not expired. */
+  authenticate(secret: string): ApiKey | null;
+  /** The key by id while it is still valid (an SSE token dies with its key). */
+  active(id: string): ApiKey | null;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string;
+  tenant_id: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+/**
+ * API keys, stored as the SHA-256 of the secret. The secrets are 256 random bits, so a fast hash
+ * is enough (nothing to brute-force), and lookup by hash needs no comparison of secrets at all.
+ */
+export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }): KeyStore {
+  const { db, clock } = deps;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const columns = "id, name, prefix, scopes, tenant_id, created_at, expires_at, last_used_at";
+  const byHash = db.query<Row, [string]>(`SELECT ${columns} FROM api_keys WHERE hash = ?`);
+  const byId = db.query<Row, [string]>(`SELECT ${columns} FROM api_keys WHERE id = ?`);
+  const touched = db.query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`);
+
+  const live = (row: Row | null): ApiKey | null => {
+    if (!row) return null;
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= clock.now()) return null;
+    return toKey(row);
+  };
+
+  return {
+    create(input) {
+      const now = clock.now();
+      if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now) {
+        throw new AgError("VALIDATION_ERROR", "invalid body.expiresAt: must be in the future");
+      }
+      const secret = KEY_PREFIX + randomBytes(32).toString("base64url");
+      const row: Row = {
+        id: randomUUID(),
+        name: input.name,
+        prefix: secret.slice(0, SHOWN_CHARS),
+        scopes: JSON.stringify(input.scopes),
+        tenant_id: input.tenantId ?? null,
+        created_at: iso(now),
+        expires_at: input.expiresAt === undefined ? null : iso(Date.parse(input.expiresAt)),
+        last_used_at: null,
+      };
+      db.query(
+        `INSERT INTO api_keys (${columns}, hash)
+         VALUES ($id, $name, $prefix, $scopes, $tenant_id, $created_at, $expires_at, $last_used_at, $hash)`,
+      ).run({ ...dollar(row), $hash: digest(secret) });
+      return { key: toKey(row), secret };
+    },
+    list: () => db.query<Row, []>(`SELECT ${columns} FROM api_keys ORDER BY created_at, id`).all().map(toKey),
+    delete(id) {
+      if (db.query("DELETE FROM api_keys WHERE id = ?").run(id).changes === 0) {
+        throw new AgError("KEY_NOT_FOUND", `no API key ${id}`);
+      }
+    },
+    authenticate(secret) {
+      if (!secret.startsWith(KEY_PREFIX)) return null;
+      const key = live(byHash.get(digest(secret)));
+      const now = clock.now();
+      if (key && (key.lastUsedAt === null || now - Date.parse(key.lastUsedAt) >= LAST_USED_EVERY_MS)) {
+        touched.run(iso(now), key.id);
+      }
+      return key;
+    },
+    active: (id) => live(byId.get(id)),
+  };
+}
+
+function digest(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+function toKey(row: Row): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    tenantId: row.tenant_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+function dollar(row: Row): Record<string, string | null> {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [`$${k}`, v]));
+}
