@@ -1,5 +1,6 @@
 import type { EventName } from "../events/names.ts";
 import type { Observation } from "../sessions/observation.ts";
+import type { PendingPermission } from "../sessions/session.ts";
 import type { TranscriptFormat } from "../transcript/cursor.ts";
 
 /**
@@ -9,6 +10,9 @@ import type { TranscriptFormat } from "../transcript/cursor.ts";
  */
 
 export type ToolCategory = "read" | "write" | "bash" | "other";
+
+/** What the answer keys depend on: the pending permission's kind and, for `trust`, its dialog. */
+export type PendingDialog = Pick<PendingPermission, "kind" | "dialog">;
 
 export interface LaunchRequest {
   sessionId: string;
@@ -123,10 +127,13 @@ export interface AgentAdapter {
     /** The agent's reply that refuses the tool, for the hook events that can refuse one. */
     deny(event: string, reason: string): Record<string, unknown> | null;
   };
-  /** Keys that answer the pending dialog. */
+  /**
+   * Keys that answer the pending dialog. They depend on the dialog, not only its kind: each
+   * preselects its own option (a `trust` prompt may be any of the agent's start-up dialogs).
+   */
   keys: {
-    approve(kind: string): string[];
-    reject(kind: string): string[];
+    approve(pending: PendingDialog): string[];
+    reject(pending: PendingDialog): string[];
     interrupt: string[];
     escape: string[];
     submit: string[];

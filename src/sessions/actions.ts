@@ -2,7 +2,7 @@ import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { SessionContext } from "./context.ts";
 import type { DeliveryResult } from "./delivery.ts";
-import { assertTypeable } from "./lifecycle.ts";
+import { answerKeys, assertTypeable } from "./lifecycle.ts";
 import type { LiveSession } from "./live.ts";
 import { deliverTo } from "./port.ts";
 import { toSession } from "./repo.ts";
@@ -104,7 +104,8 @@ export function createSessionActions(ctx: SessionContext) {
           `the pending permission is ${pending.id}, not ${permissionId}`,
         );
       }
-      const keys = approve ? deps.agent.keys.approve(pending.kind) : deps.agent.keys.reject(pending.kind);
+      // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
+      const keys = answerKeys(deps.agent, pending, approve);
       await ctx.exclusive(id, () => pressEach(session, keys, deps.clock));
       return toSession(ctx.record(id));
     },

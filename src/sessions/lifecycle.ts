@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
-import type { AgentAdapter } from "../agents/agent.ts";
+import type { AgentAdapter, PendingDialog } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
 import type { SessionDefaults } from "./context.ts";
@@ -131,6 +131,6 @@ export function assertTypeable(text: string, field: string): void {
 }
 
 /** The key sequences that answer the pending dialog of a session. */
-export function answerKeys(agent: AgentAdapter, kind: string, approve: boolean): string[] {
-  return approve ? agent.keys.approve(kind) : agent.keys.reject(kind);
+export function answerKeys(agent: AgentAdapter, pending: PendingDialog, approve: boolean): string[] {
+  return approve ? agent.keys.approve(pending) : agent.keys.reject(pending);
 }

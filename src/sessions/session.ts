@@ -34,6 +34,15 @@ export const PendingPermission = Type.Object({
   ]),
   tool: Type.Optional(Type.String()),
   detail: Type.String(),
+  /**
+   * Which of the agent's own dialogs a `trust` prompt is: its answer keys differ per dialog, and
+   * `detail` is prose for people. Named by the agent adapter.
+   */
+  dialog: Type.Optional(
+    Type.String({
+      description: "the agent's dialog, for kind trust: folder-trust, api-key, bypass-permissions",
+    }),
+  ),
 });
 export type PendingPermission = Static<typeof PendingPermission>;
 

@@ -67,7 +67,7 @@ describe("the Claude adapter marks only the folder-trust dialog as ag's to answe
     expect(reading.autoAnswer).toBeUndefined();
     expect(reading.observation).toEqual({
       kind: "permission",
-      request: { kind: "trust", detail: "trust this folder?" },
+      request: { kind: "trust", detail: "trust this folder?", dialog: "folder-trust" },
     });
   });
 });

@@ -35,15 +35,65 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       deny: denyReply,
     },
     keys: {
-      // Option 1 ("Yes") is preselected in tool and trust dialogs; for a plan, option 2 keeps
-      // the session's permission mode ("Yes, manually approve edits"); Escape declines.
-      approve: (kind) => (kind === "plan" ? ["Down", "Enter"] : ["Enter"]),
-      reject: () => ["Escape"],
+      // Option 1 ("Yes") is preselected in tool dialogs; for a plan, option 2 keeps the
+      // session's permission mode ("Yes, manually approve edits"); Escape declines. The start-up
+      // dialogs each have their own (START_DIALOGS).
+      approve: (pending) =>
+        pending.kind === "trust"
+          ? startDialog(pending.dialog).approve
+          : pending.kind === "plan"
+            ? ["Down", "Enter"]
+            : ["Enter"],
+      reject: (pending) => (pending.kind === "trust" ? startDialog(pending.dialog).reject : ["Escape"]),
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
     },
   };
+}
+
+type StartDialogScreen = "trust_dialog" | "api_key_dialog" | "bypass_dialog";
+
+/**
+ * Claude Code's start-up dialogs, each a `trust` prompt: the id ag reports as
+ * `pendingPermission.dialog`, and the keys that pick its "yes" and its "no" (agent harness
+ * keystroke rules, checked against the captured panes). Each preselects a different option, so
+ * one key for all would answer some of them the wrong way.
+ */
+const START_DIALOGS: Record<
+  StartDialogScreen,
+  { dialog: string; detail: string; approve: string[]; reject: string[] }
+> = {
+  trust_dialog: {
+    dialog: "folder-trust",
+    detail: "trust this folder?",
+    // "1. Yes, I trust this folder" is preselected. Escape cancels: the agent exits, as with
+    // "2. No, exit".
+    approve: ["Enter"],
+    reject: ["Escape"],
+  },
+  api_key_dialog: {
+    dialog: "api-key",
+    detail: "use the API key found in the environment?",
+    // "2. No (recommended)" is preselected; "1. Yes" is the one above.
+    approve: ["Up", "Enter"],
+    reject: ["Enter"],
+  },
+  bypass_dialog: {
+    dialog: "bypass-permissions",
+    detail: "accept bypass-permissions mode?",
+    // "1. No, exit" is preselected (Enter alone quits the agent); "2. Yes, I accept" is below.
+    approve: ["Down", "Enter"],
+    reject: ["Enter"],
+  },
+};
+
+/**
+ * The start-up dialog a pending `trust` prompt names. One without a dialog id (recorded by an
+ * older ag) is taken for the folder-trust dialog, whose keys `trust` prompts always had.
+ */
+function startDialog(dialog: string | undefined) {
+  return Object.values(START_DIALOGS).find((d) => d.dialog === dialog) ?? START_DIALOGS.trust_dialog;
 }
 
 /**
@@ -64,8 +114,8 @@ export function readScreen(
     activityKey: activityKey(text),
   };
   if (!trustWorkdir || screen.state !== "trust_dialog") return reading;
-  // "1. Yes, I trust this folder" is preselected (agent harness: Enter answers it).
-  return { ...reading, autoAnswer: { dialog: "folder-trust", keys: ["Enter"] } };
+  const { dialog, approve } = START_DIALOGS.trust_dialog;
+  return { ...reading, autoAnswer: { dialog, keys: approve } };
 }
 
 function inputOf(screen: ScreenState): string | null {
@@ -100,14 +150,11 @@ export function toObservation(screen: ScreenState): Observation {
     case "plan_approval":
       return { kind: "permission", request: { kind: "plan", detail: "the agent proposes a plan" } };
     case "trust_dialog":
-      return { kind: "permission", request: { kind: "trust", detail: "trust this folder?" } };
     case "api_key_dialog":
-      return {
-        kind: "permission",
-        request: { kind: "trust", detail: "use the API key found in the environment?" },
-      };
-    case "bypass_dialog":
-      return { kind: "permission", request: { kind: "trust", detail: "accept bypass-permissions mode?" } };
+    case "bypass_dialog": {
+      const { dialog, detail } = START_DIALOGS[screen.state];
+      return { kind: "permission", request: { kind: "trust", detail, dialog } };
+    }
     case "exited":
       return { kind: "exited", status: screen.exitStatus ?? 0 };
     default:

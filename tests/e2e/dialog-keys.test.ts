@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
+/**
+ * The REAL agent CLI's start-up dialogs answered through approve/reject. Each preselects a
+ * different option, so these prove the keys, not only that some were sent. The dialogs are
+ * made to show deterministically: an API key the seeded HOME has never seen, and a bypass launch
+ * whose settings file no longer skips the disclaimer.
+ */
+let world: AgentWorld;
+let bypassAgent: string;
+
+beforeAll(async () => {
+  world = await startAgentWorld();
+  // ag's settings file (the argument after --settings) skips the bypass-permissions disclaimer;
+  // this agentCommand turns that off before it starts the agent.
+  bypassAgent = join(tempDir("ag-bypass-"), "claude-with-disclaimer");
+  writeFileSync(
+    bypassAgent,
+    [
+      "#!/bin/sh",
+      'for arg; do case "$arg" in *.json) sed -i \'s/"skipDangerousModePermissionPrompt": true/"skipDangerousModePermissionPrompt": false/\' "$arg";; esac; done',
+      'exec claude "$@"',
+      "",
+    ].join("\n"),
+  );
+  chmodSync(bypassAgent, 0o755);
+}, 120_000);
+afterAll(async () => {
+  await world?.stop();
+});
+
+async function onDialog(body: Json, dialog: string): Promise<string> {
+  // A workDir of its own: an idle session of the same workDir would be reused instead.
+  const created = await world.api<Json>("POST", "/v1/sessions", { workDir: tempDir("ag-dialog-"), ...body });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const session = await world.waitFor(id, "permission_prompt");
+  expect(session.pendingPermission).toMatchObject({ kind: "trust", dialog });
+  return id;
+}
+
+async function answer(id: string, verb: "approve" | "reject"): Promise<void> {
+  const answered = await world.api<Json>("POST", `/v1/sessions/${id}/${verb}`);
+  expect(answered.status).toBe(200);
+}
+
+async function pane(id: string): Promise<string> {
+  return (await world.api<Json>("GET", `/v1/sessions/${id}/pane`)).body.content as string;
+}
+
+function apiKeyResponses(): { approved: string[]; rejected: string[] } {
+  return JSON.parse(readFileSync(join(world.env.HOME!, ".claude.json"), "utf8")).customApiKeyResponses;
+}
+
+describe("the bypass-permissions disclaimer", () => {
+  // Rejected first: accepting it may be remembered in the agent's own settings.
+  test("reject picks the preselected 'No, exit': the agent quits", async () => {
+    const id = await onDialog(
+      { permissionMode: "bypassPermissions", agentCommand: bypassAgent },
+      "bypass-permissions",
+    );
+    await answer(id, "reject");
+    // "No, exit" ends the agent with status 1.
+    await world.waitFor(id, "crashed");
+  }, 90_000);
+
+  test("approve picks 'Yes, I accept': the agent starts in bypass mode", async () => {
+    const id = await onDialog(
+      { permissionMode: "bypassPermissions", agentCommand: bypassAgent },
+      "bypass-permissions",
+    );
+    await answer(id, "approve");
+    await world.waitFor(id, "idle");
+    expect(await pane(id)).toContain("bypass permissions on");
+  }, 90_000);
+});
+
+describe("the custom API key dialog", () => {
+  test("approve picks 'Yes' (not the preselected 'No'): the agent records the key as approved", async () => {
+    const key = "sk-ant-test-dialog-approve-0000000000001";
+    const id = await onDialog({ env: { ANTHROPIC_API_KEY: key } }, "api-key");
+    await answer(id, "approve");
+    await world.waitFor(id, "idle");
+    expect(apiKeyResponses().approved).toContain(key.slice(-20));
+    expect(apiKeyResponses().rejected).not.toContain(key.slice(-20));
+  }, 90_000);
+
+  test("reject picks 'No (recommended)': the agent records the key as rejected", async () => {
+    const key = "sk-ant-test-dialog-reject-00000000000002";
+    const id = await onDialog({ env: { ANTHROPIC_API_KEY: key } }, "api-key");
+    await answer(id, "reject");
+    // The agent goes on without the key.
+    await world.waitFor(id, "idle");
+    expect(apiKeyResponses().rejected).toContain(key.slice(-20));
+    expect(apiKeyResponses().approved).not.toContain(key.slice(-20));
+  }, 90_000);
+});
