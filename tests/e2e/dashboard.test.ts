@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { createSessionRepo } from "../../src/sessions/index.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { sampleSession } from "../helpers/app.ts";
-import { agEnv, compiledBinary, startAg } from "../helpers/binary.ts";
+import { type AgProcess, agEnv, compiledBinary, startAg } from "../helpers/binary.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -17,16 +17,61 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Opens a page and records every console error and failed request (a CSP violation is both). */
-async function open(url: string): Promise<{ page: Page; problems: string[] }> {
+interface Seen {
+  method: string;
+  url: URL;
+}
+
+/**
+ * Opens a page and records every console error and failed request (a CSP violation is both),
+ * and every request the page makes.
+ */
+async function open(url: string): Promise<{ page: Page; problems: string[]; requests: Seen[] }> {
   const page = await browser.newPage();
   const problems: string[] = [];
+  const requests: Seen[] = [];
   page.on("console", (m) => {
     if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
   });
   page.on("pageerror", (e) => problems.push(e.message));
+  page.on("request", (r) => requests.push({ method: r.method(), url: new URL(r.url()) }));
   await page.goto(url);
-  return { page, problems };
+  return { page, problems, requests };
+}
+
+const isStream = (r: Seen) => r.method === "GET" && r.url.pathname === "/v1/events";
+const isTokenMint = (r: Seen) => r.method === "POST" && r.url.pathname === "/v1/auth/sse-token";
+const isListLoad = (r: Seen) => r.method === "GET" && r.url.pathname === "/v1/sessions";
+/** A request as a failed assertion shows it. */
+const show = (r: Seen) => `${r.method} ${r.url.pathname}${r.url.search}`;
+
+/** Gives the token to the page's form, as a user does. */
+async function enterToken(page: Page, value: string) {
+  await page.waitForSelector("#token-form:not([hidden])");
+  await page.fill("#token", value);
+  await page.click('#token-form button[type="submit"]');
+}
+
+/**
+ * Starts a session through the API, as any client does (so the server publishes its events). Its
+ * agent is a harmless shell that only waits: the row is what matters, not the agent.
+ */
+async function createSession(server: AgProcess, name: string, bearer?: string) {
+  const response = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    body: JSON.stringify({ name, workDir: tempDir(), agentCommand: "sh -c 'sleep 600'" }),
+  });
+  expect(response.status).toBe(201);
+}
+
+/** Waits for the row of a session; the guard is generous (a hang guard, not a measurement). */
+async function waitForRow(page: Page, name: string) {
+  await page.waitForFunction(
+    (wanted) => [...document.querySelectorAll("#sessions td.name")].some((td) => td.textContent === wanted),
+    name,
+    { timeout: 10_000 },
+  );
 }
 
 /** Adds a session the way the server stores one: a row in its state database. */
@@ -42,7 +87,7 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
     try {
       addSession(server.stateDir, "fix-the-tests", "working");
       addSession(server.stateDir, "<img src=x onerror=alert(1)>", "idle");
-      const { page, problems } = await open(`${server.url}/dashboard/`);
+      const { page, problems, requests } = await open(`${server.url}/dashboard/`);
       await page.waitForSelector('#server-status[data-state="ok"]');
       await page.waitForSelector("#sessions tbody tr");
       expect(await page.textContent('[data-field="tmux"]')).toBe("healthy");
@@ -54,7 +99,14 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
       // A name is text, never markup.
       expect(rows).toContainEqual(["<img src=x onerror=alert(1)>", "idle", "/repos/demo"]);
       expect(await page.$("#sessions img")).toBeNull();
+      await page.waitForSelector('#live[data-state="live"]');
       await page.screenshot({ path: join(process.env.AG_SCREENSHOT_DIR ?? tempDir(), "dashboard.png") });
+
+      // Without SVC_AUTH_TOKEN the stream needs no token: none is minted, none is sent.
+      expect(requests.filter(isStream).map((r) => r.url.search)).toEqual([""]);
+      expect(requests.filter(isTokenMint).map(show)).toEqual([]);
+      await createSession(server, "no-token-needed");
+      await waitForRow(page, "no-token-needed");
       expect(problems).toEqual([]);
     } finally {
       await server.stop();
@@ -100,4 +152,69 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
       await server.stop();
     }
   }, 30_000);
+
+  test("with auth on, follows the event stream: a new session shows up with no polling", async () => {
+    const env = agEnv({ SVC_AUTH_TOKEN: "dash-t0ken", SVC_PORT: "0", SVC_HOST: "127.0.0.1" });
+    const server = await startAg(ag, [], { env });
+    try {
+      const { page, problems, requests } = await open(`${server.url}/dashboard/`);
+      await enterToken(page, "dash-t0ken");
+      // "live" is shown once the stream is open and the list loaded after it.
+      await page.waitForSelector('#live[data-state="live"]');
+      // Polling every 5 s would load the list in any 6 s; a page following the stream does not
+      // load it while nothing happens.
+      const quietFrom = requests.length;
+      await Bun.sleep(6_000);
+      expect(requests.slice(quietFrom).filter(isListLoad).map(show)).toEqual([]);
+
+      await createSession(server, "appears-live", "dash-t0ken");
+      await waitForRow(page, "appears-live");
+      expect(requests.filter(isTokenMint)).toHaveLength(1);
+      const streams = requests.filter(isStream);
+      expect(streams).toHaveLength(1);
+      expect(streams[0]!.url.searchParams.get("token")).toMatch(/^ags_/);
+      // The bearer token itself never goes into a URL.
+      expect(requests.some((r) => r.url.href.includes("dash-t0ken"))).toBe(false);
+      expect(problems).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+
+  test("reconnects by itself with a new single-use token and the last event id", async () => {
+    // The server closes a stream that carried no event for 1.5 s, as it does after 5 min when
+    // nothing happens: the page must come back on its own.
+    const env = agEnv({
+      SVC_AUTH_TOKEN: "dash-t0ken",
+      SVC_SSE_CLIENT_TIMEOUT_MS: "1500",
+      SVC_PORT: "0",
+      SVC_HOST: "127.0.0.1",
+    });
+    const server = await startAg(ag, [], { env });
+    try {
+      const { page, problems, requests } = await open(`${server.url}/dashboard/`);
+      await enterToken(page, "dash-t0ken");
+      await page.waitForSelector('#live[data-state="live"]');
+      await createSession(server, "before-the-drop", "dash-t0ken");
+      await waitForRow(page, "before-the-drop");
+      await page.waitForRequest(
+        (r) => r.url().includes("/v1/events?") && new URL(r.url()).searchParams.has("lastEventId"),
+        { timeout: 15_000 },
+      );
+      await createSession(server, "after-the-drop", "dash-t0ken");
+      await waitForRow(page, "after-the-drop");
+
+      const streams = requests.filter(isStream);
+      expect(streams.length).toBeGreaterThan(1);
+      const tokens = streams.map((r) => r.url.searchParams.get("token"));
+      for (const token of tokens) expect(token).toMatch(/^ags_/);
+      expect(new Set(tokens).size).toBe(tokens.length); // each connection its own token
+      expect(requests.filter(isTokenMint)).toHaveLength(streams.length);
+      const resumedAt = streams.map((r) => r.url.searchParams.get("lastEventId")).filter((id) => id !== null);
+      for (const id of resumedAt) expect(id).toMatch(/^\d+$/);
+      expect(problems).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 45_000);
 });
