@@ -1,6 +1,8 @@
 /**
  * Request throughput of the compiled binary on a cheap authenticated route.
- * `bun bench/http.ts [path/to/ag] [seconds] [connections]`
+ * `bun bench/http.ts [path/to/ag] [seconds] [connections] [master|key]`
+ * `key`: the requests carry an API key (SHA-256 lookup in SQLite, scope check, rate limiter with a
+ * budget too large to bite) instead of the master token.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +11,7 @@ import { join, resolve } from "node:path";
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const seconds = Number(process.argv[3] ?? 5);
 const connections = Number(process.argv[4] ?? 50);
+const mode = process.argv[5] === "key" ? "key" : "master";
 const home = mkdtempSync(join(tmpdir(), "ag-bench-"));
 const port = 18_000 + (process.pid % 1000);
 const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], {
@@ -18,6 +21,7 @@ const proc = Bun.spawn([binary, "--port", String(port), "--host", "127.0.0.1"], 
     SVC_AUTH_TOKEN: "bench",
     SVC_LOG_LEVEL: "warn",
     SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
+    SVC_RATE_LIMIT_PER_MIN: "1000000000",
   },
 });
 const url = `http://127.0.0.1:${port}/v1/sessions/stats`;
@@ -28,6 +32,14 @@ for (let i = 0; i < 500; i++) {
   } catch {
     await Bun.sleep(10);
   }
+}
+if (mode === "key") {
+  const created = await fetch(`http://127.0.0.1:${port}/v1/auth/keys`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench", scopes: ["sessions:read"] }),
+  });
+  headers.authorization = `Bearer ${((await created.json()) as { key: string }).key}`;
 }
 let done = 0;
 let errors = 0;
@@ -43,7 +55,7 @@ await Promise.all(
   }),
 );
 console.log(
-  `GET /v1/sessions/stats, ${connections} connections, ${seconds} s: ${Math.round(done / seconds)} req/s, ${errors} errors`,
+  `GET /v1/sessions/stats (${mode}), ${connections} connections, ${seconds} s: ${Math.round(done / seconds)} req/s, ${errors} errors`,
 );
 proc.kill("SIGTERM");
 await proc.exited;

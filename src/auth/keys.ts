@@ -11,6 +11,8 @@ const KEY_PREFIX = "agk_";
 const SHOWN_CHARS = KEY_PREFIX.length + 6;
 /** lastUsedAt is written at most this often per key: reads must not each cost a write. */
 const LAST_USED_EVERY_MS = 60_000;
+/** Keys kept in memory after use. */
+const MAX_RECENT = 1_000;
 
 export interface KeyStore {
   create(input: KeyCreateInput): { key: ApiKey; secret: string };
@@ -45,6 +47,11 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
   const byId = db.query<Row, [string]>(`SELECT ${columns} FROM api_keys WHERE id = ?`);
   const touched = db.query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`);
 
+  /**
+   * Keys seen lately, by hash: a request then costs a hash, not a query. The store is the only
+   * writer, so a delete evicts at once; expiry is checked on every use.
+   */
+  const recent = new Map<string, ApiKey>();
   const live = (row: Row | null): ApiKey | null => {
     if (!row) return null;
     if (row.expires_at !== null && Date.parse(row.expires_at) <= clock.now()) return null;
@@ -79,14 +86,24 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
       if (db.query("DELETE FROM api_keys WHERE id = ?").run(id).changes === 0) {
         throw new AgError("KEY_NOT_FOUND", `no API key ${id}`);
       }
+      for (const [hash, key] of recent) if (key.id === id) recent.delete(hash);
     },
     authenticate(secret) {
       if (!secret.startsWith(KEY_PREFIX)) return null;
-      const key = live(byHash.get(digest(secret)));
+      const hash = digest(secret);
       const now = clock.now();
-      if (key && (key.lastUsedAt === null || now - Date.parse(key.lastUsedAt) >= LAST_USED_EVERY_MS)) {
-        touched.run(iso(now), key.id);
+      let key = recent.get(hash) ?? live(byHash.get(hash));
+      if (key?.expiresAt != null && Date.parse(key.expiresAt) <= now) key = null;
+      if (!key) {
+        recent.delete(hash);
+        return null;
       }
+      if (key.lastUsedAt === null || now - Date.parse(key.lastUsedAt) >= LAST_USED_EVERY_MS) {
+        key = { ...key, lastUsedAt: iso(now) };
+        touched.run(key.lastUsedAt, key.id);
+      }
+      recent.set(hash, key);
+      if (recent.size > MAX_RECENT) recent.delete(recent.keys().next().value!);
       return key;
     },
     active: (id) => live(byId.get(id)),

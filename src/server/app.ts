@@ -94,7 +94,6 @@ export function createApp(deps: AppDeps): HttpApp {
   });
   const limiter = deps.rateLimitPerMin ? createRateLimiter({ perMinute: deps.rateLimitPerMin, clock }) : null;
   const clients = new WeakMap<Request, ClientInfo>();
-  const budgets = new WeakMap<Request, RateDecision>();
   /** Answers held back before they go out (an address that keeps failing to authenticate). */
   const held = new WeakMap<Request, number>();
 
@@ -105,14 +104,14 @@ export function createApp(deps: AppDeps): HttpApp {
     return null;
   }
 
-  function admit(request: Request): void {
+  function admit(request: Request, headers: Record<string, unknown>): void {
     const principal = guard(request, clients.get(request)?.ip ?? null);
     bindPrincipal(request, principal);
     const budget = limiter && budgetOf(principal, request);
     if (!budget) return;
     const decision = limiter.take(budget);
-    budgets.set(request, decision);
-    if (!decision.allowed) {
+    if (decision.allowed) Object.assign(headers, rateLimitHeaders(decision));
+    else {
       throw new RateLimitedError(decision, `rate limit of ${decision.limit} requests per minute reached`);
     }
   }
@@ -152,7 +151,7 @@ export function createApp(deps: AppDeps): HttpApp {
       }
       return body;
     })
-    .onRequest(({ request }) => admit(request))
+    .onRequest(({ request, set }) => admit(request, set.headers))
     .onTransform(({ request, route, params, body }) => {
       const principal = principalOf(request);
       authorize(principal, route, request.method, scopes);
@@ -179,11 +178,9 @@ export function createApp(deps: AppDeps): HttpApp {
     async handle(request, client) {
       const routed = rewriteAlias(request);
       if (client) clients.set(routed, client);
-      let response = await app.handle(routed);
+      const response = await app.handle(routed);
       const delay = held.get(routed);
       if (delay) await Bun.sleep(delay);
-      const budget = budgets.get(routed);
-      if (budget?.allowed) response = withHeaders(response, rateLimitHeaders(budget));
       if (trail) {
         const path = new URL(routed.url).pathname;
         const principal = principalOf(routed);
@@ -205,11 +202,4 @@ export function createApp(deps: AppDeps): HttpApp {
     },
     routes: () => app.routes,
   };
-}
-
-/** The same response with more headers (a streamed body is handed on, not read). */
-function withHeaders(response: Response, extra: Record<string, string>): Response {
-  const headers = new Headers(response.headers);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
