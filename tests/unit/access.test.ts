@@ -369,6 +369,16 @@ describe("rate limits", () => {
     expect((await call(app, "GET", "/v1/sessions", { token: key.key })).status).toBe(200);
   });
 
+  test("an SSE token spends its key's budget, and the stream carries the headers too", async () => {
+    const app = appWithStreams({ authToken: MASTER, rateLimitPerMin: 3 });
+    const key = await newKey(app, { name: "k", scopes: ["sessions:read"] });
+    const token = (await call(app, "POST", "/v1/auth/sse-token", { token: key.key })).body.token;
+    const stream = await call(app, "GET", `/v1/events?token=${token}`);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toBe("text/event-stream");
+    expect(stream.headers.get("ratelimit-remaining")).toBe("1");
+  });
+
   test("anonymous requests are counted per address", async () => {
     const app = testApp({ authToken: MASTER, rateLimitPerMin: 2 });
     const statuses = [];
