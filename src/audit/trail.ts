@@ -1,3 +1,4 @@
+import { addressBudget } from "../auth/rate-limit.ts";
 import type { AuditInput, AuditOutcome } from "./record.ts";
 import type { AuditLog } from "./service.ts";
 
@@ -58,7 +59,7 @@ export function createAuditTrail(audit: Pick<AuditLog, "append">, now: () => num
   const denials = new Map<string, { at: number; suppressed: number }>();
 
   function admitDenial(ip: string | null): number | null {
-    const key = ip ?? "unknown";
+    const key = addressBudget(ip);
     const seen = denials.get(key);
     const at = now();
     if (seen && at - seen.at < DENIAL_WINDOW_MS) {

@@ -61,7 +61,8 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
   return {
     create(input) {
       const now = clock.now();
-      if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now) {
+      const expiresAt = input.expiresAt === undefined ? null : instant(input.expiresAt);
+      if (expiresAt !== null && expiresAt <= now) {
         throw new AgError("VALIDATION_ERROR", "invalid body.expiresAt: must be in the future");
       }
       const secret = KEY_PREFIX + randomBytes(32).toString("base64url");
@@ -72,7 +73,7 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
         scopes: JSON.stringify(input.scopes),
         tenant_id: input.tenantId ?? null,
         created_at: iso(now),
-        expires_at: input.expiresAt === undefined ? null : iso(Date.parse(input.expiresAt)),
+        expires_at: expiresAt === null ? null : iso(expiresAt),
         last_used_at: null,
       };
       db.query(
@@ -108,6 +109,29 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
     },
     active: (id) => live(byId.get(id)),
   };
+}
+
+/** RFC 3339 with its offset: `2030-01-31T12:00:00Z`, `…T17:30:00.5+05:30` (t, z or a space allowed). */
+const RFC3339 = /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
+
+/**
+ * When a key expires, in ms. The schema's date-time format lets through what Date.parse then
+ * bends: 30 February becomes 2 March, 24:00 the next day, `12/01/2030` a server-local time with
+ * day and month guessed. A key must die exactly when its creator said: only an RFC 3339 instant
+ * whose date and time read back unchanged is taken.
+ */
+function instant(text: string): number {
+  const [, date, time, fraction = "", zone = ""] = RFC3339.exec(text) ?? [];
+  const fields = Date.parse(`${date}T${time}Z`);
+  const exact = !Number.isNaN(fields) && new Date(fields).toISOString().startsWith(`${date}T${time}`);
+  const at = Date.parse(`${date}T${time}${fraction}${zone.toUpperCase()}`);
+  if (date === undefined || !exact || Number.isNaN(at)) {
+    throw new AgError(
+      "VALIDATION_ERROR",
+      "invalid body.expiresAt: expected an RFC 3339 date-time with its offset, e.g. 2030-01-31T12:00:00Z",
+    );
+  }
+  return at;
 }
 
 function digest(secret: string): string {

@@ -48,6 +48,28 @@ export function createRateLimiter(deps: { perMinute: number; clock: Pick<Clock, 
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
+/**
+ * The budget an address spends: an IPv4 address (also when it arrives IPv4-mapped, `::ffff:…`),
+ * or an IPv6 address's /64. A host is handed a whole /64, so counting single IPv6 addresses would
+ * let it take a fresh budget for every request.
+ */
+export function addressBudget(ip: string | null): string {
+  if (ip === null) return "ip:unknown";
+  const address = ip.toLowerCase().replace(/%.*$/, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return `ip:${mapped[1]}`;
+  if (!address.includes(":")) return `ip:${address}`;
+  const [head = "", tail] = address.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  // An embedded dotted IPv4 tail takes two groups.
+  const width = (groups: string[]) => groups.reduce((n, g) => n + (g.includes(".") ? 2 : 1), 0);
+  const zeros =
+    tail === undefined ? [] : Array<string>(Math.max(0, 8 - width(left) - width(right))).fill("0");
+  const groups = [...left, ...zeros, ...right].slice(0, 4).map((g) => g.replace(/^0+(?=.)/, ""));
+  return `ip:${groups.join(":")}::/64`;
+}
+
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const headers: Record<string, string> = {
     "ratelimit-limit": String(decision.limit),

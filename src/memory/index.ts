@@ -4,5 +4,6 @@ export {
   type MemoryService,
   type MemorySettings,
   sessionPrefix,
+  tenantMayUse,
   ttlOf,
 } from "./service.ts";

@@ -40,6 +40,20 @@ export function sessionPrefix(sessionId: string): string {
   return `session/${sessionId}/`;
 }
 
+/**
+ * Whether a tenant may read or write `key`. Entries are shared configuration, but a session's
+ * own (`session/<id>/…`) belong to the session's tenant: another tenant's key must not reach
+ * them through the flat routes when /v1/sessions/:id/memories would deny it. No tenant: all.
+ */
+export function tenantMayUse(
+  key: string,
+  tenantId: string | null,
+  tenantOfSession: (id: string) => string | null | undefined,
+): boolean {
+  const sessionId = /^session\/([^/]+)/.exec(key)?.[1];
+  return tenantId === null || sessionId === undefined || tenantOfSession(sessionId) === tenantId;
+}
+
 export function createMemoryService(deps: {
   db: Database;
   clock: Clock;

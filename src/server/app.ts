@@ -3,8 +3,8 @@ import { type AuditLog, createAuditTrail } from "../audit/index.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts";
 import {
+  addressBudget,
   createRateLimiter,
-  type RateDecision,
   RateLimitedError,
   rateLimitHeaders,
 } from "../auth/rate-limit.ts";
@@ -22,7 +22,7 @@ import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { hookRoutes } from "./routes/hooks.ts";
-import { authorize, ROUTE_SCOPES, type RouteScope, unscopedRoutes } from "./routes/scopes.ts";
+import { authorize, ROUTE_SCOPES, type RouteScope, requiredScope, unscopedRoutes } from "./routes/scopes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { dashboardRoutes } from "./static.ts";
 
@@ -59,7 +59,9 @@ export const AUTH_FAILURES_PER_MIN = 20;
 
 /**
  * Server-wide views that cannot be split by tenant: a tenant's key gets a 403 there rather than a
- * look at other tenants' work.
+ * look at other tenants' work. So does every `admin` route (audit, diagnostics, channels, dead
+ * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
+ * tenant's admin key manages for its own tenant only.
  */
 const NOT_FOR_TENANTS = new Set([
   "/v1/metrics",
@@ -68,6 +70,7 @@ const NOT_FOR_TENANTS = new Set([
   "/v1/pipelines",
   "/v1/pipelines/:id",
 ]);
+const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
 
 /** What the listener knows about the client that the request does not carry. */
 export interface ClientInfo {
@@ -100,7 +103,7 @@ export function createApp(deps: AppDeps): HttpApp {
   /** Whose budget a request spends: a key's, or an address's when anonymous; the owner's none. */
   function budgetOf(principal: Principal, request: Request): string | null {
     if (principal.keyId !== null) return `key:${principal.keyId}`;
-    if (principal.kind === "anonymous") return `ip:${clients.get(request)?.ip ?? "unknown"}`;
+    if (principal.kind === "anonymous") return addressBudget(clients.get(request)?.ip ?? null);
     return null;
   }
 
@@ -124,7 +127,8 @@ export function createApp(deps: AppDeps): HttpApp {
     body: unknown,
   ): void {
     if (principal.tenantId === null) return;
-    if (NOT_FOR_TENANTS.has(route)) {
+    const machinery = requiredScope(route, "GET", scopes) === "admin" && !TENANT_ADMIN_ROUTES.has(route);
+    if (NOT_FOR_TENANTS.has(route) || machinery) {
       throw new AgError("FORBIDDEN", `${route} is server-wide: not available to a tenant's key`);
     }
     // Any session it names: in the path, or as a body's sessionId (a template copied from one).

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { KeyStore } from "../auth/keys.ts";
 import { ANONYMOUS, HOOK, keyPrincipal, LOCAL, MASTER, type Principal } from "../auth/principal.ts";
-import { RateLimitedError, type RateLimiter } from "../auth/rate-limit.ts";
+import { addressBudget, RateLimitedError, type RateLimiter } from "../auth/rate-limit.ts";
 import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import { AgError } from "../shared/errors.ts";
 
@@ -65,7 +65,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()).filter((h) => !isWildcard(h)));
 
   function refuse(ip: string | null, message: string): never {
-    const count = options.failures?.take(`ip:${ip ?? "unknown"}`);
+    const count = options.failures?.take(addressBudget(ip));
     if (count && !count.allowed) {
       const excess = count.used - count.limit;
       throw new RateLimitedError(count, "too many failed authentication attempts from this address", {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Static } from "@sinclair/typebox";
+import { tenantMayUse } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createSessionActions, normalizeText } from "./actions.ts";
@@ -135,7 +136,11 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     return candidates[0] ?? null;
   }
 
-  function promptOf(input: ResolvedCreateInput, warnings: string[]): string | undefined {
+  function promptOf(
+    input: ResolvedCreateInput,
+    tenantId: string | null,
+    warnings: string[],
+  ): string | undefined {
     const keys = input.memoryKeys ?? [];
     if (input.prompt === undefined) {
       if (keys.length) warnings.push("memoryKeys ignored: there is no prompt to prepend them to");
@@ -146,8 +151,10 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       return normalizeText(input.prompt, "prompt");
     }
     const memories = [];
+    // Another tenant's session memories are as absent here as through the memory routes.
+    const visible = (key: string) => tenantMayUse(key, tenantId, (id) => deps.repo.get(id)?.tenantId);
     for (const key of keys) {
-      const entry = deps.memory.get(key);
+      const entry = visible(key) ? deps.memory.get(key) : null;
       if (entry) memories.push(entry);
       else warnings.push(`memory key not found: ${key}`);
     }
@@ -210,11 +217,12 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         request,
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
       );
-      validateWorkDir(input.workDir);
       const tenantId = tenantOf(options);
+      // The tenant first: outside its root, whether a path exists is none of its business.
       deps.tenants?.check(tenantId, input.workDir);
+      validateWorkDir(input.workDir);
       const warnings: string[] = [];
-      const prompt = promptOf(input, warnings);
+      const prompt = promptOf(input, tenantId, warnings);
       const existing = options?.reuse === false ? null : reusable(input, tenantId);
       if (existing) return result(ctx.running(existing.id), prompt, warnings, true);
       assertCapacity(ctx);

@@ -11,16 +11,23 @@ const Id = Type.Object({ id: Type.String() });
 
 /**
  * Keys are managed by the master token or an `admin` key (the scope table says so). An admin key
- * cannot mint scopes it lacks itself, and one bound to a tenant manages only that tenant's keys:
- * holding a key never grants more than the key.
+ * cannot mint scopes it lacks itself nor a key that outlives it (`holderExpiresAt`), and one bound
+ * to a tenant manages only that tenant's keys: holding a key never grants more than the key.
  */
-function assertMayGrant(holder: Principal, input: KeyCreateInput): void {
+function assertMayGrant(holder: Principal, input: KeyCreateInput, holderExpiresAt: string | null): void {
   const missing = input.scopes.filter((scope) => !grants(holder.scopes, scope));
   if (missing.length) {
     throw new AgError("FORBIDDEN", `a key cannot grant scopes it does not hold: ${missing.join(", ")}`);
   }
   if (holder.tenantId !== null && (input.tenantId ?? null) !== holder.tenantId) {
     throw new AgError("FORBIDDEN", `this key may only create keys for tenant ${holder.tenantId}`);
+  }
+  const expiry = input.expiresAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(input.expiresAt);
+  if (holderExpiresAt !== null && !(expiry <= Date.parse(holderExpiresAt))) {
+    throw new AgError(
+      "FORBIDDEN",
+      `a key cannot create a key that outlives it: expiresAt must be at most ${holderExpiresAt}`,
+    );
   }
 }
 
@@ -32,7 +39,9 @@ export function authRoutes(deps: { keys: KeyStore; sseTokens: SseTokenStore }) {
     .post(
       "/v1/auth/keys",
       ({ body, request, set }) => {
-        assertMayGrant(principalOf(request), body);
+        const holder = principalOf(request);
+        const holderKey = holder.keyId === null ? null : deps.keys.active(holder.keyId);
+        assertMayGrant(holder, body, holderKey?.expiresAt ?? null);
         const { key, secret } = deps.keys.create(body);
         set.status = 201;
         return { ...key, key: secret };

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { principalOf } from "../../auth/principal.ts";
 import {
   MemoryDeleted,
   MemoryEntry,
@@ -8,8 +9,10 @@ import {
   MemoryScopeQuery,
   type MemoryService,
   SessionMemoryInput,
+  tenantMayUse,
 } from "../../memory/index.ts";
 import type { SessionService } from "../../sessions/index.ts";
+import { AgError } from "../../shared/errors.ts";
 
 const Id = Type.Object({ id: Type.String() });
 const Entries = Type.Array(MemoryEntry);
@@ -17,10 +20,25 @@ const tags = ["memory"];
 
 /** The memory bridge: shared key/value notes for agents, and each session's own. */
 export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionService, "get">) {
+  const tenantOfSession = (id: string) => {
+    try {
+      return sessions.get(id).tenantId;
+    } catch {
+      return undefined; // gone: nobody's
+    }
+  };
+  const mayUse = (request: Request) => (key: string) =>
+    tenantMayUse(key, principalOf(request).tenantId, tenantOfSession);
+  /** Another tenant's session memory is as absent as its session. */
+  const owned = (request: Request, key: string) => {
+    if (!mayUse(request)(key)) throw new AgError("SESSION_NOT_FOUND", `no session ${key.split("/")[1]}`);
+    return key;
+  };
   return new Elysia({ name: "routes/memory" })
     .post(
       "/v1/memory",
-      ({ body, set }) => {
+      ({ body, set, request }) => {
+        owned(request, body.key);
         const { entry, created } = memory.set(body);
         set.status = created ? 201 : 200;
         return entry;
@@ -31,19 +49,26 @@ export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionServic
         detail: { summary: "Store a memory entry (201 new key, 200 replaced)", tags },
       },
     )
-    .get("/v1/memory", ({ query }) => memory.list(query.prefix), {
-      query: MemoryListQuery,
-      response: Entries,
-      detail: { summary: "Memory entries, all or those whose key starts with prefix, in key order", tags },
-    })
-    .get("/v1/memory/*", ({ params }) => memory.get(decodeKey(params["*"])), {
+    .get(
+      "/v1/memory",
+      ({ query, request }) => {
+        const visible = mayUse(request);
+        return memory.list(query.prefix).filter((entry) => visible(entry.key));
+      },
+      {
+        query: MemoryListQuery,
+        response: Entries,
+        detail: { summary: "Memory entries, all or those whose key starts with prefix, in key order", tags },
+      },
+    )
+    .get("/v1/memory/*", ({ params, request }) => memory.get(owned(request, decodeKey(params["*"]))), {
       response: MemoryEntry,
       detail: { summary: "One memory entry; the key may contain /", tags },
     })
     .delete(
       "/v1/memory/*",
-      ({ params }) => {
-        const key = decodeKey(params["*"]);
+      ({ params, request }) => {
+        const key = owned(request, decodeKey(params["*"]));
         memory.delete(key);
         return { key, deleted: true as const };
       },
