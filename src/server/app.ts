@@ -2,12 +2,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import { type AuditLog, createAuditTrail } from "../audit/index.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts";
-import {
-  addressBudget,
-  createRateLimiter,
-  RateLimitedError,
-  rateLimitHeaders,
-} from "../auth/rate-limit.ts";
+import { addressBudget, createRateLimiter, RateLimitedError, rateLimitHeaders } from "../auth/rate-limit.ts";
 import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import type { HealthService } from "../health/service.ts";
 import type { HookReceiver } from "../sessions/hooks.ts";
