@@ -17,7 +17,7 @@ import { toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { hookRoutes } from "./routes/hooks.ts";
-import { authorize, ROUTE_SCOPES, type RouteScope, requiredScope, unscopedRoutes } from "./routes/scopes.ts";
+import { authorize, isServerWide, ROUTE_SCOPES, type RouteScope, unscopedRoutes } from "./routes/scopes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { dashboardRoutes } from "./static.ts";
 
@@ -51,21 +51,6 @@ export interface AppDeps {
 
 /** Failed authentications an address may make per minute before further failures are slowed. */
 export const AUTH_FAILURES_PER_MIN = 20;
-
-/**
- * Server-wide views that cannot be split by tenant: a tenant's key gets a 403 there rather than a
- * look at other tenants' work. So does every `admin` route (audit, diagnostics, channels, dead
- * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
- * tenant's admin key manages for its own tenant only.
- */
-const NOT_FOR_TENANTS = new Set([
-  "/v1/metrics",
-  "/metrics",
-  "/v1/swarm",
-  "/v1/pipelines",
-  "/v1/pipelines/:id",
-]);
-const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
 
 /** What the listener knows about the client that the request does not carry. */
 export interface ClientInfo {
@@ -122,8 +107,7 @@ export function createApp(deps: AppDeps): HttpApp {
     body: unknown,
   ): void {
     if (principal.tenantId === null) return;
-    const machinery = requiredScope(route, "GET", scopes) === "admin" && !TENANT_ADMIN_ROUTES.has(route);
-    if (NOT_FOR_TENANTS.has(route) || machinery) {
+    if (isServerWide(route, scopes)) {
       throw new AgError("FORBIDDEN", `${route} is server-wide: not available to a tenant's key`);
     }
     // Any session it names: in the path, or as a body's sessionId (a template copied from one).

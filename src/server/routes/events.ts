@@ -19,6 +19,9 @@ const StreamQuery = t.Object({
   token: t.Optional(t.String({ description: "an SSE token, for clients that cannot send a bearer header" })),
 });
 
+/** Sessions whose tenant the event routes remember. */
+const MAX_OWNERS = 10_000;
+
 /** `connection` is for HTTP/1.0 proxies; `x-accel-buffering` stops nginx holding events back. */
 const SSE_HEADERS = {
   "content-type": "text/event-stream",
@@ -51,12 +54,19 @@ export function eventRoutes(deps: {
   settings: SseSettings;
 }) {
   const streams = createSseStreams(deps);
+  // A session's tenant never changes: looked up once per session, not once per event per stream.
+  const owners = new Map<string, string | null>();
   const ownerOf = (id: string) => {
+    let owner = owners.get(id);
+    if (owner !== undefined) return owner;
     try {
-      return deps.sessions.get(id).tenantId;
+      owner = deps.sessions.get(id).tenantId;
     } catch {
       return undefined; // gone: nobody's
     }
+    owners.set(id, owner);
+    if (owners.size > MAX_OWNERS) owners.delete(owners.keys().next().value!);
+    return owner;
   };
   const respond = (stream: ReadableStream<Uint8Array>) => new Response(stream, { headers: SSE_HEADERS });
   return new Elysia({ name: "routes/events" })

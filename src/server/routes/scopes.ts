@@ -118,6 +118,20 @@ export function authorize(
   );
 }
 
+/**
+ * Server-wide views that cannot be split by tenant: a tenant's key gets a 403 there rather than a
+ * look at other tenants' work. So does every `admin` route (audit, diagnostics, channels, dead
+ * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
+ * tenant's admin key manages for its own tenant only.
+ */
+const SERVER_WIDE = new Set(["/v1/metrics", "/metrics", "/v1/swarm", "/v1/pipelines", "/v1/pipelines/:id"]);
+const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
+
+export function isServerWide(route: string, table: ScopeTable = ROUTE_SCOPES): boolean {
+  if (SERVER_WIDE.has(route)) return true;
+  return requiredScope(route, "GET", table) === "admin" && !TENANT_ADMIN_ROUTES.has(route);
+}
+
 /** The routes of an app that have no scope: start-up refuses to serve with any. */
 export function unscopedRoutes(
   routes: ReadonlyArray<{ path: string }>,
