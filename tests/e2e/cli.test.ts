@@ -5,6 +5,7 @@ import type { MockModel } from "../fakes/mock-model.ts";
 import { prepareAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary, runAg } from "../helpers/binary.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
+import { collect, isAlive } from "../helpers/stream.ts";
 
 /**
  * The session verbs of the compiled binary, end to end: `ag run` on a machine where no server
@@ -40,38 +41,9 @@ function spawnAg(args: string[]) {
   return proc;
 }
 
-/** Collects a running process's stream; `until` waits for some text (a hang guard, not a measure). */
-function collect(stream: ReadableStream<Uint8Array>) {
-  let text = "";
-  const decoder = new TextDecoder();
-  const done = (async () => {
-    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
-  })();
-  return {
-    text: () => text,
-    done,
-    async until(needle: string, guardMs = 30_000) {
-      const deadline = Date.now() + guardMs;
-      while (!text.includes(needle)) {
-        if (Date.now() > deadline) throw new Error(`never saw ${JSON.stringify(needle)} in:\n${text}`);
-        await Bun.sleep(50);
-      }
-    },
-  };
-}
-
 function serverInfo(): { pid: number; baseUrl?: string } | null {
   const file = join(env.SVC_STATE_DIR!, "server.json");
   return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : null;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The server `ag run` started belongs to no test process: end it by the pid it recorded. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { classifyScreen, inputBoxText, type ScreenState } from "../../src/agents/claude/screen.ts";
+import { isAlive } from "./stream.ts";
 
 /**
  * The world of one real Claude Code process in a test: a seeded HOME that starts straight at the
@@ -210,13 +211,4 @@ export function launchAgentPane(options: AgentPaneOptions): AgentPane {
     },
   };
   return pane;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

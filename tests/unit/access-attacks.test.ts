@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requiredScope } from "../../src/server/routes/scopes.ts";
 import { createManualClock } from "../fakes/clock.ts";
-import { type TestApp, testApp } from "../helpers/app.ts";
+import { call, MASTER, newKey } from "../helpers/access.ts";
+import { testApp } from "../helpers/app.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -15,35 +16,6 @@ type Json = Record<string, any>;
  * Attacks on access control that once got through, each kept as the request that did it. The
  * ones that held are documented in docs/auth.md and tests/unit/access.test.ts.
  */
-const MASTER = "master-token-for-tests";
-
-async function call(
-  app: Pick<TestApp, "handle">,
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown } = {},
-): Promise<{ status: number; body: Json }> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const response = await app.handle(
-    new Request(`http://localhost:9100${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    }),
-    { ip: "127.0.0.1" },
-  );
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
-
-async function newKey(app: TestApp, body: Json, token = MASTER): Promise<Json> {
-  const created = await call(app, "POST", "/v1/auth/keys", { token, body });
-  expect(created.status).toBe(201);
-  return created.body;
-}
-
 describe("tenant keys and the server's own machinery", () => {
   test("a tenant's admin key gets no look at the audit log, diagnostics, channels or dead letters", async () => {
     const runtime = await startTestRuntime({ SVC_AUTH_TOKEN: MASTER, SVC_RATE_LIMIT_PER_MIN: "0" });

@@ -5,42 +5,13 @@ import { createEventBus } from "../../src/events/bus.ts";
 import { eventRoutes } from "../../src/server/routes/events.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { createManualClock } from "../fakes/clock.ts";
+import { call, MASTER, newKey } from "../helpers/access.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
 import { sseReader } from "../helpers/sse.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
-
-const MASTER = "master-token-for-tests";
-
-async function call(
-  app: TestApp,
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown; ip?: string } = {},
-): Promise<{ status: number; body: Json; headers: Headers }> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const response = await app.handle(
-    new Request(`http://localhost:9100${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    }),
-    { ip: options.ip ?? "127.0.0.1" },
-  );
-  const text = response.headers.get("content-type")?.includes("event-stream") ? null : await response.text();
-  if (text === null) await response.body?.cancel();
-  return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers };
-}
-
-async function newKey(app: TestApp, body: Json, token = MASTER): Promise<Json> {
-  const created = await call(app, "POST", "/v1/auth/keys", { token, body });
-  expect(created.status).toBe(201);
-  return created.body;
-}
 
 describe("API keys", () => {
   test("the key is shown once, stored hashed, listed without it, and works as a bearer token", async () => {

@@ -7,6 +7,7 @@ import { systemClock } from "../../src/shared/clock.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
+import { collect } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /**
@@ -59,26 +60,6 @@ async function ag(args: string[], cwd?: string, env?: Record<string, string>) {
     proc.exited,
   ]);
   return { stdout, stderr, exitCode };
-}
-
-/** Reads a running process's stream as it comes; `until` waits for some text (a hang guard only). */
-function collect(stream: ReadableStream<Uint8Array>) {
-  let text = "";
-  const decoder = new TextDecoder();
-  const done = (async () => {
-    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
-  })();
-  return {
-    text: () => text,
-    done,
-    async until(needle: string, guardMs = 10_000) {
-      const deadline = Date.now() + guardMs;
-      while (!text.includes(needle)) {
-        if (Date.now() > deadline) throw new Error(`never saw ${JSON.stringify(needle)} in:\n${text}`);
-        await Bun.sleep(20);
-      }
-    },
-  };
 }
 
 function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {}) {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type LoadOptions, loadConfig } from "../../src/config/index.ts";
-import { AgError } from "../../src/shared/errors.ts";
+import { configError } from "../helpers/config.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /** A machine with no config files, no environment and no container; the project is `cwd`. */
@@ -23,17 +23,6 @@ function world() {
   const yaml = (text: string) => write(join(cwd, ".svc", "config.yaml"), text);
   const tokenFile = (token: string, mode = 0o600) => write(join(home, ".svc", "auth-token"), token, mode);
   return { home, cwd, load, write, yaml, tokenFile };
-}
-
-function configError(run: () => unknown): AgError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgError);
-    expect((error as AgError).code).toBe("CONFIG_INVALID");
-    return error as AgError;
-  }
-  throw new Error("expected a CONFIG_INVALID error");
 }
 
 describe("the project file .svc/config.yaml", () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isInContainer, type LoadOptions, loadConfig, SETTINGS } from "../../src/config/index.ts";
-import { AgError } from "../../src/shared/errors.ts";
+import { configError } from "../helpers/config.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /** A machine with no config files, no environment and no container. */
@@ -20,17 +20,6 @@ function world() {
     return path;
   };
   return { root, home, cwd, notContainer, load, writeJson };
-}
-
-function configError(run: () => unknown): AgError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgError);
-    expect((error as AgError).code).toBe("CONFIG_INVALID");
-    return error as AgError;
-  }
-  throw new Error("expected a CONFIG_INVALID error");
 }
 
 describe("defaults", () => {
