@@ -51,6 +51,18 @@ async function api(method: string, path: string, body?: unknown) {
 }
 for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
 
+const cpu = () => {
+  const fields = readFileSync(`/proc/${ag.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]); // utime + stime, clock ticks (100 Hz)
+};
+/** tmux commands logged so far; consola folds a run of identical lines into "(repeated N times)". */
+const commands = () =>
+  [...log.matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
+    (sum, m) => sum + (m[1] ? Number(m[1]) : 1),
+    0,
+  );
+
+const [launchCpu0, launchCmd0] = [cpu(), commands()];
 const ids: string[] = [];
 for (let i = 0; i < count; i++) {
   const workDir = join(root, `work-${i}`);
@@ -63,13 +75,9 @@ for (let waited = 0; waited < 120; waited++) {
   if (sessions.every((s) => s.status === "idle")) break;
   await Bun.sleep(1000);
 }
+const [launchCpu, launchCmds] = [cpu() - launchCpu0, commands() - launchCmd0];
 await Bun.sleep(10_000); // let start-up settle
 
-const cpu = () => {
-  const fields = readFileSync(`/proc/${ag.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]); // utime + stime, clock ticks (100 Hz)
-};
-const commands = () => (log.match(/tmux command: /g) ?? []).length;
 const [cpu0, cmd0, t0] = [cpu(), commands(), performance.now()];
 await Bun.sleep(seconds * 1000);
 const [cpu1, cmd1, t1] = [cpu(), commands(), performance.now()];
@@ -79,6 +87,9 @@ const statuses = ((await api("GET", "/v1/sessions")) as Array<{ status: string }
 
 console.log(
   `${count} real agent sessions idle (${statuses.filter((s) => s === "idle").length} idle), measured over ${elapsed.toFixed(0)} s:`,
+);
+console.log(
+  `  launch → first answer → idle, per session: ag CPU ${((launchCpu * 10) / count).toFixed(0)} ms, ${(launchCmds / count).toFixed(0)} tmux commands`,
 );
 console.log(`  ag CPU: ${(((cpu1 - cpu0) / 100 / elapsed) * 100).toFixed(2)} % of one core`);
 console.log(`  ag RSS: ${rss.toFixed(1)} MiB`);

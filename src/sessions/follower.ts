@@ -104,6 +104,9 @@ export function createTranscriptFollower(deps: {
           waiters.add(wake);
         });
       }
+      // Out of time: whatever the file holds now is the best answer (a lost change event
+      // must not cost the turn's text).
+      if (path && !reader.turnEnded()) await catchUp();
     },
     tokens: () => reader.tokens(),
     async page(query) {

@@ -42,7 +42,7 @@ export interface LiveSession {
   paneChanged(): void;
   /** Captures and reads the screen now (feeding what it shows into the state). */
   readScreen(): Promise<ScreenReading | null>;
-  /** Resolves on the next screen read or observation, or after `ms`. */
+  /** Resolves when the screen shows something new or the state learns something, or after `ms`. */
   nextChange(ms: number): Promise<void>;
   /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
   onSubmitted(listener: (text: string) => void): () => void;
@@ -70,6 +70,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
   let readInFlight: Promise<ScreenReading | null> | null = null;
   let readAgain = false;
   let lastActivityKey: string | null = null;
+  let lastScreen: string | null = null;
   let killed = false;
   let disposed = false;
   const changeWaiters = new Set<() => void>();
@@ -177,7 +178,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       manageIdleTimer();
       if (terminal) stopTimers();
     }
-    notifyChange();
+    // A screen read that saw nothing new wakes no one: waking on it made a waiter read again,
+    // and so on, a capture loop (captureAndRead wakes them when the screen itself changed).
+    if (changed || (source !== "screen" && source !== "timer")) notifyChange();
   }
 
   function scheduleRecheck(at: number | null, now: number): void {
@@ -234,6 +237,10 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, bootin
       return null;
     }
     const reading = deps.agent.readScreen(text);
+    if (text !== lastScreen) {
+      lastScreen = text;
+      notifyChange();
+    }
     if (lastActivityKey !== null && reading.activityKey !== lastActivityKey) {
       observe({ kind: "activity", working: false }, "screen");
     }

@@ -114,9 +114,10 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 export function watchTranscript(
   path: string,
   onChange: () => void,
-  options: { debounceMs?: number } = {},
+  options: { debounceMs?: number; watch?: typeof watch } = {},
 ): () => void {
   const debounceMs = options.debounceMs ?? 10;
+  const watchFolder = options.watch ?? watch;
   const target = dirname(path);
   const name = basename(path);
   let watcher: FSWatcher | null = null;
@@ -138,12 +139,15 @@ export function watchTranscript(
     if (stopped) return true;
     watched = nearestExisting(target);
     try {
-      watcher = watch(watched, { persistent: false }, onEvent);
+      watcher = watchFolder(watched, { persistent: false }, onEvent);
     } catch {
       return false;
     }
     // The watched folder itself can vanish: start again from whatever exists then.
     watcher.on("error", () => setTimeout(attach, 0));
+    // A folder below may have appeared between looking and watching: its creation was an event
+    // nobody heard, so move down now (the agent creates the whole chain and the file at once).
+    if (watched !== target && nearestExisting(target) !== watched) return attach();
     // Moving down to a folder that just appeared: the file may have been written meanwhile.
     if (!initial && watched === target && existsSync(path)) fire();
     return true;

@@ -22,6 +22,8 @@ export interface SimulationScript {
   acceptEnter?: (n: number) => boolean;
   /** Send the prompt-submit hook on acceptance (false: the hook is lost). */
   hook?: boolean;
+  /** How long the UI takes to show its input box (default 5 ms); it draws a banner meanwhile. */
+  bootMs?: number;
 }
 
 /**
@@ -37,13 +39,17 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
   const originalNewWindow = tmux.newWindow.bind(tmux);
   const originalPaste = tmux.paste.bind(tmux);
   const originalKeys = tmux.sendKeys.bind(tmux);
-  const boot = (paneId: string) =>
-    setTimeout(() => {
-      // The test may have closed the window already.
-      if (app.repo.list().some((r) => r.paneId === paneId && r.status !== "killed")) {
-        tmux.setScreen(paneId, pane("01-idle-startup"));
-      }
-    }, 5);
+  // The test may have closed the window already.
+  const open = (paneId: string) => app.repo.list().some((r) => r.paneId === paneId && r.status !== "killed");
+  const boot = (paneId: string) => {
+    const bootMs = script.bootMs ?? 5;
+    for (let at = 1; at < bootMs; at += 25)
+      setTimeout(
+        () => open(paneId) && tmux.setScreen(paneId, `Claude Code is starting${".".repeat(at)}`),
+        at,
+      );
+    setTimeout(() => open(paneId) && tmux.setScreen(paneId, pane("01-idle-startup")), bootMs);
+  };
   const originalSplit = tmux.splitWindow.bind(tmux);
   tmux.newWindow = async (options) => {
     const created = await originalNewWindow(options);

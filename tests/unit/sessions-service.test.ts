@@ -65,6 +65,23 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     expect(body.promptDelivery).toEqual({ delivered: false, attempts: 3 });
   });
 
+  test("a screen that does not change is not captured over and over while a prompt waits", async () => {
+    const app = testApp();
+    simulateAgents(app, { acceptEnter: () => false, bootMs: 300 });
+    let captures = 0;
+    const capture = app.tmux.capturePane.bind(app.tmux);
+    // A capture takes a moment, as a real one does, so reads overlap as they do with tmux.
+    app.tmux.capturePane = async (paneId) => {
+      captures++;
+      await Bun.sleep(1);
+      return capture(paneId);
+    };
+    const { body } = await create(app, { prompt: "hello" });
+    expect(body.promptDelivery).toEqual({ delivered: false, attempts: 3 });
+    // Reads follow screen changes and the delivery's own steps (a few dozen), never a loop.
+    expect(captures).toBeLessThan(60);
+  });
+
   test("submitted but the hook is lost: the box is empty, so Enter is not pressed again", async () => {
     const app = testApp();
     const sim = simulateAgents(app, { hook: false });

@@ -1,6 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  type FSWatcher,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { createTranscriptTail, type TailLine, watchTranscript } from "../../src/transcript/tail.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -172,6 +180,30 @@ describe("watching a transcript", () => {
       await Bun.sleep(20);
       writeFileSync(path, '{"n":1}\n');
       await call.wait();
+    } finally {
+      stop();
+    }
+  });
+
+  test("a folder created between looking and watching is not missed", async () => {
+    const root = tempDir();
+    const path = join(root, "projects", "-srv-work", "s.jsonl");
+    const call = nextCall();
+    let raced = false;
+    // The agent creates the folders and writes its first line just as the ancestor is watched:
+    // the creation happens before the watch exists, so no event will ever tell of it.
+    const racingWatch = ((dir: string, ...rest: unknown[]) => {
+      if (!raced) {
+        raced = true;
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, '{"n":1}\n');
+      }
+      return (watch as (...args: unknown[]) => FSWatcher)(dir, ...rest);
+    }) as typeof watch;
+    const stop = watchTranscript(path, call.onChange, { watch: racingWatch });
+    try {
+      await call.wait();
+      expect(raced).toBe(true);
     } finally {
       stop();
     }
