@@ -1,16 +1,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import type { ChannelTarget, Delivery } from "../../src/channels/channel.ts";
+import type { ChannelTarget } from "../../src/channels/channel.ts";
 import {
   createEmailTarget,
   type EmailOptions,
   emailSubject,
   smtpTransportOptions,
 } from "../../src/channels/email.ts";
-import type { AgEvent } from "../../src/events/bus.ts";
-import type { EventName } from "../../src/events/names.ts";
 import { isAgError } from "../../src/shared/errors.ts";
+import { firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
 
 interface Mail {
   envelopeFrom: string;
@@ -113,20 +112,6 @@ function headers(raw: string): Map<string, string> {
 }
 const body = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4).replace(/\r\n/g, "\n");
 
-function event(name: EventName, overrides: Partial<AgEvent> = {}): AgEvent {
-  return {
-    id: 3,
-    event: name,
-    timestamp: "2026-01-01T00:00:00.000Z",
-    session: { id: "sess-1", name: "fix-login", workDir: "/repo/app" },
-    detail: "no output for 5 minutes",
-    meta: {},
-    ...overrides,
-  };
-}
-const delivery = (e: AgEvent, id = "delivery-1"): Delivery => ({ id, event: e, attempt: 1 });
-const live = () => new AbortController().signal;
-
 function target(port: number, overrides: Partial<EmailOptions> = {}): ChannelTarget {
   const made = createEmailTarget({
     host: "127.0.0.1",
@@ -147,7 +132,7 @@ function target(port: number, overrides: Partial<EmailOptions> = {}): ChannelTar
 describe("email through a real SMTP server", () => {
   test("the mail arrives authenticated with SPEC's subject, our from and to, and the event in the body", async () => {
     const sink = await smtpSink();
-    await target(sink.port).send(delivery(event("status.stall")), live());
+    await target(sink.port).send(firstAttempt(sampleEvent("status.stall")), live());
     expect(sink.logins).toEqual(["PLAIN ag"]);
     expect(sink.mails).toHaveLength(1);
     const [mail] = sink.mails;
@@ -178,9 +163,9 @@ describe("email through a real SMTP server", () => {
   test("the pool keeps one connection for later mails; close() ends it", async () => {
     const sink = await smtpSink();
     const email = target(sink.port);
-    await email.send(delivery(event("status.dead"), "a"), live());
-    await email.send(delivery(event("status.error"), "b"), live());
-    await email.send(delivery(event("status.permission_timeout"), "c"), live());
+    await email.send(firstAttempt(sampleEvent("status.dead"), "a"), live());
+    await email.send(firstAttempt(sampleEvent("status.error"), "b"), live());
+    await email.send(firstAttempt(sampleEvent("status.permission_timeout"), "c"), live());
     expect(sink.mails.map((m) => headers(m.raw).get("subject"))).toEqual([
       "[CRITICAL] Session Dead — fix-login",
       "[ERROR] Session Error — fix-login",
@@ -198,7 +183,7 @@ describe("email through a real SMTP server", () => {
       onRcptTo: (_address, _session, callback) => callback(reply(550, "No such user here")),
     });
     const error = await target(sink.port)
-      .send(delivery(event("status.dead")), live())
+      .send(firstAttempt(sampleEvent("status.dead")), live())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: false });
     expect(error.message).toContain("550");
@@ -213,7 +198,7 @@ describe("email through a real SMTP server", () => {
       },
     });
     const error = await target(sink.port)
-      .send(delivery(event("status.dead")), live())
+      .send(firstAttempt(sampleEvent("status.dead")), live())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
     expect(error.message).toContain("451");
@@ -222,7 +207,7 @@ describe("email through a real SMTP server", () => {
   test("a wrong password is permanent: retrying cannot fix the configuration", async () => {
     const sink = await smtpSink();
     const error = await target(sink.port, { pass: "wrong" })
-      .send(delivery(event("status.dead")), live())
+      .send(firstAttempt(sampleEvent("status.dead")), live())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: false });
     expect(error.message).toContain("535");
@@ -235,7 +220,7 @@ describe("email through a real SMTP server", () => {
     const port = sink.port;
     await new Promise<void>((done) => servers.pop()!.close(() => done()));
     const error = await target(port)
-      .send(delivery(event("status.dead")), live())
+      .send(firstAttempt(sampleEvent("status.dead")), live())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
   });
@@ -246,7 +231,7 @@ describe("email through a real SMTP server", () => {
     servers.push(silent);
     const port = (silent.address() as { port: number }).port;
     const error = await target(port, { timeoutMs: 200 })
-      .send(delivery(event("status.dead")), live())
+      .send(firstAttempt(sampleEvent("status.dead")), live())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
     expect(error.message).toContain("ETIMEDOUT");
@@ -262,7 +247,7 @@ describe("email through a real SMTP server", () => {
     });
     const controller = new AbortController();
     const pending = target(sink.port)
-      .send(delivery(event("status.dead")), controller.signal)
+      .send(firstAttempt(sampleEvent("status.dead")), controller.signal)
       .catch((e) => e);
     while (stalled === 0) await Bun.sleep(5);
     controller.abort();
@@ -299,18 +284,18 @@ describe("email settings and formatting", () => {
 
   test("the events filter, one delivery at a time, named by host and port", () => {
     const email = target(2525, { host: "127.0.0.1", events: ["status.dead"] });
-    expect(email.accepts(event("status.dead"))).toBe(true);
-    expect(email.accepts(event("status.stall"))).toBe(false);
+    expect(email.accepts(sampleEvent("status.dead"))).toBe(true);
+    expect(email.accepts(sampleEvent("status.stall"))).toBe(false);
     expect(email.channel).toBe("email");
     expect(email.concurrency).toBe(1);
     expect(email.name).toBe("127.0.0.1:2525");
   });
 
   test("other events are [INFO]; no session, no suffix; a name cannot break the header", () => {
-    expect(emailSubject(event("session.created"))).toBe("[INFO] session.created — fix-login");
-    expect(emailSubject(event("status.dead", { session: undefined }))).toBe("[CRITICAL] Session Dead");
+    expect(emailSubject(sampleEvent("session.created"))).toBe("[INFO] session.created — fix-login");
+    expect(emailSubject(sampleEvent("status.dead", { session: undefined }))).toBe("[CRITICAL] Session Dead");
     const name = "evil\r\nBcc: victim@example.test";
-    expect(emailSubject(event("status.error", { session: { id: "s", name, workDir: "/w" } }))).toBe(
+    expect(emailSubject(sampleEvent("status.error", { session: { id: "s", name, workDir: "/w" } }))).toBe(
       "[ERROR] Session Error — evil Bcc: victim@example.test",
     );
   });
@@ -330,7 +315,7 @@ describe("email settings and formatting", () => {
   test("the sender defaults to the SMTP user", async () => {
     const sink = await smtpSink({ onAuth: (_auth, _session, callback) => callback(null, { user: "any" }) });
     await target(sink.port, { from: "", user: "mailer@example.test" }).send(
-      delivery(event("status.dead")),
+      firstAttempt(sampleEvent("status.dead")),
       live(),
     );
     expect(sink.mails[0]!.envelopeFrom).toBe("mailer@example.test");

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import type { Delivery } from "../../src/channels/channel.ts";
 import { createTeamchatTarget, NEUTRAL_COLOUR, truncate } from "../../src/channels/teamchat.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
 import type { EventName } from "../../src/events/names.ts";
+import { firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
 
 interface Received {
   path: string;
@@ -25,24 +25,10 @@ const receiver = Bun.serve({
 afterAll(() => receiver.stop(true));
 const url = `http://127.0.0.1:${receiver.port}/services/T000/B000/secret-token`;
 
-function event(name: EventName, overrides: Partial<AgEvent> = {}): AgEvent {
-  return {
-    id: 1,
-    event: name,
-    timestamp: "2026-01-01T00:00:00.000Z",
-    session: { id: "sess-1", name: "fix-login", workDir: "/repo/app" },
-    detail: "no output for 5 minutes",
-    meta: {},
-    ...overrides,
-  };
-}
-const delivery = (e: AgEvent): Delivery => ({ id: "delivery-1", event: e, attempt: 1 });
-const live = () => new AbortController().signal;
-
 async function post(e: AgEvent, channel = ""): Promise<Received> {
   received.length = 0;
   answer = () => new Response("ok");
-  await createTeamchatTarget({ url, events: null, channel, timeoutMs: 5000 }).send(delivery(e), live());
+  await createTeamchatTarget({ url, events: null, channel, timeoutMs: 5000 }).send(firstAttempt(e), live());
   expect(received).toHaveLength(1);
   return received[0]!;
 }
@@ -56,7 +42,7 @@ const attachment = (got: Received) => (got.body.attachments as Attachment[])[0]!
 
 describe("team chat against a real incoming-webhook receiver", () => {
   test("a block message: header with event and session, the detail, a context line", async () => {
-    const got = await post(event("status.stall"));
+    const got = await post(sampleEvent("status.stall"));
     expect(got.path).toBe("/services/T000/B000/secret-token");
     expect(got.headers.get("content-type")).toBe("application/json");
     expect(got.headers.get("x-svc-event")).toBe("status.stall");
@@ -89,15 +75,15 @@ describe("team chat against a real incoming-webhook receiver", () => {
     ["status.idle", NEUTRAL_COLOUR],
     ["message.assistant", NEUTRAL_COLOUR],
   ] as [EventName, string][])("%s is coloured %s", async (name, colour) => {
-    expect(attachment(await post(event(name))).color).toBe(colour);
+    expect(attachment(await post(sampleEvent(name))).color).toBe(colour);
   });
 
   test("the channel override goes into the payload", async () => {
-    expect((await post(event("session.created"), "#agents")).body.channel).toBe("#agents");
+    expect((await post(sampleEvent("session.created"), "#agents")).body.channel).toBe("#agents");
   });
 
   test("no session, no detail: header is the event, no empty section, context is the time", async () => {
-    const got = await post(event("status.error", { session: undefined, detail: "" }));
+    const got = await post(sampleEvent("status.error", { session: undefined, detail: "" }));
     expect(got.body.text).toBe("status.error");
     expect(attachment(got).blocks.map((b) => b.type)).toEqual(["header", "context"]);
     expect(attachment(got).blocks[1]!.elements![0]!.text).toBe("2026-01-01T00:00:00.000Z");
@@ -106,7 +92,9 @@ describe("team chat against a real incoming-webhook receiver", () => {
   test("long texts are cut to the receiver's limits; markup in names cannot mention or link", async () => {
     const name = `<!channel> & ${"n".repeat(300)}`;
     const detail = "x".repeat(10_000);
-    const got = await post(event("status.error", { detail, session: { id: "s", name, workDir: "/w<x>" } }));
+    const got = await post(
+      sampleEvent("status.error", { detail, session: { id: "s", name, workDir: "/w<x>" } }),
+    );
     const [header, section, context] = attachment(got).blocks;
     expect(Array.from(header!.text!.text)).toHaveLength(150);
     expect(header!.text!.text.endsWith("…")).toBe(true);
@@ -123,10 +111,10 @@ describe("team chat against a real incoming-webhook receiver", () => {
 
   test("the events filter decides accepts; null takes everything", () => {
     const some = createTeamchatTarget({ url, events: ["status.dead"], timeoutMs: 5000 });
-    expect(some.accepts(event("status.dead"))).toBe(true);
-    expect(some.accepts(event("status.idle"))).toBe(false);
+    expect(some.accepts(sampleEvent("status.dead"))).toBe(true);
+    expect(some.accepts(sampleEvent("status.idle"))).toBe(false);
     const all = createTeamchatTarget({ url, events: null, timeoutMs: 5000 });
-    expect(all.accepts(event("message.thinking"))).toBe(true);
+    expect(all.accepts(sampleEvent("message.thinking"))).toBe(true);
   });
 
   test("named by origin only (the path is the secret), one delivery at a time, its timeout", () => {
@@ -140,7 +128,8 @@ describe("team chat against a real incoming-webhook receiver", () => {
 
 describe("team chat failures", () => {
   const target = createTeamchatTarget({ url, events: null, timeoutMs: 5000 });
-  const fail = (signal = live()) => target.send(delivery(event("status.dead")), signal).catch((e) => e);
+  const fail = (signal = live()) =>
+    target.send(firstAttempt(sampleEvent("status.dead")), signal).catch((e) => e);
 
   test("500 is retryable, with the receiver's reason", async () => {
     answer = () => new Response("internal_error", { status: 500 });
@@ -180,7 +169,7 @@ describe("team chat failures", () => {
     const port = closed.port;
     closed.stop(true);
     const down = createTeamchatTarget({ url: `http://127.0.0.1:${port}/x`, events: null, timeoutMs: 5000 });
-    const error = await down.send(delivery(event("status.dead")), live()).catch((e) => e);
+    const error = await down.send(firstAttempt(sampleEvent("status.dead")), live()).catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
   });
 });
