@@ -12,6 +12,13 @@ export const GLOBAL_ARGS = {
   debug: { type: "boolean", description: "Print stack traces with errors" },
 } as const satisfies ArgsDef;
 
+/** The `<id>` of the session verbs; connect.ts's resolveSessionId accepts a unique prefix. */
+export const SESSION_ID_ARG = {
+  type: "positional",
+  required: true,
+  description: "Session id, or a unique start of one",
+} as const;
+
 export function parsePortFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) > 65535) {

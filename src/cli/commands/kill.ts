@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import type { Session } from "../../sessions/session.ts";
-import { GLOBAL_ARGS } from "../args.ts";
+import { GLOBAL_ARGS, SESSION_ID_ARG } from "../args.ts";
 import { connect, resolveSessionId } from "../connect.ts";
 import { printJson, printLine } from "../output.ts";
 
@@ -9,7 +9,7 @@ export default defineCommand({
   meta: { name: "kill", description: "Kill a session (its agent window closes)" },
   args: {
     ...GLOBAL_ARGS,
-    id: { type: "positional", required: true, description: "Session id, or a unique start of one" },
+    id: SESSION_ID_ARG,
     json: { type: "boolean", description: "Machine-readable output" },
   },
   async run({ args }) {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import type { TranscriptCursorPage } from "../../transcript/cursor.ts";
-import { GLOBAL_ARGS, parseCountFlag } from "../args.ts";
+import { GLOBAL_ARGS, parseCountFlag, SESSION_ID_ARG } from "../args.ts";
 import type { ApiClient } from "../client.ts";
 import { connect, resolveSessionId } from "../connect.ts";
 import { colourEnabled, printJson, printLine } from "../output.ts";
@@ -56,7 +56,7 @@ export default defineCommand({
   meta: { name: "read", description: "A session's messages, newest page first" },
   args: {
     ...GLOBAL_ARGS,
-    id: { type: "positional", required: true, description: "Session id, or a unique start of one" },
+    id: SESSION_ID_ARG,
     page: {
       type: "string",
       description: "Page, counted back from the newest (default 1)",

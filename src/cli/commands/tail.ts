@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { isTerminal, type Session } from "../../sessions/session.ts";
-import { GLOBAL_ARGS } from "../args.ts";
+import { GLOBAL_ARGS, SESSION_ID_ARG } from "../args.ts";
 import { connect, resolveSessionId } from "../connect.ts";
 import { followEvents } from "../events.ts";
 import { colourEnabled, printLine, printNote } from "../output.ts";
@@ -12,7 +12,7 @@ export default defineCommand({
   meta: { name: "tail", description: "Follow a session's events until Ctrl+C or the session ends" },
   args: {
     ...GLOBAL_ARGS,
-    id: { type: "positional", required: true, description: "Session id, or a unique start of one" },
+    id: SESSION_ID_ARG,
     json: { type: "boolean", description: "One JSON object per event and line" },
   },
   async run({ args }) {
