@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary } from "../helpers/binary.ts";
+import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: results are inspected field by field
@@ -68,13 +69,7 @@ describe("ag mcp against a real agent", () => {
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(24);
     expect(tools.map((t) => t.name)).toContain("send_bash");
-    const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(["svc://health", "svc://sessions"]);
-    const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
-      "svc://sessions/{id}/pane",
-      "svc://sessions/{id}/transcript",
-    ]);
+    expect(await listedResources(client)).toEqual(SPEC_RESOURCES);
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name).sort()).toEqual(["debug_session", "implement_issue", "review_pr"]);
     const health = await client.readResource({ uri: "svc://health" });

@@ -12,6 +12,7 @@ import { type HttpServer, listen } from "../../src/server/listen.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
 import { CreateSessionInput, SendInput, SessionListQuery } from "../../src/sessions/session.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
+import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -115,13 +116,7 @@ describe("what ag mcp offers", () => {
       expect(tool.description!.length).toBeGreaterThan(10);
       expect(tool.inputSchema.type).toBe("object");
     }
-    const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(["svc://health", "svc://sessions"]);
-    const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
-      "svc://sessions/{id}/pane",
-      "svc://sessions/{id}/transcript",
-    ]);
+    expect(await listedResources(client)).toEqual(SPEC_RESOURCES);
     const { prompts } = await client.listPrompts();
     const args = Object.fromEntries(
       prompts.map((p) => [p.name, p.arguments!.map((a) => `${a.name}${a.required ? "" : "?"}`)]),
