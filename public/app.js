@@ -25,6 +25,7 @@ const EVENT_NAMES = [
   "session.stalled",
   "session.killed",
   "session.ended",
+  "session.turn_ended",
   "permission.requested",
   "consensus.completed",
   "verification",

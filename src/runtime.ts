@@ -36,11 +36,13 @@ import { templateRoutes } from "./server/routes/templates.ts";
 import { toolRoutes } from "./server/routes/tools.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
-import { DEFAULT_DELIVERY } from "./sessions/delivery.ts";
-import { createHookReceiver } from "./sessions/hooks.ts";
-import { createSessionRepo, createSessionService, type SessionService } from "./sessions/index.ts";
-import { DEFAULT_PRICES } from "./sessions/pricing.ts";
-import { createSupervisor } from "./sessions/supervisor.ts";
+import {
+  createSessionRepo,
+  createSessions,
+  DEFAULT_DELIVERY,
+  DEFAULT_PRICES,
+  type SessionService,
+} from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
 import { selfCommand } from "./shared/self.ts";
@@ -144,7 +146,7 @@ export async function startRuntime({
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
     const prices = { ...config.pricing, ...DEFAULT_PRICES, ...config.pricing };
-    const sessions = createSessionService({
+    const domain = createSessions({
       repo,
       tmux: control,
       agent,
@@ -168,6 +170,7 @@ export async function startRuntime({
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });
+    const sessions = domain.service;
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -204,16 +207,7 @@ export async function startRuntime({
       () => void dispatcher.close(),
       () => void chat?.close(),
     );
-    const hooks = createHookReceiver({ repo, sessions, agent, logger, diagnostics });
-    const supervisor = createSupervisor({
-      tmux: control,
-      repo,
-      sessions,
-      agent,
-      clock: systemClock,
-      logger,
-      diagnostics,
-    });
+    const { hooks, supervisor } = domain;
     memory.start();
     dispatcher.start();
     undo.push(

@@ -1,6 +1,5 @@
 import type { EventName } from "../events/names.ts";
-import type { Observation } from "../sessions/observation.ts";
-import type { PendingPermission } from "../sessions/session.ts";
+import type { PendingPermission } from "../sessions/index.ts";
 import type { TranscriptFormat } from "../transcript/cursor.ts";
 
 /**
@@ -13,6 +12,9 @@ export type ToolCategory = "read" | "write" | "bash" | "other";
 
 /** What the answer keys depend on: the pending permission's kind and, for `trust`, its dialog. */
 export type PendingDialog = Pick<PendingPermission, "kind" | "dialog">;
+
+/** One step of typing into the agent: named keys (one press each), or literal text. */
+export type KeyStep = { keys: string[] } | { text: string };
 
 export interface LaunchRequest {
   sessionId: string;
@@ -38,9 +40,44 @@ export interface LaunchPlan {
   warnings: string[];
 }
 
+/** A dialog of the agent waiting for a person: a tool permission, a plan, folder trust, a question. */
+export type PermissionRequest = Omit<PendingPermission, "id">;
+
+/**
+ * What the agent adapter tells the state fusion, in agent-neutral words, from the agent's hooks,
+ * its transcript lines and its screen. The fusion weighs them by source (sessions/live/status.ts).
+ */
+export type AgentObservation =
+  /** A prompt was accepted (its submit hook, or a new prompt line in the transcript). */
+  | { kind: "prompt-submitted"; text: string; promptId?: string }
+  /** A tool started (PreToolUse) or finished (PostToolUse): the agent works. */
+  | { kind: "tool"; phase: "started" | "finished"; tool: string; toolUseId?: string }
+  /** A sign of life that says nothing about the state (a transcript line, a sub-agent's end). */
+  | { kind: "activity" }
+  /** A dialog waits for an answer. */
+  | { kind: "permission"; request: PermissionRequest }
+  /** The agent says a dialog waits, without saying which (its reminder notification). */
+  | { kind: "dialog-waiting" }
+  /** The agent says it has been waiting for input a while (its idle notification). */
+  | { kind: "waiting-for-input" }
+  /** The turn finished (Stop). */
+  | { kind: "turn-ended" }
+  /** The turn ended on an API error (StopFailure, or the error line on screen). */
+  | { kind: "turn-failed"; error: string; rateLimited: boolean }
+  /** The screen shows the spinner: the agent is working. */
+  | { kind: "screen-working" }
+  /** The screen shows the input box and no spinner or dialog. */
+  | { kind: "screen-idle"; interrupted: boolean }
+  /** The agent UI is still starting (no input box yet, no dialog). */
+  | { kind: "starting" }
+  /** The agent process ended: cleanly (status 0) or not. */
+  | { kind: "exited"; status: number | null }
+  /** The agent ended its session (SessionEnd). */
+  | { kind: "session-ended"; reason: string };
+
 export interface ScreenReading {
   /** The agent-neutral reading of the screen, fed to the state fusion. */
-  observation: Observation;
+  observation: AgentObservation;
   /** The live input box's text, or null when no input box is shown (a dialog, start-up, exit). */
   input: string | null;
   /** The screen with volatile parts (spinner, timers) removed: changes here are agent activity. */
@@ -57,7 +94,7 @@ export interface ScreenReading {
 export interface TranscriptLineMeaning {
   /** When the agent wrote the line (epoch ms), when it says. */
   at?: number;
-  observation?: Observation;
+  observation?: AgentObservation;
   messages: Array<{ event: EventName; detail: string; meta: Record<string, unknown> }>;
   /**
    * The tokens one of the agent's messages used, as this line reports them. A message's lines
@@ -112,7 +149,7 @@ export interface AgentAdapter {
   prepareLaunch(request: LaunchRequest): Promise<LaunchPlan>;
   readScreen(text: string, options?: { paneDead?: boolean }): ScreenReading;
   /** Maps one hook callback to an observation (null when it carries nothing for the state). */
-  readHook(event: string, payload: Record<string, unknown>): Observation | null;
+  readHook(event: string, payload: Record<string, unknown>): AgentObservation | null;
   readonly hookEvents: readonly string[];
   transcript: {
     format: TranscriptFormat;
@@ -134,6 +171,8 @@ export interface AgentAdapter {
   keys: {
     approve(pending: PendingDialog): string[];
     reject(pending: PendingDialog): string[];
+    /** Answers a question dialog: one of its options (1-based), or text of one's own. */
+    answer(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[];
     interrupt: string[];
     escape: string[];
     submit: string[];

@@ -14,6 +14,7 @@ const AUDITED: ReadonlyArray<{ method: string; pattern: RegExp; action: string; 
   { method: "DELETE", pattern: /^\/v1\/sessions\/([^/]+)$/, action: "session.kill" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/approve$/, action: "session.approve" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/reject$/, action: "session.reject" },
+  { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/answer$/, action: "session.answer" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/fork$/, action: "session.fork", target: "body" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/spawn$/, action: "session.spawn", target: "body" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/resume$/, action: "session.resume" },

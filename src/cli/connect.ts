@@ -1,6 +1,6 @@
 import { type LoadedConfig, loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import type { Session } from "../sessions/session.ts";
+import type { Session } from "../sessions/index.ts";
 import { AgError } from "../shared/errors.ts";
 import { parsePortFlag } from "./args.ts";
 import { type ApiClient, createApiClient, resolveServerUrl } from "./client.ts";

@@ -1,4 +1,4 @@
-import type { Session, SessionStatus } from "../sessions/session.ts";
+import type { Session, SessionStatus } from "../sessions/index.ts";
 import type { TranscriptMessage } from "../transcript/cursor.ts";
 import type { StreamedEvent } from "./events.ts";
 import { type Colour, formatAge, paint } from "./output.ts";

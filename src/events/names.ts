@@ -8,6 +8,7 @@ export const EVENT_NAMES = [
   "session.stalled",
   "session.killed",
   "session.ended",
+  "session.turn_ended",
   "permission.requested",
   "consensus.completed",
   "verification",

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { SessionRepo } from "../sessions/repo.ts";
+import type { SessionRepo } from "../sessions/index.ts";
 import type { TmuxProbe } from "../tmux/probe.ts";
 
 /** SPEC's Health shape. `status` is "ok", or "degraded" when tmux does not answer. */

@@ -1,7 +1,13 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { MemoryInput, MemoryKey } from "../memory/entry.ts";
 import { CreatePipelineInput } from "../pipelines/pipeline.ts";
-import { BatchCreateInput, CreateSessionInput, SendInput, SessionListQuery } from "../sessions/session.ts";
+import {
+  BatchCreateInput,
+  CreateSessionInput,
+  QuestionAnswerInput,
+  SendInput,
+  SessionListQuery,
+} from "../sessions/index.ts";
 
 /**
  * The one table of MCP tools: `ag mcp` serves it and `GET /v1/tools` lists it. Each input is built
@@ -173,6 +179,16 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   sessionTool("approve_permission", "Allow the session's pending permission prompt once", "POST", "/approve"),
   sessionTool("reject_permission", "Reject the session's pending permission prompt", "POST", "/reject"),
+  tool({
+    name: "answer_question",
+    description:
+      "Answer the question the agent asks (status asking): `option` is the number of one of pendingPermission.options, or give `text` of your own",
+    input: sessionWith({
+      option: QuestionAnswerInput.properties.option,
+      text: QuestionAnswerInput.properties.text,
+    }),
+    call: (api, { sessionId, ...answer }) => api.send("POST", path(sessionId, "/answer"), answer),
+  }),
   tool({
     name: "batch_create_sessions",
     description:

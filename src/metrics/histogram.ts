@@ -1,6 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { type Percentiles, percentiles } from "../sessions/insight.ts";
-import { pushSample } from "../sessions/live-stats.ts";
+import { type Percentiles, percentiles, pushSample } from "../sessions/index.ts";
 import type { HistogramSample } from "./prometheus.ts";
 
 /** Recent samples kept server-wide for the JSON percentiles (the histogram itself counts all). */

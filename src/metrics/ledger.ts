@@ -1,5 +1,5 @@
 import type { AgentAdapter, TranscriptLineMeaning } from "../agents/agent.ts";
-import type { Tokens } from "../sessions/pricing.ts";
+import type { Tokens } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { createTranscriptTail, type TranscriptTail } from "../transcript/tail.ts";
 

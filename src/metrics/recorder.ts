@@ -1,4 +1,4 @@
-import type { StatsRecorder } from "../sessions/live-stats.ts";
+import type { StatsRecorder } from "../sessions/index.ts";
 import { createLatencyHistogram, type LatencyHistogram } from "./histogram.ts";
 
 /** Paste to the agent's confirmation: typically well under a second, seconds when it is busy. */

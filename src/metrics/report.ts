@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { Percentiles, SessionMetrics } from "../sessions/insight.ts";
+import { Percentiles, SessionMetrics } from "../sessions/index.ts";
 
 const Tokens = SessionMetrics.properties.tokens;
 

@@ -1,6 +1,6 @@
 import type { AgentAdapter } from "../agents/agent.ts";
-import { estimateCost, type PriceTable } from "../sessions/pricing.ts";
-import type { SessionRepo } from "../sessions/repo.ts";
+import type { SessionRepo } from "../sessions/index.ts";
+import { estimateCost, type PriceTable } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { toFamilies } from "./exposition.ts";

@@ -2,8 +2,7 @@ import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 import type { EventBus } from "../events/bus.ts";
 import type { SessionService } from "../sessions/index.ts";
-import { validateWorkDir } from "../sessions/lifecycle.ts";
-import { isTerminal } from "../sessions/session.ts";
+import { isTerminal, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
@@ -62,11 +61,11 @@ export function createPipelineService(deps: {
       };
       const unsubscribe = deps.bus.subscribe((event) => {
         if (event.session?.id !== sessionId) return;
-        if (event.event === "session.idle") finish("idle");
+        if (event.event === "session.turn_ended") finish("idle");
         else if (event.event === "session.ended") finish("ended");
       });
       const cancelTimer = deps.clock.setTimer(() => finish("timeout"), timeoutMs);
-      // The turn may have ended before we listened.
+      // The turn may have ended before we listened (the prompt was taken, so idle means over).
       const status = deps.sessions.get(sessionId).status;
       if (status === "idle") finish("idle");
       else if (isTerminal(status)) finish("ended");

@@ -5,8 +5,7 @@ import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts
 import { addressBudget, createRateLimiter, RateLimitedError, rateLimitHeaders } from "../auth/rate-limit.ts";
 import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import type { HealthService } from "../health/service.ts";
-import type { HookReceiver } from "../sessions/hooks.ts";
-import type { SessionService } from "../sessions/index.ts";
+import type { HookReceiver, SessionService } from "../sessions/index.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";

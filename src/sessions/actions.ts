@@ -1,16 +1,23 @@
+import type { AgentAdapter, KeyStep } from "../agents/agent.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
-import type { SessionContext } from "./context.ts";
-import type { DeliveryResult } from "./delivery.ts";
-import { answerKeys, assertTypeable } from "./lifecycle.ts";
-import type { LiveSession } from "./live.ts";
-import { deliverTo } from "./port.ts";
-import { toSession } from "./repo.ts";
+import type { Logger } from "../shared/log.ts";
+import type { Tmux } from "../tmux/tmux.ts";
+import { assertTypeable } from "./lifecycle.ts";
+import type { DeliveryOptions, DeliveryResult } from "./live/delivery.ts";
+import { deliverTo } from "./live/keyboard.ts";
+import type { AgKeys } from "./live/observation.ts";
+import type { LiveSessions } from "./live/registry.ts";
+import type { LiveSession } from "./live/session.ts";
+import { type SessionRecord, type SessionRepo, toSession } from "./repo.ts";
 import {
   isTerminal,
   MAX_PROMPT_BYTES,
+  type PendingPermission,
   type PermissionPolicy,
   type PermissionProfile,
+  type QuestionAnswer,
   type Session,
 } from "./session.ts";
 
@@ -24,14 +31,33 @@ const PROFILES: Record<PermissionProfile, Omit<PermissionPolicy, "profile">> = {
   full: { allowRead: true, allowWrite: true, allowBash: true },
 };
 
+/** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
+export type SendResult = DeliveryResult & { answered?: boolean };
+
+export interface ActionDeps {
+  repo: Pick<SessionRepo, "get" | "live" | "update">;
+  tmux: Pick<Tmux, "paste" | "sendKeys" | "sendLiteral" | "capturePane" | "killPane" | "killWindow">;
+  agent: Pick<AgentAdapter, "keys">;
+  live: Pick<LiveSessions, "get" | "running" | "follow">;
+  clock: Clock;
+  logger: Logger;
+  diagnostics?: DiagnosticsSink;
+  delivery: DeliveryOptions;
+  idleTimeoutMs: number;
+}
+
 /** What a client does to a running session: type, answer, interrupt, stop; and its policy. */
-export function createSessionActions(ctx: SessionContext) {
-  const { deps } = ctx;
+export function createSessionActions(deps: ActionDeps) {
+  function record(id: string): SessionRecord {
+    const found = deps.repo.get(id);
+    if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
+    return found;
+  }
 
   function deliver(session: LiveSession, text: string): Promise<DeliveryResult> {
-    return ctx.exclusive(session.id, async () => {
+    return session.typing(async () => {
       const started = deps.clock.now();
-      const result = await deliverTo(session, deps.tmux, deps.agent, deps.clock, text, ctx.delivery);
+      const result = await deliverTo(session, deps, text, deps.delivery);
       session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
       if (!result.delivered) {
         deps.diagnostics?.record(
@@ -48,31 +74,84 @@ export function createSessionActions(ctx: SessionContext) {
     });
   }
 
-  /** Ends a session ag stops: its window closes, the record says why, the bus is told. */
+  /** Presses ag's keys for the session, then tells its state what they were. */
+  function press(session: LiveSession, steps: KeyStep[], what: AgKeys): Promise<void> {
+    return session.typing(async () => {
+      for (const [i, step] of steps.entries()) {
+        // The agent redraws between keys of a dialog; a key sent into the redraw can be lost.
+        if (i > 0) await new Promise<void>((resolve) => deps.clock.setTimer(resolve, 150));
+        const pane = session.record().paneId;
+        if (!pane) return;
+        if ("keys" in step) await deps.tmux.sendKeys(pane, step.keys);
+        else await deps.tmux.sendLiteral(pane, step.text);
+      }
+      session.observe({ kind: "keys", keys: what }, "ag");
+    });
+  }
+
+  /** The pending dialog, checked against the id the client answers. */
+  function pendingOf(session: LiveSession, id: string, permissionId?: string): PendingPermission {
+    const pending = session.status().pending;
+    if (!pending)
+      throw new AgError(
+        "NO_PENDING_PERMISSION",
+        `session ${id} has no pending permission prompt or question`,
+      );
+    if (permissionId !== undefined && permissionId !== pending.id) {
+      throw new AgError(
+        "PERMISSION_MISMATCH",
+        `the pending permission is ${pending.id}, not ${permissionId}`,
+      );
+    }
+    return pending;
+  }
+
+  async function answerQuestion(
+    session: LiveSession,
+    id: string,
+    answer: QuestionAnswer,
+    permissionId?: string,
+  ): Promise<void> {
+    const pending = pendingOf(session, id, permissionId);
+    if (pending.kind !== "question") {
+      throw new AgError(
+        "CONFLICT",
+        `session ${id} waits for a ${pending.kind} permission, not an answer: approve or reject it`,
+      );
+    }
+    if ("option" in answer) {
+      const count = pending.options?.length ?? 0;
+      if (answer.option < 1 || (count > 0 && answer.option > count)) {
+        throw new AgError("VALIDATION_ERROR", `option ${answer.option} is not one of the ${count} options`);
+      }
+    } else {
+      assertTypeable(answer.text, "text");
+      if (answer.text.includes("\n"))
+        throw new AgError("VALIDATION_ERROR", "an answer to a question is one line: it contains a newline");
+    }
+    await press(session, deps.agent.keys.answer(pending, answer), "answer");
+  }
+
+  /** Ends a session ag stops: its state says why (and tells the bus), then its window closes. */
   async function end(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
-    const rec = ctx.record(id);
+    const rec = record(id);
     if (isTerminal(rec.status))
       throw new AgError("SESSION_NOT_FOUND", `session ${id} has already ended (${rec.status})`);
     // A parent takes its teammates (panes of its window) with it, each ended in its own right.
     for (const child of deps.repo.live().filter((s) => s.parentId === id))
       await end(child.id, reason).catch(() => {});
-    const session = ctx.live.get(id);
-    session?.markKilled();
+    const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
+    const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
+    // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
+    session.observe({ kind: "closed", reason, detail }, "ag");
     const shared = rec.windowId && deps.repo.live().some((s) => s.id !== id && s.windowId === rec.windowId);
     if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});
     else if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
-    const at = new Date(deps.clock.now()).toISOString();
-    const status = reason === "killed" ? "killed" : "completed";
-    deps.repo.update(id, { status, pendingPermission: null, updatedAt: at, endedAt: at, endReason: reason });
-    if (reason === "killed") ctx.publish(rec, "session.killed", `session ${rec.name} killed`);
-    else ctx.publish(rec, "status.stopped", `idle for ${deps.settings.idleTimeoutMs} ms`, { reason });
-    ctx.publish(rec, "session.ended", reason, { reason });
-    ctx.forget(id);
-    return toSession(ctx.record(id));
+    return toSession(record(id));
   }
 
   function storePolicy(id: string, policy: PermissionPolicy): PermissionPolicy {
-    const rec = ctx.record(id);
+    const rec = record(id);
     deps.repo.update(id, { permissions: policy, updatedAt: new Date(deps.clock.now()).toISOString() });
     deps.logger.info(`session ${rec.name}: permission policy ${policy.profile}`, policy);
     return policy;
@@ -82,53 +161,73 @@ export function createSessionActions(ctx: SessionContext) {
     deliver,
     end,
 
-    async send(id: string, text: string): Promise<DeliveryResult> {
-      const session = ctx.running(id);
-      if (session.record().status === "permission_prompt") {
+    /**
+     * Types a message. While the agent asks a question, the text answers it (a bare number picks
+     * that option); while it waits for a permission, nothing is typed (409).
+     */
+    async send(id: string, text: string): Promise<SendResult> {
+      const session = deps.live.running(id);
+      const status = session.status().status;
+      if (status === "permission_prompt") {
         throw new AgError(
           "SESSION_BUSY",
           `session ${id} waits for a permission answer: approve or reject it first`,
         );
       }
-      return deliver(session, normalizeText(text, "text"));
+      const normalized = normalizeText(text, "text");
+      if (status === "asking") {
+        const trimmed = normalized.trim();
+        await answerQuestion(
+          session,
+          id,
+          /^\d+$/.test(trimmed) ? { option: Number(trimmed) } : { text: trimmed },
+        );
+        return { delivered: true, attempts: 1, answered: true };
+      }
+      return deliver(session, normalized);
     },
 
     async answer(id: string, approve: boolean, permissionId?: string): Promise<Session> {
-      const session = ctx.running(id);
-      const pending = session.record().pendingPermission;
-      if (!pending)
-        throw new AgError("NO_PENDING_PERMISSION", `session ${id} has no pending permission prompt`);
-      if (permissionId !== undefined && permissionId !== pending.id) {
+      const session = deps.live.running(id);
+      const pending = pendingOf(session, id, permissionId);
+      if (approve && pending.kind === "question") {
         throw new AgError(
-          "PERMISSION_MISMATCH",
-          `the pending permission is ${pending.id}, not ${permissionId}`,
+          "CONFLICT",
+          `session ${id} asks a question: answer it with POST /v1/sessions/${id}/answer {option | text}`,
         );
       }
       // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
-      const keys = answerKeys(deps.agent, pending, approve);
-      await ctx.exclusive(id, () => pressEach(session, keys, deps.clock));
-      return toSession(ctx.record(id));
+      const keys = approve ? deps.agent.keys.approve(pending) : deps.agent.keys.reject(pending);
+      await press(
+        session,
+        keys.map((key) => ({ keys: [key] })),
+        approve ? "approve" : "reject",
+      );
+      return toSession(record(id));
+    },
+
+    async answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session> {
+      await answerQuestion(deps.live.running(id), id, answer, permissionId);
+      return toSession(record(id));
     },
 
     async interrupt(id: string): Promise<Session> {
-      const session = ctx.running(id);
+      const session = deps.live.running(id);
       // A second Ctrl+C at idle would exit the agent: there is nothing to interrupt.
-      if (session.record().status === "idle")
+      if (session.status().status === "idle")
         throw new AgError("CONFLICT", `session ${id} is idle: nothing to interrupt`);
-      await ctx.exclusive(id, () => session.sendKeys(deps.agent.keys.interrupt));
-      return toSession(ctx.record(id));
+      await press(session, [{ keys: deps.agent.keys.interrupt }], "interrupt");
+      return toSession(record(id));
     },
 
     async escape(id: string): Promise<Session> {
-      const session = ctx.running(id);
-      await ctx.exclusive(id, () => session.sendKeys(deps.agent.keys.escape));
-      return toSession(ctx.record(id));
+      const session = deps.live.running(id);
+      await press(session, [{ keys: deps.agent.keys.escape }], "escape");
+      return toSession(record(id));
     },
 
-    kill: (id: string) => end(id, "killed"),
-
     async pane(id: string): Promise<{ id: string; content: string }> {
-      const rec = ctx.record(id);
+      const rec = record(id);
       if (!rec.paneId || isTerminal(rec.status))
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
       return { id, content: await deps.tmux.capturePane(rec.paneId) };
@@ -153,11 +252,4 @@ export function normalizeText(text: string, field: string): string {
   const normalized = text.replace(/\r\n/g, "\n");
   assertTypeable(normalized, field);
   return normalized;
-}
-
-async function pressEach(session: LiveSession, keys: string[], clock: Clock): Promise<void> {
-  for (const [i, key] of keys.entries()) {
-    if (i > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, 150));
-    await session.sendKeys([key]);
-  }
 }

@@ -1,3 +1,27 @@
+/**
+ * The sessions domain's public face: everything outside sessions/ imports from here.
+ * (tests/unit/architecture.test.ts keeps it so.)
+ */
+export { normalizeText, type SendResult } from "./actions.ts";
+export type { BatchResult, CreateResult, Owner } from "./creation.ts";
+export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
+export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
+export type { Supervisor } from "./feed/supervisor.ts";
+export {
+  Percentiles,
+  percentiles,
+  SessionHealth,
+  SessionLatency,
+  SessionMetrics,
+  SessionSummary,
+} from "./insight.ts";
+export { validateWorkDir } from "./lifecycle.ts";
+export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "./live/delivery.ts";
+export type { Observation, ObservationSource } from "./live/observation.ts";
+export type { LiveSessions } from "./live/registry.ts";
+export type { LiveSession } from "./live/session.ts";
+export { pushSample, type StatsRecorder } from "./live/stats.ts";
+export { DEFAULT_PRICES, estimateCost, type PriceTable, type Tokens } from "./pricing.ts";
 export {
   createSessionRepo,
   type SessionPatch,
@@ -5,11 +29,6 @@ export {
   type SessionRepo,
   toSession,
 } from "./repo.ts";
-export {
-  createSessionService,
-  type MemoryReader,
-  type SessionDefaults,
-  type SessionService,
-  type TemplateReader,
-} from "./service.ts";
+export type { SessionService } from "./service.ts";
 export * from "./session.ts";
+export { createSessions, type Sessions } from "./setup.ts";

@@ -1,7 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { SessionContext } from "./context.ts";
-import { DEFAULT_PRICES, estimateCost } from "./pricing.ts";
-import type { createSessionReading } from "./reading.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Tmux } from "../tmux/tmux.ts";
+import type { LiveSessions } from "./live/registry.ts";
+import { DEFAULT_PRICES, estimateCost, type PriceTable } from "./pricing.ts";
+import type { SessionReading } from "./reading.ts";
 import type { SessionRecord } from "./repo.ts";
 import { isTerminal, SessionStatus } from "./session.ts";
 
@@ -72,11 +74,18 @@ export const SessionLatency = Type.Object({
 });
 
 /** Health with hints, summary, metrics and latency of one session. */
-export function createSessionInsight(ctx: SessionContext, reading: ReturnType<typeof createSessionReading>) {
-  const { deps } = ctx;
+export function createSessionInsight(deps: {
+  record(id: string): SessionRecord;
+  reading: Pick<SessionReading, "summary">;
+  live: Pick<LiveSessions, "get">;
+  tmux: Pick<Tmux, "listPanes">;
+  clock: Clock;
+  prices?: PriceTable;
+}) {
+  const { reading } = deps;
 
   async function health(id: string): Promise<Static<typeof SessionHealth>> {
-    const rec = ctx.record(id);
+    const rec = deps.record(id);
     const pane =
       rec.paneId && !isTerminal(rec.status)
         ? (await deps.tmux.listPanes()).find((p) => p.paneId === rec.paneId)
@@ -95,20 +104,20 @@ export function createSessionInsight(ctx: SessionContext, reading: ReturnType<ty
 
   async function summary(id: string): Promise<Static<typeof SessionSummary>> {
     const { tokens, summary: s } = await reading.summary(id);
-    return { id, status: ctx.record(id).status, ...s, tokens };
+    return { id, status: deps.record(id).status, ...s, tokens };
   }
 
   async function metrics(id: string): Promise<Static<typeof SessionMetrics>> {
-    const rec = ctx.record(id);
+    const rec = deps.record(id);
     const { tokens, tokensByModel, summary: s } = await reading.summary(id);
-    const live = ctx.live.get(id);
+    const live = deps.live.get(id);
     const timeInState: Record<string, number> = { ...(live?.stats.timeInState ?? {}) };
     if (live)
       timeInState[rec.status] = (timeInState[rec.status] ?? 0) + (deps.clock.now() - live.stats.statusSince);
     return {
       id,
       tokens,
-      estimatedCost: estimateCost(tokensByModel, deps.settings.prices ?? DEFAULT_PRICES),
+      estimatedCost: estimateCost(tokensByModel, deps.prices ?? DEFAULT_PRICES),
       turns: s.turns,
       toolCalls: s.toolCalls,
       deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },
@@ -118,8 +127,8 @@ export function createSessionInsight(ctx: SessionContext, reading: ReturnType<ty
   }
 
   function latency(id: string): Static<typeof SessionLatency> {
-    ctx.record(id);
-    const stats = ctx.live.get(id)?.stats;
+    deps.record(id);
+    const stats = deps.live.get(id)?.stats;
     return {
       id,
       deliveryMs: percentiles(stats?.deliveryMs ?? []),
@@ -143,10 +152,12 @@ export function hintsFor(
         : "a permission";
       return [`waiting for permission (${what}): POST ${base}/approve or POST ${base}/reject`];
     }
-    case "asking":
+    case "asking": {
+      const options = rec.pendingPermission?.options?.map((o) => `${o.index}. ${o.label}`).join(", ");
       return [
-        `the agent asks a question (${rec.pendingPermission?.detail ?? "see the pane"}): read GET ${base}/pane, answer with POST ${base}/send`,
+        `the agent asks a question (${rec.pendingPermission?.question ?? rec.pendingPermission?.detail ?? "see the pane"}${options ? `; ${options}` : ""}): POST ${base}/answer {"option": N} or {"text": "…"} (or POST ${base}/send the answer)`,
       ];
+    }
     case "stalled":
       return [
         `no agent activity for ${Math.round(idleMs / 1000)} s: POST ${base}/send a nudge, POST ${base}/interrupt, or DELETE ${base}`,

@@ -1,8 +1,11 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import { AgError } from "../shared/errors.ts";
-import type { SessionContext } from "./context.ts";
+import type { Tmux } from "../tmux/tmux.ts";
 import { sessionDir } from "./lifecycle.ts";
-import type { LiveSession } from "./live.ts";
-import type { SessionRecord } from "./repo.ts";
+import type { LiveSessions } from "./live/registry.ts";
+import type { LiveSession } from "./live/session.ts";
+import type { SessionRecord, SessionRepo } from "./repo.ts";
 
 export interface LaunchSpec {
   /** The stored session to run (new, or ended and being resumed). */
@@ -16,14 +19,23 @@ export interface LaunchSpec {
   warnings: string[];
 }
 
+export interface LauncherDeps {
+  repo: Pick<SessionRepo, "stats">;
+  tmux: Pick<Tmux, "newWindow" | "splitWindow">;
+  agent: Pick<AgentAdapter, "prepareLaunch">;
+  live: Pick<LiveSessions, "follow">;
+  diagnostics?: DiagnosticsSink;
+  settings: { stateDir: string; hookBaseUrl: () => string; maxSessions: number | null };
+}
+
 /**
- * Opens the agent's window for a stored session and starts following it. The record exists
- * before the window does, so the agent's first hooks find it; a window that cannot be opened
- * leaves the session crashed, not half-made.
+ * Opens the agent's window for a stored session. The session is followed before the window
+ * exists, so the agent's first hooks find it; a window that cannot be opened leaves it crashed
+ * (with its events), not half-made.
  */
-export async function launchWindow(ctx: SessionContext, spec: LaunchSpec): Promise<LiveSession> {
-  const { deps } = ctx;
+export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promise<LiveSession> {
   const rec = spec.record;
+  const session = deps.live.follow(rec, "launch");
   const plan = await deps.agent.prepareLaunch({
     sessionId: rec.id,
     workDir: rec.workDir,
@@ -36,38 +48,33 @@ export async function launchWindow(ctx: SessionContext, spec: LaunchSpec): Promi
     resume: spec.resume,
   });
   spec.warnings.push(...plan.warnings);
-  let pane: { windowId: string; paneId: string };
   try {
     const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
-    pane = spec.splitOf
-      ? await deps.tmux.splitWindow(spec.splitOf, placement)
-      : await deps.tmux.newWindow({ ...placement, name: rec.name });
-  } catch (error) {
-    const at = new Date(deps.clock.now()).toISOString();
-    deps.repo.update(rec.id, { status: "crashed", endedAt: at, endReason: "launch failed", updatedAt: at });
-    deps.diagnostics?.record(
-      "tmux.failure",
-      `session ${rec.id}: could not open a window: ${(error as Error).message}`,
+    session.placed(
+      spec.splitOf
+        ? await deps.tmux.splitWindow(spec.splitOf, placement)
+        : await deps.tmux.newWindow({ ...placement, name: rec.name }),
     );
-    throw new AgError("TMUX_UNAVAILABLE", `could not open a tmux window: ${(error as Error).message}`, {
-      cause: error,
-    });
+  } catch (error) {
+    const message = (error as Error).message;
+    session.observe({ kind: "launch-failed", error: message }, "ag");
+    deps.diagnostics?.record("tmux.failure", `session ${rec.id}: could not open a window: ${message}`);
+    throw new AgError("TMUX_UNAVAILABLE", `could not open a tmux window: ${message}`, { cause: error });
   }
-  deps.repo.update(rec.id, { windowId: pane.windowId, paneId: pane.paneId });
-  const stored = deps.repo.get(rec.id)!;
-  const session = ctx.follow(stored, true);
-  ctx.publish(stored, "session.created", `session ${stored.name} created`, {
-    permissionMode: stored.permissionMode,
-    agentCommand: stored.agentCommand,
-    ...spec.origin,
-  });
+  const launched = session.record();
+  const detail = `session ${launched.name} created`;
+  session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");
   void session.readScreen();
   return session;
 }
 
-export function assertCapacity(ctx: SessionContext): void {
-  const limit = ctx.deps.settings.maxSessions;
-  if (limit !== null && ctx.deps.repo.stats().active >= limit) {
+function launchMeta(rec: SessionRecord, origin: Record<string, unknown> = {}): Record<string, unknown> {
+  return { permissionMode: rec.permissionMode, agentCommand: rec.agentCommand, ...origin };
+}
+
+export function assertCapacity(deps: Pick<LauncherDeps, "repo" | "settings">): void {
+  const limit = deps.settings.maxSessions;
+  if (limit !== null && deps.repo.stats().active >= limit) {
     throw new AgError("SESSION_LIMIT_REACHED", `the limit of ${limit} concurrent sessions is reached`);
   }
 }

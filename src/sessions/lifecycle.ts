@@ -4,7 +4,7 @@ import { basename, isAbsolute, join } from "node:path";
 import type { AgentAdapter, PendingDialog } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
-import type { SessionDefaults } from "./context.ts";
+import type { SessionDefaults } from "./deps.ts";
 import type { SessionRecord } from "./repo.ts";
 import type { CreateSessionInput } from "./session.ts";
 

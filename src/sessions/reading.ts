@@ -1,7 +1,9 @@
-import type { TranscriptSummary } from "../agents/agent.ts";
+import type { AgentAdapter, TranscriptSummary } from "../agents/agent.ts";
+import type { Logger } from "../shared/log.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
-import type { SessionContext } from "./context.ts";
-import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
+import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
+import type { LiveSessions } from "./live/registry.ts";
+import type { SessionRecord } from "./repo.ts";
 import type { ReadResult } from "./session.ts";
 
 /** How long `/read` waits for the agent to flush a finished turn to its transcript. */
@@ -24,13 +26,18 @@ const EMPTY_SUMMARY: TranscriptSummary = {
 const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest_id: 0, newest_id: 0 };
 
 /** Reading a session's conversation: `/read` and the transcript cursor, live or ended. */
-export function createSessionReading(ctx: SessionContext) {
-  const { deps } = ctx;
+export type SessionReading = ReturnType<typeof createSessionReading>;
 
+export function createSessionReading(deps: {
+  record(id: string): SessionRecord;
+  live: Pick<LiveSessions, "get">;
+  agent: Pick<AgentAdapter, "transcript">;
+  logger: Logger;
+}) {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
   async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
-    const rec = ctx.record(id);
-    const session = ctx.live.get(id);
+    const rec = deps.record(id);
+    const session = deps.live.get(id);
     if (session) {
       if (!session.transcript.path) {
         const found = await deps.agent.transcript.find(rec.workDir, id);
@@ -50,11 +57,11 @@ export function createSessionReading(ctx: SessionContext) {
   return {
     async read(id: string): Promise<ReadResult> {
       const transcript = await transcriptOf(id);
-      const status = ctx.record(id).status;
+      const status = deps.record(id).status;
       // A turn that is over by the hooks may not be fully written down yet: wait for it, briefly.
       if (transcript && status !== "working" && status !== "stalled")
         await transcript.settled(READ_SETTLE_MS);
-      const rec = ctx.record(id);
+      const rec = deps.record(id);
       const tokens = transcript?.tokens() ?? rec.tokenUsage;
       return {
         id,
@@ -68,7 +75,7 @@ export function createSessionReading(ctx: SessionContext) {
     async summary(id: string) {
       const transcript = await transcriptOf(id);
       if (transcript) await transcript.catchUp();
-      const rec = ctx.record(id);
+      const rec = deps.record(id);
       return {
         tokens: transcript?.tokens() ?? rec.tokenUsage,
         tokensByModel: transcript?.tokensByModel() ?? {},

@@ -23,23 +23,24 @@ export interface SessionRecord extends Session {
   env?: Record<string, string> | null;
 }
 
+/** What may change about a session besides its state. */
 export type SessionPatch = Partial<
   Pick<
     SessionRecord,
-    | "status"
-    | "updatedAt"
-    | "lastActivityAt"
-    | "pendingPermission"
-    | "tokenUsage"
-    | "windowId"
-    | "paneId"
-    | "transcriptPath"
-    | "endedAt"
-    | "endReason"
-    | "permissions"
-    | "hookSecret"
+    "updatedAt" | "tokenUsage" | "windowId" | "paneId" | "transcriptPath" | "permissions" | "hookSecret"
   >
 >;
+
+/**
+ * A session's state as stored. Written by one module only, the status writer of the live session
+ * (sessions/live/writer.ts), which publishes every change it saves.
+ */
+export type StatusRecord = Pick<
+  SessionRecord,
+  "status" | "pendingPermission" | "updatedAt" | "lastActivityAt" | "endedAt" | "endReason"
+>;
+
+type Columns = SessionPatch & Partial<StatusRecord>;
 
 interface SessionRow {
   id: string;
@@ -76,6 +77,8 @@ export interface SessionRepo {
   insert(session: SessionRecord): void;
   get(id: string): SessionRecord | null;
   update(id: string, patch: SessionPatch): void;
+  /** Only for the status writer (sessions/live/writer.ts). */
+  saveStatus(id: string, status: StatusRecord): void;
   list(query?: SessionListQuery): SessionRecord[];
   /** Sessions in a live state, oldest first (re-adoption order). */
   live(): SessionRecord[];
@@ -86,7 +89,7 @@ export interface SessionRepo {
 
 const LIVE_LIST = LIVE_STATES.map((s) => `'${s}'`).join(",");
 
-const COLUMNS: Record<keyof SessionPatch, (p: SessionPatch) => Record<string, unknown>> = {
+const COLUMNS: Record<keyof Columns, (p: Columns) => Record<string, unknown>> = {
   status: (p) => ({ status: p.status }),
   updatedAt: (p) => ({ updated_at: p.updatedAt }),
   lastActivityAt: (p) => ({ last_activity_at: p.lastActivityAt }),
@@ -140,6 +143,20 @@ export function createSessionRepo(db: Database): SessionRepo {
   );
   const updates = new Map<string, ReturnType<typeof db.query>>();
 
+  function write(id: string, patch: Columns): void {
+    const values: Record<string, unknown> = {};
+    for (const key of Object.keys(patch) as (keyof Columns)[]) Object.assign(values, COLUMNS[key](patch));
+    const columns = Object.keys(values);
+    if (columns.length === 0) return;
+    const sql = `UPDATE sessions SET ${columns.map((c) => `${c} = $${c}`).join(", ")} WHERE id = $id`;
+    let statement = updates.get(sql);
+    if (!statement) {
+      statement = db.query(sql);
+      updates.set(sql, statement);
+    }
+    statement.run({ ...values, id } as never);
+  }
+
   return {
     insert(s) {
       insert.run({
@@ -168,26 +185,14 @@ export function createSessionRepo(db: Database): SessionRepo {
         endReason: s.endReason,
         env: s.env && Object.keys(s.env).length ? JSON.stringify(s.env) : null,
       });
-      if (s.permissions) this.update(s.id, { permissions: s.permissions });
+      if (s.permissions) write(s.id, { permissions: s.permissions });
     },
     get(id) {
       const row = byId.get(id);
       return row ? toRecord(row) : null;
     },
-    update(id, patch) {
-      const values: Record<string, unknown> = {};
-      for (const key of Object.keys(patch) as (keyof SessionPatch)[])
-        Object.assign(values, COLUMNS[key](patch));
-      const columns = Object.keys(values);
-      if (columns.length === 0) return;
-      const sql = `UPDATE sessions SET ${columns.map((c) => `${c} = $${c}`).join(", ")} WHERE id = $id`;
-      let statement = updates.get(sql);
-      if (!statement) {
-        statement = db.query(sql);
-        updates.set(sql, statement);
-      }
-      statement.run({ ...values, id } as never);
-    },
+    update: (id, patch) => write(id, patch),
+    saveStatus: (id, status) => write(id, status),
     list(query = {}) {
       const running = query.status === "running";
       return list

@@ -24,6 +24,12 @@ export const TokenUsage = Type.Object({
   cacheCreation: Type.Integer(),
 });
 
+export const QuestionOption = Type.Object({
+  index: Type.Integer({ minimum: 1, description: "the option's number in the dialog (answer with it)" }),
+  label: Type.String(),
+  description: Type.Optional(Type.String()),
+});
+
 export const PendingPermission = Type.Object({
   id: Type.String(),
   kind: Type.Union([
@@ -41,6 +47,19 @@ export const PendingPermission = Type.Object({
   dialog: Type.Optional(
     Type.String({
       description: "the agent's dialog, for kind trust: folder-trust, api-key, bypass-permissions",
+    }),
+  ),
+  question: Type.Optional(Type.String({ description: "kind question: what the agent asks" })),
+  options: Type.Optional(
+    Type.Array(QuestionOption, { description: "kind question: the agent's options, answered by number" }),
+  ),
+  multiSelect: Type.Optional(
+    Type.Boolean({ description: "kind question: more than one option may be picked" }),
+  ),
+  questions: Type.Optional(
+    Type.Integer({
+      minimum: 2,
+      description: "kind question: how many questions the dialog asks, when more than one",
     }),
   ),
 });
@@ -145,7 +164,27 @@ export const PermissionAnswer = Type.Object(
   { additionalProperties: false },
 );
 
-export const Delivery = Type.Object({ delivered: Type.Boolean(), attempts: Type.Integer() });
+/** POST /answer: one of the question's options, or an answer of one's own (exactly one of them). */
+export const QuestionAnswerInput = Type.Object(
+  {
+    option: Type.Optional(Type.Integer({ minimum: 1, description: "the number of one of the options" })),
+    text: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, description: "an answer of one's own" }),
+    ),
+    permissionId: Type.Optional(Type.String({ description: "the pending question's id, to be sure" })),
+  },
+  { additionalProperties: false },
+);
+export type QuestionAnswer = { option: number } | { text: string };
+
+export const Delivery = Type.Object({
+  delivered: Type.Boolean(),
+  attempts: Type.Integer(),
+  reason: Type.Optional(Type.String({ description: "why it was not delivered" })),
+  answered: Type.Optional(
+    Type.Boolean({ description: "the text answered the agent's question instead of being a prompt" }),
+  ),
+});
 
 export const CreatedSession = Type.Composite([
   Session,

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { AgentAdapter } from "../agents/agent.ts";
-import { type Session, Session as SessionSchema } from "../sessions/session.ts";
+import { type Session, Session as SessionSchema } from "../sessions/index.ts";
 import type { TmuxPane } from "../tmux/tmux.ts";
 import type { SystemProcess } from "./processes.ts";
 

@@ -1,8 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
-import { normalizeText } from "../sessions/actions.ts";
 import type { SessionService, TemplateReader } from "../sessions/index.ts";
-import { validateWorkDir } from "../sessions/lifecycle.ts";
+import { normalizeText, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import { createTemplateRepo } from "./repo.ts";

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PermissionMode } from "../config/schema.ts";
-import { AgentEnv, MemoryKeys, StallThreshold } from "../sessions/session.ts";
+import { AgentEnv, MemoryKeys, StallThreshold } from "../sessions/index.ts";
 
 /** SPEC's template fields: what a session created from it starts with. */
 const fields = {

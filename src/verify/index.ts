@@ -8,7 +8,6 @@ export {
   type VerifyOptions,
 } from "./service.ts";
 export { DEFAULT_TIMEOUTS, type StepTimeouts } from "./steps.ts";
-export { createTurnEndDetector } from "./turns.ts";
 export {
   STEP_NAMES,
   type StepName,

@@ -13,7 +13,6 @@ import {
   summarize,
   unverifiableSummary,
 } from "./steps.ts";
-import { createTurnEndDetector } from "./turns.ts";
 import type { VerificationResult, VerificationStep } from "./verification.ts";
 
 export interface VerificationSettings {
@@ -146,10 +145,10 @@ export function createVerificationService(deps: VerificationServiceDeps): Verifi
 
   let stopAuto: (() => void) | null = null;
   if (deps.settings.autoVerifyOnStop) {
-    const turnEnded = createTurnEndDetector();
+    // The session's state says when a turn ends (its boot and its end are no turns).
     stopAuto = deps.bus.subscribe((event) => {
-      const sessionId = turnEnded(event);
-      if (sessionId === null) return;
+      const sessionId = event.event === "session.turn_ended" ? event.session?.id : undefined;
+      if (sessionId === undefined) return;
       try {
         verify(sessionId, { trigger: "auto" }).catch((error) =>
           deps.logger.error(`auto-verification of session ${sessionId} failed: ${describeError(error)}`),

@@ -17,16 +17,15 @@ import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
 import { memoryRoutes } from "../../src/server/routes/memory.ts";
 import type { RouteScope } from "../../src/server/routes/scopes.ts";
 import { templateRoutes } from "../../src/server/routes/templates.ts";
-import { createHookReceiver } from "../../src/sessions/hooks.ts";
 import {
   createSessionRepo,
-  createSessionService,
+  createSessions,
+  type LiveSessions,
   type SessionRecord,
   type SessionRepo,
   type SessionService,
+  type StatsRecorder,
 } from "../../src/sessions/index.ts";
-import type { StatsRecorder } from "../../src/sessions/live-stats.ts";
-import { createSupervisor } from "../../src/sessions/supervisor.ts";
 import type { Clock } from "../../src/shared/clock.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
@@ -45,6 +44,8 @@ export interface TestApp extends HttpApp {
   keys: KeyStore;
   diagnostics: Diagnostics;
   sessions: SessionService;
+  /** The live sessions (each the writer of its state), to read a screen or feed an observation. */
+  live: LiveSessions;
   tmux: FakeTmux;
   events: AgEvent[];
   logs: string[];
@@ -137,7 +138,7 @@ export function testApp(
       clock,
       keys,
     });
-  const sessions = createSessionService({
+  const domain = createSessions({
     repo,
     tmux,
     agent,
@@ -160,18 +161,10 @@ export function testApp(
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },
   });
+  const sessions = domain.service;
   const templates = createTemplateService({ db, clock, sessions });
   // Routes tmux events to the sessions, as in production (the fake starts at once).
-  if (options.supervise !== false) {
-    void createSupervisor({
-      tmux,
-      repo,
-      sessions,
-      agent,
-      clock: options.clock ?? systemClock,
-      logger,
-    }).start();
-  }
+  if (options.supervise !== false) void domain.supervisor.start();
   const app = createApp({
     version: "0.0.0-test",
     authToken: options.authToken ?? "",
@@ -179,7 +172,7 @@ export function testApp(
     dashboard: { enabled: options.dashboardRoot !== undefined, root: options.dashboardRoot ?? "" },
     health: options.health ?? { check: async () => fixedHealth },
     sessions,
-    hooks: createHookReceiver({ repo, sessions, agent, logger, diagnostics }),
+    hooks: domain.hooks,
     logger,
     audit,
     plugins: [
@@ -207,6 +200,7 @@ export function testApp(
     keys,
     diagnostics,
     sessions,
+    live: domain.live,
     tmux,
     events,
     logs,

@@ -10,6 +10,7 @@ import { type FakeBotApi, startFakeBotApi } from "../fakes/bot-api.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
 import { hook, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until as waitUntil } from "../helpers/until.ts";
 
 const alice = { id: 777, first_name: "Alice", username: "alice" };
 const mallory = { id: 666, first_name: "Mallory" };
@@ -75,13 +76,7 @@ function startWorld(
   return { app, bus, bot, chat, dispatcher };
 }
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(10);
-  }
-}
+const until = (check: () => boolean, ms = 5_000) => waitUntil(check, ms);
 
 /** A session at a Bash permission prompt, and the prompt's message in its topic. */
 async function sessionAtPrompt(world: World, command = "rm -rf build") {

@@ -148,15 +148,40 @@ describe("status messages and permission buttons", () => {
     for (const button of buttons)
       expect(Buffer.byteLength(button.callback_data)).toBeLessThanOrEqual(MAX_CALLBACK_BYTES);
     expect(decodeAnswer(buttons[0]!.callback_data)).toEqual({
-      approve: true,
+      choice: "approve",
       sessionId: session.id,
       permissionId: "perm-3",
       fingerprint: promptFingerprint(pending),
     });
-    expect(decodeAnswer(buttons[1]!.callback_data)?.approve).toBe(false);
+    expect(decodeAnswer(buttons[1]!.callback_data)?.choice).toBe("reject");
   });
 
-  test("a plan to approve has buttons too; a question and other states do not", () => {
+  test("a question shows its options as buttons, each answering with its number, and Dismiss", () => {
+    const asked = {
+      id: "perm-4",
+      kind: "question",
+      tool: "AskUserQuestion",
+      detail: "Which color?",
+      question: "Which color?",
+      options: [
+        { index: 1, label: "Red" },
+        { index: 2, label: "Blue" },
+      ],
+    };
+    const out = formatStatus(event("status.question", "Which color?", { pendingPermission: asked }));
+    expect(shown(out.html)).toBe("❓ Question\nWhich color?\n1. Red\n2. Blue");
+    const buttons = out.keyboard!.inline_keyboard.flat();
+    expect(buttons.map((b) => b.text)).toEqual(["1. Red", "2. Blue", "❌ Dismiss"]);
+    expect(decodeAnswer(buttons[1]!.callback_data)).toEqual({
+      choice: 2,
+      sessionId: session.id,
+      permissionId: "perm-4",
+      fingerprint: promptFingerprint(asked),
+    });
+    expect(decodeAnswer(buttons[2]!.callback_data)?.choice).toBe("reject");
+  });
+
+  test("a plan to approve has buttons too; other states do not", () => {
     const plan = formatStatus(
       event("status.plan", "plan", {
         pendingPermission: { id: "perm-1", kind: "plan", detail: "1. do\n2. test" },
@@ -164,13 +189,6 @@ describe("status messages and permission buttons", () => {
     );
     expect(shown(plan.html)).toBe("📋 Plan to approve\n1. do\n2. test");
     expect(plan.keyboard).toBeDefined();
-    const question = formatStatus(
-      event("status.question", "Which one?", {
-        pendingPermission: { id: "perm-2", kind: "question", detail: "Which one?" },
-      }),
-    );
-    expect(shown(question.html)).toBe("❓ question\nWhich one?");
-    expect(question.keyboard).toBeUndefined();
     expect(shown(formatStatus(event("status.idle", "working → idle")).html)).toBe(
       "💤 idle, waiting for a prompt",
     );
@@ -186,7 +204,7 @@ describe("status messages and permission buttons", () => {
     expect(promptFingerprint(pending)).not.toBe(promptFingerprint({ ...pending, detail: "ls" }));
     expect(decodeAnswer("a:nothex:perm-1:abc")).toBeNull();
     expect(decodeAnswer("x:0f8fad5bd9cb469fa16570867728950e:perm-1:abc")).toBeNull();
-    expect(encodeAnswer(true, "not-a-uuid", "perm-1", pending)).toBeNull();
-    expect(encodeAnswer(true, session.id, `perm-${"9".repeat(40)}`, pending)).toBeNull();
+    expect(encodeAnswer("approve", "not-a-uuid", "perm-1", pending)).toBeNull();
+    expect(encodeAnswer("approve", session.id, `perm-${"9".repeat(40)}`, pending)).toBeNull();
   });
 });

@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { AgentObservation } from "../../src/agents/agent.ts";
 import {
   describeToolInput,
   HOOK_EVENTS,
   hookSettings,
   readHookPayload,
 } from "../../src/agents/claude/hooks.ts";
-import type { Observation } from "../../src/sessions/observation.ts";
-import { initialStatus, reduce } from "../../src/sessions/status.ts";
+import { initialStatus, reduce } from "../../src/sessions/live/status.ts";
 
 interface Recorded {
   path: string;
@@ -34,30 +34,39 @@ describe("Claude Code hook payloads → observations", () => {
       kinds.set(body.hook_event_name, set);
     }
     expect([...(kinds.get("UserPromptSubmit") ?? [])]).toEqual(["prompt-submitted"]);
-    expect([...(kinds.get("PreToolUse") ?? [])]).toEqual(["activity"]);
-    expect([...(kinds.get("PostToolUse") ?? [])]).toEqual(["activity"]);
+    expect([...(kinds.get("PreToolUse") ?? [])]).toEqual(["tool"]);
+    expect([...(kinds.get("PostToolUse") ?? [])]).toEqual(["tool"]);
     expect([...(kinds.get("PermissionRequest") ?? [])]).toEqual(["permission"]);
     expect([...(kinds.get("Stop") ?? [])]).toEqual(["turn-ended"]);
     expect([...(kinds.get("StopFailure") ?? [])]).toEqual(["turn-failed"]);
     expect([...(kinds.get("SessionEnd") ?? [])]).toEqual(["session-ended"]);
     expect([...(kinds.get("SessionStart") ?? [])]).toEqual(["none"]);
-    expect([...(kinds.get("Notification") ?? [])]).toEqual(["none"]);
+    // "Claude needs your permission" (a dialog waits): ag looks at the screen if it knows none.
+    expect([...(kinds.get("Notification") ?? [])]).toEqual(["dialog-waiting"]);
   });
 
   test("permission requests say what they are about", async () => {
     const requests = (await recorded())
       .filter((r) => r.body.hook_event_name === "PermissionRequest")
       .map(
-        (r) => readHookPayload("PermissionRequest", r.body) as Extract<Observation, { kind: "permission" }>,
+        (r) =>
+          readHookPayload("PermissionRequest", r.body) as Extract<AgentObservation, { kind: "permission" }>,
       )
       .map((o) => o.request);
     expect(requests).toContainEqual({ kind: "tool", tool: "Bash", detail: "touch created-by-bash.txt" });
     expect(
       requests.some((r) => r.kind === "tool" && r.tool === "Write" && r.detail.endsWith("hello.txt")),
     ).toBe(true);
-    expect(
-      requests.some((r) => r.kind === "question" && r.detail === "Which color should the button be?"),
-    ).toBe(true);
+    expect(requests).toContainEqual({
+      kind: "question",
+      tool: "AskUserQuestion",
+      detail: "Which color should the button be?",
+      question: "Which color should the button be?",
+      options: [
+        { index: 1, label: "Red", description: "A bold red button" },
+        { index: 2, label: "Blue", description: "A calm blue button" },
+      ],
+    });
     expect(requests.some((r) => r.kind === "plan")).toBe(true);
   });
 
@@ -70,6 +79,26 @@ describe("Claude Code hook payloads → observations", () => {
     });
   });
 
+  test("tool hooks carry the tool and its use id; a permission request has none (it follows its tool's start)", async () => {
+    const pre = (await recorded()).find((r) => r.body.hook_event_name === "PreToolUse")!;
+    expect(readHookPayload("PreToolUse", pre.body)).toEqual({
+      kind: "tool",
+      phase: "started",
+      tool: pre.body.tool_name as string,
+      toolUseId: pre.body.tool_use_id as string,
+    });
+    expect(readHookPayload("PostToolUseFailure", { tool_name: "Bash" })).toEqual({
+      kind: "tool",
+      phase: "finished",
+      tool: "Bash",
+      toolUseId: undefined,
+    });
+    expect(readHookPayload("Notification", { notification_type: "idle_prompt" })).toEqual({
+      kind: "waiting-for-input",
+    });
+    expect(readHookPayload("Notification", { notification_type: "auth_success" })).toBeNull();
+  });
+
   test("a rate-limit failure is flagged as such", () => {
     expect(readHookPayload("StopFailure", { error: "rate_limit" })).toEqual({
       kind: "turn-failed",
@@ -80,7 +109,7 @@ describe("Claude Code hook payloads → observations", () => {
   });
 
   test("replaying the whole recorded run through the fusion never leaves a working agent idle mid-turn", async () => {
-    let state = initialStatus(0, 120_000, "working", true);
+    let state = initialStatus(0, 120_000, "working", { booting: true });
     state = reduce(state, { kind: "screen-idle", interrupted: false }, "screen", 1).state;
     const statuses: string[] = [];
     let t = 10;

@@ -117,11 +117,15 @@ describe("classifying captured Claude Code panes", () => {
     expect(expectState(read("09-permission-rejected"), "idle").interrupted).toBe(false);
   });
 
-  test("AskUserQuestion: header and question", () => {
+  test("AskUserQuestion: header, question and the agent's options (not the dialog's own rows)", () => {
     expect(read("10-ask-question")).toEqual({
       state: "ask_question",
       header: "Color",
       question: "Which color should the button be?",
+      options: [
+        { index: 1, label: "Red" },
+        { index: 2, label: "Blue" },
+      ],
     });
   });
 

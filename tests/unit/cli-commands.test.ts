@@ -232,7 +232,11 @@ describe("ag create and ag kill", () => {
     simulateAgents(app, { acceptEnter: () => false });
     const created = await ag(["create", "hello", "--json", "--port", port], tempDir());
     expect(created.exitCode).toBe(1);
-    expect(JSON.parse(created.stdout).promptDelivery).toEqual({ delivered: false, attempts: 3 });
+    expect(JSON.parse(created.stdout).promptDelivery).toEqual({
+      delivered: false,
+      attempts: 3,
+      reason: "the prompt stayed in the input box",
+    });
     expect(created.stderr).toContain("did not take the prompt (3 attempts)");
   });
 });
@@ -316,6 +320,12 @@ describe("ag run against a running server", () => {
     const session = { id: record.id, name: record.name, workDir: record.workDir };
     publish({ event: "message.assistant", session, detail: "Hello from the simulation!" });
     publish({ event: "session.idle", session, detail: "working → idle" });
+    publish({
+      event: "session.turn_ended",
+      session,
+      detail: "working → idle",
+      meta: { reason: "completed" },
+    });
     expect(await proc.exited).toBe(0);
     await Promise.all([out.done, err.done]);
     expect(out.text()).toBe("Hello from the simulation!\n");

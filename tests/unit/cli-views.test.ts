@@ -148,21 +148,22 @@ describe("terminal output", () => {
 });
 
 describe("ag run tells its turn from the session's events", () => {
-  test("idles before creation answered are not the end; the first idle after it is", () => {
+  test("idles are not the end (a new session's first one is its boot); the server's turn end is", () => {
     const turn = createTurnFollower("s-1");
     expect(turn.step(event("session.created"))).toEqual({});
     expect(turn.step(event("session.idle"))).toEqual({});
     expect(turn.step(event("session.working"))).toEqual({});
-    turn.delivered();
     expect(turn.step(event("message.assistant", "Hello"))).toEqual({ print: "Hello" });
-    expect(turn.step(event("status.idle"))).toEqual({ end: "turn" });
+    expect(turn.step(event("status.idle"))).toEqual({});
+    expect(turn.step(event("session.turn_ended", "working → idle", { reason: "completed" }))).toEqual({
+      end: "turn",
+    });
     expect(turn.printed()).toBe(1);
   });
 
-  test("the transcript's messages may come after the idle: they never decide the end", () => {
+  test("the transcript's messages may come after the turn's end: they never decide it", () => {
     const turn = createTurnFollower("s-1");
-    turn.delivered();
-    expect(turn.step(event("session.idle"))).toEqual({ end: "turn" });
+    expect(turn.step(event("session.turn_ended"))).toEqual({ end: "turn" });
     expect(turn.step(event("message.user", "say hello"))).toEqual({});
     expect(turn.step(event("message.assistant", "late"))).toEqual({ print: "late" });
   });

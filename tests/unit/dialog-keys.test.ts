@@ -3,6 +3,7 @@ import { createClaudeAdapter, readScreen } from "../../src/agents/claude/adapter
 import { testApp } from "../helpers/app.ts";
 import { pane } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -71,14 +72,6 @@ describe("the Claude adapter's keys for each start-up dialog", () => {
   });
 });
 
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(5);
-  }
-}
-
 describe("approve and reject press the pending dialog's keys", () => {
   for (const d of DIALOGS) {
     for (const answer of ["approve", "reject"] as const) {
@@ -90,7 +83,7 @@ describe("approve and reject press the pending dialog's keys", () => {
         const id = ((await created.json()) as Json).id as string;
         const paneId = app.repo.get(id)!.paneId!;
         app.tmux.setScreen(paneId, pane(d.pane));
-        await app.sessions.live(id).readScreen();
+        await app.live.running(id).readScreen();
         await until(() => app.repo.get(id)!.status === "permission_prompt");
 
         // The API reports which dialog it is.

@@ -15,6 +15,7 @@ import { type TestApp, testApp } from "../helpers/app.ts";
 import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: results are inspected field by field
 type Json = Record<string, any>;
@@ -69,14 +70,6 @@ afterAll(async () => {
   await http?.stop(0);
 });
 
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(5);
-  }
-}
-
 async function call(name: string, args: Record<string, unknown> = {}): Promise<Json> {
   return (await client.callTool({ name, arguments: args })) as Json;
 }
@@ -108,10 +101,13 @@ const pasted = (paneId: string) =>
     .filter((i) => i.kind === "paste")
     .map((i) => (i as { text: string }).text);
 
+/** Beyond SPEC's 24: answering the agent's question (CONTRACT §10). */
+const TOOLS = [...SPEC_TOOLS, "answer_question"];
+
 describe("what ag mcp offers", () => {
-  test("SPEC's tools, the four resources, the three prompts with their arguments", async () => {
+  test("SPEC's tools and answer_question, the four resources, the three prompts with their arguments", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(10);
       expect(tool.inputSchema.type).toBe("object");
@@ -205,6 +201,8 @@ describe("each tool is one call of the REST API", () => {
       ["server_health", {}, "GET /v1/health"],
       ["approve_permission", s, `POST ${at}/approve`],
       ["reject_permission", s, `POST ${at}/reject`],
+      ["answer_question", { ...s, option: 2 }, `POST ${at}/answer {"option":2}`],
+      ["answer_question", { ...s, text: "green" }, `POST ${at}/answer {"text":"green"}`],
       [
         "batch_create_sessions",
         { sessions: [{ workDir: "/w" }] },
@@ -225,7 +223,7 @@ describe("each tool is one call of the REST API", () => {
       ["state_get", { key: "team/a b" }, "GET /v1/memory/team/a%20b"],
       ["state_delete", { key: "team/x" }, "DELETE /v1/memory/team/x"],
     ];
-    expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...SPEC_TOOLS].sort());
+    expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...TOOLS].sort());
     for (const [name, args, expected] of cases) {
       calls.length = 0;
       await findTool(name)!.call(api, args as never);

@@ -151,7 +151,7 @@ describe("GET /v1/metrics and GET /metrics over live sessions", () => {
     expect(before.value("ag_tokens_total", { type: "input" })).toBe(100);
 
     expect((await app.request("DELETE", `/v1/sessions/${id}`)).status).toBe(200);
-    expect(() => app.sessions.live(id)).toThrow(); // forgotten, its own counters with it
+    expect(() => app.live.running(id)).toThrow(); // forgotten, its own counters with it
     const after = await scrape(app);
     expect(after.value("ag_prompts_total", { outcome: "delivered" })).toBe(1);
     expect(after.value("ag_tokens_total", { type: "input" })).toBe(100);

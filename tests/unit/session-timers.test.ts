@@ -3,6 +3,7 @@ import { createManualClock } from "../fakes/clock.ts";
 import { testApp } from "../helpers/app.ts";
 import { hook, idleWithInput, pane } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 /** A session on the fake tmux whose timers run on a manual clock. */
 async function session() {
@@ -12,7 +13,7 @@ async function session() {
   const id = (await created.json()).id as string;
   const paneId = app.repo.get(id)!.paneId!;
   app.tmux.setScreen(paneId, pane("01-idle-startup"));
-  await app.sessions.live(id).readScreen();
+  await app.live.running(id).readScreen();
   expect(app.repo.get(id)!.status).toBe("idle");
   const names = () => app.events.map((e) => e.event);
   return { app, clock, id, paneId, names };
@@ -23,7 +24,7 @@ describe("timers on an injected clock", () => {
     const { app, clock, id, paneId, names } = await session();
     await hook(app, id, "UserPromptSubmit", { prompt: "hang forever", prompt_id: "h1" });
     app.tmux.setScreen(paneId, pane("04-working"));
-    await app.sessions.live(id).readScreen();
+    await app.live.running(id).readScreen();
     clock.advance(119_999);
     expect(app.repo.get(id)!.status).toBe("working");
     clock.advance(1);
@@ -57,14 +58,26 @@ describe("timers on an injected clock", () => {
     expect(names()).not.toContain("status.permission_timeout");
   });
 
-  test("an idle screen without the Stop hook confirms to idle only after CONFIRM_MS", async () => {
+  test("an idle screen without the Stop hook confirms to idle only on a fresh capture CONFIRM_MS later", async () => {
     const { app, clock, id, paneId } = await session();
     await hook(app, id, "UserPromptSubmit", { prompt: "x", prompt_id: "c1" });
+    let captures = 0;
+    const capture = app.tmux.capturePane.bind(app.tmux);
+    app.tmux.capturePane = (target, options) => {
+      captures++;
+      return capture(target, options);
+    };
+    // The screen shows the turn, then an idle prompt (the Stop hook lost).
+    app.tmux.setScreen(paneId, pane("04-working"));
+    await app.live.running(id).readScreen();
     app.tmux.setScreen(paneId, idleWithInput(""));
-    await app.sessions.live(id).readScreen();
+    await app.live.running(id).readScreen();
+    const before = captures;
     clock.advance(1_000);
     expect(app.repo.get(id)!.status).toBe("working");
     clock.advance(500);
-    expect(app.repo.get(id)!.status).toBe("idle");
+    // The decision is a capture of its own, made now: not the frame seen 1.5 s ago.
+    await until(() => app.repo.get(id)!.status === "idle");
+    expect(captures).toBeGreaterThan(before);
   });
 });

@@ -79,7 +79,7 @@ describe("idle timeout", () => {
     ).json()) as Json;
     const record = () => app.repo.get(created.id)!;
     app.tmux.setScreen(record().paneId!, pane("01-idle-startup"));
-    await app.sessions.live(created.id).readScreen();
+    await app.live.running(created.id).readScreen();
     expect(record().status).toBe("idle");
     const windowId = record().windowId!;
     clock.advance(599_999);
@@ -101,10 +101,10 @@ describe("idle timeout", () => {
     ).json()) as Json;
     const paneId = app.repo.get(created.id)!.paneId!;
     app.tmux.setScreen(paneId, pane("01-idle-startup"));
-    await app.sessions.live(created.id).readScreen();
+    await app.live.running(created.id).readScreen();
     clock.advance(900);
-    app.sessions.live(created.id).observe({ kind: "prompt-submitted", text: "x" }, "hook");
-    app.sessions.live(created.id).observe({ kind: "turn-ended" }, "hook");
+    app.live.running(created.id).observe({ kind: "prompt-submitted", text: "x" }, "hook");
+    app.live.running(created.id).observe({ kind: "turn-ended" }, "hook");
     clock.advance(900);
     expect(app.repo.get(created.id)!.status).toBe("idle");
     const off = testApp({ clock, idleTimeoutMs: 0 });
@@ -112,7 +112,7 @@ describe("idle timeout", () => {
       await off.request("POST", "/v1/sessions", { body: { workDir: tempDir() } })
     ).json()) as Json;
     off.tmux.setScreen(off.repo.get(other.id)!.paneId!, pane("01-idle-startup"));
-    await off.sessions.live(other.id).readScreen();
+    await off.live.running(other.id).readScreen();
     clock.advance(10_000_000);
     expect(off.repo.get(other.id)!.status).toBe("idle");
   });

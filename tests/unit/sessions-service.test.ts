@@ -2,17 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { testApp } from "../helpers/app.ts";
 import { hook, idleWithInput, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
-
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(5);
-  }
-}
 
 async function create(app: ReturnType<typeof testApp>, body: Record<string, unknown>) {
   const response = await app.request("POST", "/v1/sessions", { body: { workDir: tempDir(), ...body } });
@@ -62,7 +55,11 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     const app = testApp();
     simulateAgents(app, { acceptEnter: () => false });
     const { body } = await create(app, { prompt: "hello" });
-    expect(body.promptDelivery).toEqual({ delivered: false, attempts: 3 });
+    expect(body.promptDelivery).toEqual({
+      delivered: false,
+      attempts: 3,
+      reason: "the prompt stayed in the input box",
+    });
   });
 
   test("a screen that does not change is not captured over and over while a prompt waits", async () => {
@@ -77,7 +74,7 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
       return capture(paneId);
     };
     const { body } = await create(app, { prompt: "hello" });
-    expect(body.promptDelivery).toEqual({ delivered: false, attempts: 3 });
+    expect(body.promptDelivery).toMatchObject({ delivered: false, attempts: 3 });
     // Reads follow screen changes and the delivery's own steps (a few dozen), never a loop.
     expect(captures).toBeLessThan(60);
   });
@@ -86,7 +83,11 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     const app = testApp();
     const sim = simulateAgents(app, { hook: false });
     const { body } = await create(app, { prompt: "hello" });
-    expect(body.promptDelivery).toEqual({ delivered: false, attempts: 1 });
+    expect(body.promptDelivery).toEqual({
+      delivered: false,
+      attempts: 1,
+      reason: "the agent never confirmed the prompt",
+    });
     expect(sim.enters()).toBe(1);
   });
 
@@ -207,11 +208,18 @@ describe("a running session", () => {
     expect(app.tmux.typed(paneId).at(-1)).toBe("Escape");
   });
 
-  test("an interrupt with no hook: the screen's interrupt marker turns it idle", async () => {
+  test("an interrupt with no hook: once the screen showed the turn, its interrupt marker turns it idle", async () => {
     const { app, id, paneId } = await running();
     await hook(app, id, "UserPromptSubmit", { prompt: "slow", prompt_id: "s2" });
+    // A marker drawn before the screen ever showed this turn may be the last turn's: not enough.
+    app.tmux.setScreen(paneId, pane("05-interrupted"));
+    await Bun.sleep(50);
+    expect(app.repo.get(id)!.status).toBe("working");
+    app.tmux.setScreen(paneId, pane("04-working"));
+    await Bun.sleep(50);
     app.tmux.setScreen(paneId, pane("05-interrupted"));
     await until(() => app.repo.get(id)!.status === "idle");
+    expect(app.events.find((e) => e.event === "session.turn_ended")?.meta.reason).toBe("interrupted");
   });
 
   test("a permission dialog on screen without its hook still becomes permission_prompt", async () => {

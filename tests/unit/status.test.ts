@@ -1,81 +1,143 @@
 import { describe, expect, test } from "bun:test";
-import type { Observation, ObservationSource } from "../../src/sessions/observation.ts";
-import { CONFIRM_MS, initialStatus, reduce, type StatusState } from "../../src/sessions/status.ts";
+import type { PermissionRequest } from "../../src/agents/agent.ts";
+import type { Observation, ObservationSource } from "../../src/sessions/live/observation.ts";
+import {
+  ANSWER_GRACE_MS,
+  CATCH_UP_MS,
+  CONFIRM_MS,
+  initialStatus,
+  reduce,
+  type StatusState,
+  type Transition,
+} from "../../src/sessions/live/status.ts";
 
-/** Feeds observations at given times; returns the states and events seen. */
-function run(start: StatusState, steps: Array<[at: number, source: ObservationSource, obs: Observation]>) {
+type Step = [at: number, source: ObservationSource, obs: Observation];
+
+/** Feeds observations at given times; returns the states, events and the last transition. */
+function run(start: StatusState, steps: Step[]) {
   let state = start;
   const events: string[] = [];
   const statuses: string[] = [];
+  const meta: Array<Transition["meta"]> = [];
+  let last: Transition | null = null;
   for (const [at, source, obs] of steps) {
-    const t = reduce(state, obs, source, at);
-    state = t.state;
-    events.push(...t.events);
+    last = reduce(state, obs, source, at);
+    state = last.state;
+    events.push(...last.events);
     statuses.push(state.status);
+    meta.push(last.meta);
   }
-  return { state, events, statuses };
+  return { state, events, statuses, meta, last: last! };
 }
 
 const STALL = 120_000;
 const idleStart = () => initialStatus(0, STALL, "idle");
-const bash = { kind: "tool" as const, tool: "Bash", detail: "ls -la" };
+const bash: PermissionRequest = { kind: "tool", tool: "Bash", detail: "touch approved.txt" };
+const prompt = (text = "x"): Observation => ({ kind: "prompt-submitted", text });
+const spinner: Observation = { kind: "screen-working" };
+const idleScreen: Observation = { kind: "screen-idle", interrupted: false };
+const dialog = (request: PermissionRequest): Observation => ({ kind: "permission", request });
+const working = (at = 0) => run(idleStart(), [[at, "hook", prompt()]]).state;
+const caughtUp = (at = 0) => run(working(at), [[at + 10, "screen", spinner]]).state;
 
 describe("hooks drive the state", () => {
-  test("prompt → working → Stop → idle", () => {
+  test("prompt → working → Stop → idle, and the turn's end is one fact", () => {
     const r = run(idleStart(), [
-      [10, "hook", { kind: "prompt-submitted", text: "say hello" }],
+      [10, "hook", prompt("say hello")],
       [20, "hook", { kind: "turn-ended" }],
     ]);
     expect(r.statuses).toEqual(["working", "idle"]);
-    expect(r.events).toEqual(["session.working", "status.working", "session.idle", "status.idle"]);
+    expect(r.events).toEqual([
+      "session.working",
+      "status.working",
+      "session.idle",
+      "status.idle",
+      "session.turn_ended",
+    ]);
+    expect(r.meta[1]!["session.turn_ended"]).toEqual({ reason: "completed" });
   });
 
-  test("a permission request → permission_prompt with a pending id; the tool running → working", () => {
+  test("a permission request → permission_prompt with a pending id; its tool finishing → working", () => {
     const r = run(idleStart(), [
-      [10, "hook", { kind: "prompt-submitted", text: "run ls" }],
-      [20, "hook", { kind: "activity", working: true }],
-      [30, "hook", { kind: "permission", request: bash }],
+      [10, "hook", prompt("run ls")],
+      [20, "hook", { kind: "tool", phase: "started", tool: "Bash", toolUseId: "t1" }],
+      [30, "hook", dialog(bash)],
     ]);
     expect(r.state.status).toBe("permission_prompt");
     expect(r.state.pending).toEqual({ id: "perm-1", ...bash });
     expect(r.events).toContain("permission.requested");
     expect(r.events).toContain("status.permission");
-    const after = run(r.state, [[40, "hook", { kind: "activity", working: true }]]);
+    expect(r.last.detail).toBe("Bash: touch approved.txt");
+    const after = run(r.state, [
+      [40, "hook", { kind: "tool", phase: "finished", tool: "Bash", toolUseId: "t1" }],
+    ]);
     expect(after.state.status).toBe("working");
     expect(after.state.pending).toBeNull();
   });
 
-  test("the same dialog seen again (hook, then screen) is one request, not two", () => {
+  test("another tool of the same batch finishing leaves the dialog of this one waiting", () => {
     const r = run(idleStart(), [
-      [10, "hook", { kind: "permission", request: bash }],
-      [20, "screen", { kind: "permission", request: bash }],
+      [10, "hook", prompt()],
+      [20, "hook", { kind: "tool", phase: "started", tool: "Read", toolUseId: "t0" }],
+      [21, "hook", { kind: "tool", phase: "started", tool: "Bash", toolUseId: "t1" }],
+      [30, "hook", dialog(bash)],
+      [40, "hook", { kind: "tool", phase: "finished", tool: "Read", toolUseId: "t0" }],
     ]);
-    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(1);
+    expect(r.state.status).toBe("permission_prompt");
     expect(r.state.pending?.id).toBe("perm-1");
   });
 
-  test("a question → asking; a plan → permission_prompt of kind plan", () => {
-    const q = run(idleStart(), [
-      [10, "hook", { kind: "permission", request: { kind: "question", detail: "Pick one" } }],
-    ]);
+  test("a question → asking, with its options; a plan → permission_prompt of kind plan", () => {
+    const asked: PermissionRequest = {
+      kind: "question",
+      detail: "Which color?",
+      question: "Which color?",
+      options: [
+        { index: 1, label: "Red" },
+        { index: 2, label: "Blue" },
+      ],
+    };
+    const q = run(idleStart(), [[10, "hook", dialog(asked)]]);
     expect(q.state.status).toBe("asking");
-    expect(q.events).toContain("status.question");
-    const p = run(idleStart(), [
-      [10, "hook", { kind: "permission", request: { kind: "plan", detail: "plan.md" } }],
-    ]);
+    expect(q.state.pending).toMatchObject({ id: "perm-1", options: asked.options });
+    expect(q.events).toEqual(["permission.requested", "status.question"]);
+    expect(q.last.detail).toBe("Which color? — 1. Red · 2. Blue");
+    const p = run(idleStart(), [[10, "hook", dialog({ kind: "plan", detail: "plan.md" })]]);
     expect(p.state.status).toBe("permission_prompt");
     expect(p.events).toContain("status.plan");
   });
 
-  test("an API failure ends the turn with its event", () => {
+  test("an API failure ends the turn with one event; the error still on screen says nothing more", () => {
+    const failed: Observation = { kind: "turn-failed", error: "rate_limit", rateLimited: true };
     const r = run(idleStart(), [
-      [10, "hook", { kind: "prompt-submitted", text: "x" }],
-      [20, "hook", { kind: "turn-failed", error: "rate_limit", rateLimited: true }],
+      [10, "hook", prompt()],
+      [20, "hook", failed],
+      ...Array.from({ length: 50 }, (_, i): Step => [30 + i * 10, "screen", { ...failed, error: "429" }]),
     ]);
     expect(r.state.status).toBe("idle");
-    expect(r.events).toContain("status.rate_limited");
+    expect(r.events.filter((e) => e === "status.rate_limited")).toHaveLength(1);
+    expect(r.events.filter((e) => e === "session.turn_ended")).toHaveLength(1);
   });
 
+  test("the idle notification heals a lost Stop; the dialog reminder asks for a fresh look", () => {
+    const healed = run(working(), [[60_000, "hook", { kind: "waiting-for-input" }]]);
+    expect(healed.state.status).toBe("idle");
+    expect(healed.events).toContain("session.turn_ended");
+    const look = run(working(), [[500, "hook", { kind: "dialog-waiting" }]]);
+    expect(look.last.rereadAt).toBe(500);
+    expect(look.state.status).toBe("working");
+  });
+
+  test("a prompt line read from the transcript while a dialog waits is from before it", () => {
+    const r = run(idleStart(), [
+      [10, "hook", dialog(bash)],
+      [20, "transcript", prompt("run cmd: touch approved.txt")],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+  });
+});
+
+describe("the end of a session", () => {
   test("SessionEnd alone changes nothing; a clean exit → completed; a dead process → crashed; terminal states stay", () => {
     expect(run(idleStart(), [[5, "hook", { kind: "session-ended", reason: "other" }]]).state.status).toBe(
       "idle",
@@ -83,116 +145,306 @@ describe("hooks drive the state", () => {
     const dead = run(idleStart(), [[5, "tmux", { kind: "exited", status: 137 }]]);
     expect(dead.state.status).toBe("crashed");
     expect(dead.events).toEqual(["status.dead", "session.ended"]);
-    expect(run(dead.state, [[6, "hook", { kind: "prompt-submitted", text: "x" }]]).state.status).toBe(
-      "crashed",
-    );
-    expect(run(idleStart(), [[5, "tmux", { kind: "exited", status: 0 }]]).state.status).toBe("completed");
+    expect(dead.meta[0]!["session.ended"]).toEqual({ reason: "failed" });
+    expect(run(dead.state, [[6, "hook", prompt()]]).state.status).toBe("crashed");
+    const clean = run(idleStart(), [[5, "tmux", { kind: "exited", status: 0 }]]);
+    expect(clean.state.status).toBe("completed");
+    expect(clean.meta[0]!["session.ended"]).toEqual({ reason: "normal" });
+  });
+
+  test("ag's kill, its idle timeout and a failed launch are transitions with their events", () => {
+    const killed = run(idleStart(), [
+      [5, "ag", { kind: "closed", reason: "killed", detail: "session a killed" }],
+    ]);
+    expect(killed.state.status).toBe("killed");
+    expect(killed.events).toEqual(["session.killed", "session.ended"]);
+    expect(killed.meta[0]!["session.ended"]).toEqual({ reason: "killed" });
+    expect(killed.last.endReason).toBe("killed");
+    // Its window closing afterwards is not a crash.
+    expect(run(killed.state, [[6, "tmux", { kind: "gone" }]]).state.status).toBe("killed");
+
+    const timedOut = run(idleStart(), [
+      [5, "ag", { kind: "closed", reason: "idle_timeout", detail: "idle" }],
+    ]);
+    expect(timedOut.state.status).toBe("completed");
+    expect(timedOut.events).toEqual(["status.stopped", "session.ended"]);
+    expect(timedOut.meta[0]!["session.ended"]).toEqual({ reason: "idle_timeout" });
+
+    const failed = run(initialStatus(0, STALL, "working", { booting: true }), [
+      [5, "ag", { kind: "launch-failed", error: "no tmux" }],
+    ]);
+    expect(failed.state.status).toBe("crashed");
+    expect(failed.events).toEqual(["status.dead", "session.ended"]);
+    expect(failed.last.endReason).toBe("launch failed: no tmux");
+  });
+
+  test("a launch is told once; an ended session resumed is working again, booting", () => {
+    const launched = run(initialStatus(0, STALL, "working", { booting: true }), [
+      [5, "ag", { kind: "launched", detail: "session a created", origin: { forkedFrom: "p" } }],
+    ]);
+    expect(launched.events).toEqual(["session.created"]);
+    expect(launched.meta[0]!["session.created"]).toEqual({ forkedFrom: "p" });
+    const ended = run(idleStart(), [[5, "ag", { kind: "closed", reason: "killed", detail: "" }]]).state;
+    const resumed = run(ended, [
+      [9, "ag", { kind: "launched", detail: "resumed", origin: { resumed: true } }],
+    ]);
+    expect(resumed.state.status).toBe("working");
+    expect(resumed.state.booting).toBe(true);
+    expect(resumed.events).toEqual(["session.created"]);
   });
 });
 
-describe("the screen never turns a working agent idle on one frame", () => {
-  const working = () => run(idleStart(), [[0, "hook", { kind: "prompt-submitted", text: "x" }]]).state;
-
-  test("an idle-looking frame right after the prompt is ignored", () => {
-    const r = run(working(), [
-      [50, "screen", { kind: "screen-idle", interrupted: false }],
-      [100, "screen", { kind: "screen-working" }],
-    ]);
-    expect(r.statuses).toEqual(["working", "working"]);
+describe("a late frame never overrules newer evidence", () => {
+  test("a hook's permission outlives spinner frames drawn before its dialog, however long", () => {
+    // The reported loss: the spinner is still drawn when the hook arrives (under load, for a while).
+    const steps: Step[] = [
+      [0, "hook", prompt("edit file")],
+      [5, "screen", spinner],
+      [100, "hook", dialog({ kind: "tool", tool: "Write", detail: "/w/hello.txt" })],
+    ];
+    for (let t = 110; t < 20_000; t += 250) steps.push([t, "screen", spinner]);
+    const r = run(idleStart(), steps);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending?.id).toBe("perm-1");
   });
 
-  test("an idle screen held for CONFIRM_MS with no hook since → idle (e.g. interrupted before any output)", () => {
-    const r = run(working(), [
-      [5000, "screen", { kind: "screen-idle", interrupted: false }],
-      [5000 + CONFIRM_MS - 1, "timer", { kind: "tick" }],
-      [5000 + CONFIRM_MS, "timer", { kind: "tick" }],
+  test("the dialog seen by the hook and then on screen is one request with the hook's detail", () => {
+    const r = run(idleStart(), [
+      [0, "hook", prompt("edit file")],
+      [100, "hook", dialog({ kind: "tool", tool: "Write", detail: "/w/hello.txt" })],
+      [160, "screen", dialog({ kind: "tool", tool: "Write", detail: "hello.txt" })],
     ]);
-    expect(r.statuses).toEqual(["working", "working", "idle"]);
+    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(1);
+    expect(r.state.pending).toEqual({ id: "perm-1", kind: "tool", tool: "Write", detail: "/w/hello.txt" });
   });
 
-  test("a hook during the confirmation window restarts it", () => {
-    const r = run(working(), [
-      [5000, "screen", { kind: "screen-idle", interrupted: false }],
-      [5500, "hook", { kind: "activity", working: true }],
-      [5000 + CONFIRM_MS, "timer", { kind: "tick" }],
-      [5500 + CONFIRM_MS, "timer", { kind: "tick" }],
+  test("the screen first, the hook 60 ms later: still one request, named by the hook", () => {
+    const r = run(idleStart(), [
+      [0, "hook", prompt("run cmd")],
+      [100, "screen", dialog({ kind: "tool", tool: "Bash", detail: "touch approved.txt" })],
+      [160, "hook", dialog(bash)],
+    ]);
+    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(1);
+    expect(r.state.pending?.id).toBe("perm-1");
+  });
+
+  test("a frame captured before the hook that set the state cannot change it", () => {
+    const r = run(caughtUp(0), [
+      [500, "hook", { kind: "turn-ended" }],
+      [400, "screen", spinner],
+      [400 + CONFIRM_MS + 10, "screen", { ...spinner }],
+    ]);
+    // The second frame is newer than the hook, but the screen has not shown idle since: ignored.
+    expect(r.statuses).toEqual(["idle", "idle", "idle"]);
+  });
+
+  test("the dialog seen on screen, then gone for CONFIRM_MS in fresh frames → answered by hand", () => {
+    const r = run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [150, "screen", dialog(bash)],
+      [2000, "screen", spinner],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.last.rereadAt).toBe(2000 + CONFIRM_MS);
+    const decided = run(r.state, [[2000 + CONFIRM_MS, "screen", spinner]]);
+    expect(decided.state.status).toBe("working");
+    expect(decided.state.pending).toBeNull();
+  });
+
+  test("time alone decides nothing: a tick at the confirmation time leaves the state as it was", () => {
+    const r = run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [150, "screen", dialog(bash)],
+      [2000, "screen", spinner],
+      [2000 + CONFIRM_MS, "timer", { kind: "tick" }],
+      [2000 + 10 * CONFIRM_MS, "timer", { kind: "tick" }],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+  });
+
+  test("an idle-looking frame right after the prompt is ignored until the screen has shown the work", () => {
+    const r = run(working(0), [
+      [50, "screen", idleScreen],
+      [50 + CONFIRM_MS, "screen", idleScreen],
+      [3000, "screen", idleScreen],
+    ]);
+    expect(r.statuses).toEqual(["working", "working", "working"]);
+    const after = run(r.state, [
+      [3100, "screen", spinner],
+      [5000, "screen", idleScreen],
+      [5000 + CONFIRM_MS - 1, "screen", idleScreen],
+      [5000 + CONFIRM_MS, "screen", idleScreen],
+    ]);
+    expect(after.statuses).toEqual(["working", "working", "working", "idle"]);
+    expect(after.events).toContain("session.turn_ended");
+  });
+
+  test("a hook during the confirmation window starts it over", () => {
+    const r = run(caughtUp(0), [
+      [5000, "screen", idleScreen],
+      [5500, "hook", { kind: "activity" }],
+      [5000 + CONFIRM_MS, "screen", idleScreen],
+      [5000 + 2 * CONFIRM_MS, "screen", idleScreen],
     ]);
     expect(r.statuses).toEqual(["working", "working", "working", "idle"]);
   });
 
-  test("the interrupt marker on screen is enough at once", () => {
-    const r = run(working(), [[5000, "screen", { kind: "screen-idle", interrupted: true }]]);
+  test("a state the screen never showed for CATCH_UP_MS is judged by the screen (a lost hook)", () => {
+    const r = run(working(0), [
+      [100, "screen", idleScreen],
+      [CATCH_UP_MS, "screen", idleScreen],
+      [CATCH_UP_MS + CONFIRM_MS, "screen", idleScreen],
+    ]);
+    expect(r.statuses).toEqual(["working", "working", "idle"]);
+  });
+
+  test("the interrupt marker is enough at once, once the screen has caught up; a stale one is not", () => {
+    const interrupted: Observation = { kind: "screen-idle", interrupted: true };
+    expect(run(working(0), [[50, "screen", interrupted]]).state.status).toBe("working");
+    const r = run(caughtUp(0), [[500, "screen", interrupted]]);
     expect(r.state.status).toBe("idle");
+    expect(r.meta[0]!["session.turn_ended"]).toEqual({ reason: "interrupted" });
   });
 
-  test("the reduction asks to be rechecked when the confirmation is due", () => {
-    const t = reduce(working(), { kind: "screen-idle", interrupted: false }, "screen", 5000);
-    expect(t.recheckAt).toBe(5000 + CONFIRM_MS);
-  });
-
-  test("a rejected permission: the dialog closes to an idle prompt → idle after confirmation", () => {
-    const asked = run(idleStart(), [[10, "hook", { kind: "permission", request: bash }]]).state;
-    const r = run(asked, [
-      [20, "screen", { kind: "screen-idle", interrupted: false }],
-      [20 + CONFIRM_MS, "timer", { kind: "tick" }],
+  test("ag's interrupt lets the screen judge at once: the prompt back in the box → idle after confirmation", () => {
+    const r = run(working(0), [
+      [200, "ag", { kind: "keys", keys: "interrupt" }],
+      [250, "screen", idleScreen],
+      [250 + CONFIRM_MS, "screen", idleScreen],
     ]);
-    expect(r.statuses).toEqual(["permission_prompt", "idle"]);
-    expect(r.state.pending).toBeNull();
-  });
-
-  test("an idle session whose screen works for CONFIRM_MS → working (a prompt typed by hand, hooks missing)", () => {
-    const r = run(idleStart(), [
-      [10, "screen", { kind: "screen-working" }],
-      [10 + CONFIRM_MS, "screen", { kind: "screen-working" }],
-    ]);
-    expect(r.statuses).toEqual(["idle", "working"]);
+    expect(r.statuses).toEqual(["working", "working", "idle"]);
+    expect(r.meta[2]!["session.turn_ended"]).toEqual({ reason: "interrupted" });
   });
 });
 
-describe("stall", () => {
-  test("no activity for the threshold while working → stalled; activity → recovered", () => {
-    const start = run(idleStart(), [[0, "hook", { kind: "prompt-submitted", text: "hang forever" }]]).state;
-    const r = run(start, [
-      [60_000, "screen", { kind: "screen-working" }], // the spinner alone is not activity
-      [STALL, "timer", { kind: "tick" }],
+describe("answers", () => {
+  const waiting = () =>
+    run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [150, "screen", dialog(bash)],
+    ]).state;
+
+  test("ag's approve → working; the dialog still drawn a moment later is not asked again", () => {
+    const r = run(waiting(), [
+      [1000, "ag", { kind: "keys", keys: "approve" }],
+      [1020, "screen", dialog(bash)],
+      [1100, "screen", dialog(bash)],
     ]);
+    expect(r.statuses).toEqual(["working", "working", "working"]);
+    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(0);
+    expect(r.last.rereadAt).toBe(1000 + ANSWER_GRACE_MS);
+  });
+
+  test("a dialog still there ANSWER_GRACE_MS after the answer is waiting again, with its detail", () => {
+    const r = run(waiting(), [
+      [1000, "ag", { kind: "keys", keys: "approve" }],
+      [1000 + ANSWER_GRACE_MS, "screen", dialog({ ...bash, detail: "touch" })],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending).toEqual({ id: "perm-2", ...bash });
+  });
+
+  test("once the screen has shown the dialog gone, the same dialog again is a new one", () => {
+    const r = run(waiting(), [
+      [1000, "ag", { kind: "keys", keys: "approve" }],
+      [1100, "screen", spinner],
+      [1300, "screen", dialog(bash)],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending?.id).toBe("perm-2");
+  });
+
+  test("ag's reject ends the turn at once (the agent sends no hook for it)", () => {
+    const r = run(waiting(), [[1000, "ag", { kind: "keys", keys: "reject" }]]);
+    expect(r.state.status).toBe("idle");
+    expect(r.meta[0]!["session.turn_ended"]).toEqual({ reason: "interrupted" });
+  });
+
+  test("a dialog the status does not know brings the prompt back (a missed hook)", () => {
+    const r = run(caughtUp(0), [
+      [800, "screen", dialog({ kind: "tool", tool: "Write", detail: "hello.txt" })],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending).toEqual({ id: "perm-1", kind: "tool", tool: "Write", detail: "hello.txt" });
+    expect(r.events).toContain("permission.requested");
+  });
+
+  test("one dialog replaced by another on screen (its answer unseen) → a second request", () => {
+    const r = run(idleStart(), [
+      [100, "screen", dialog(bash)],
+      [400, "screen", dialog({ kind: "tool", tool: "Bash", detail: "rm -rf build" })],
+    ]);
+    expect(r.state.pending?.id).toBe("perm-2");
+    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(2);
+  });
+});
+
+describe("turns", () => {
+  test("a new session's first idle ends its boot, at once, and is no turn", () => {
+    const r = run(initialStatus(0, STALL, "working", { booting: true }), [[800, "screen", idleScreen]]);
+    expect(r.state.status).toBe("idle");
+    expect(r.events).not.toContain("session.turn_ended");
+  });
+
+  test("a prompt taken while the UI came up makes the first idle a turn end", () => {
+    const r = run(initialStatus(0, STALL, "working", { booting: true }), [
+      [500, "hook", prompt()],
+      [900, "hook", { kind: "turn-ended" }],
+    ]);
+    expect(r.events.filter((e) => e === "session.turn_ended")).toHaveLength(1);
+  });
+
+  test("a session adopted after a restart is mid-turn: its next idle is a turn end", () => {
+    for (const status of ["working", "stalled", "permission_prompt"] as const) {
+      const r = run(initialStatus(0, STALL, status, { adopted: true }), [
+        [10, "hook", { kind: "turn-ended" }],
+      ]);
+      expect(r.events).toContain("session.turn_ended");
+    }
+  });
+
+  test("an adopted session's screen judges its stored state at once (nobody's evidence)", () => {
+    const r = run(initialStatus(0, STALL, "working", { adopted: true }), [
+      [10, "screen", idleScreen],
+      [10 + CONFIRM_MS, "screen", idleScreen],
+    ]);
+    expect(r.statuses).toEqual(["working", "idle"]);
+  });
+});
+
+describe("stalls", () => {
+  test("no activity for the threshold while working → stalled; activity → recovered", () => {
+    const r = run(working(0), [[STALL, "timer", { kind: "tick" }]]);
     expect(r.state.status).toBe("stalled");
     expect(r.events).toEqual(["session.stalled", "status.stall"]);
-    const back = run(r.state, [[STALL + 10, "screen", { kind: "activity", working: false }]]);
+    const back = run(r.state, [[STALL + 10, "screen", { kind: "activity" }]]);
     expect(back.state.status).toBe("working");
     expect(back.events).toEqual(["status.recovered", "session.working", "status.working"]);
   });
 
-  test("a spinner frame does not recover a stall", () => {
-    const start = run(idleStart(), [[0, "hook", { kind: "prompt-submitted", text: "x" }]]).state;
-    const stalled = run(start, [[STALL, "timer", { kind: "tick" }]]).state;
-    expect(run(stalled, [[STALL + 5000, "screen", { kind: "screen-working" }]]).state.status).toBe("stalled");
+  test("a spinner frame does not recover a stall; idle sessions never stall", () => {
+    const stalled = run(working(0), [[STALL, "timer", { kind: "tick" }]]).state;
+    expect(run(stalled, [[STALL + 10, "screen", spinner]]).state.status).toBe("stalled");
+    expect(run(idleStart(), [[STALL * 2, "timer", { kind: "tick" }]]).state.status).toBe("idle");
+    expect(reduce(working(0), { kind: "tick" }, "timer", 10).recheckAt).toBe(STALL);
   });
 
-  test("idle sessions never stall; the next stall check is scheduled while working", () => {
-    expect(run(idleStart(), [[STALL * 3, "timer", { kind: "tick" }]]).state.status).toBe("idle");
-    const t = reduce(idleStart(), { kind: "prompt-submitted", text: "x" }, "hook", 100);
-    expect(t.recheckAt).toBe(100 + STALL);
+  test("a Stop after a stall is a turn end", () => {
+    const stalled = run(working(0), [[STALL, "timer", { kind: "tick" }]]).state;
+    const r = run(stalled, [[STALL + 5, "hook", { kind: "turn-ended" }]]);
+    expect(r.state.status).toBe("idle");
+    expect(r.events).toContain("status.recovered");
+    expect(r.events).toContain("session.turn_ended");
   });
 });
 
-describe("start-up", () => {
-  test("a booting session becomes idle on its first idle screen, at once", () => {
-    const booting = initialStatus(0, STALL, "working", true);
-    const r = run(booting, [
-      [100, "screen", { kind: "starting" }],
-      [900, "screen", { kind: "screen-idle", interrupted: false }],
-    ]);
-    expect(r.statuses).toEqual(["working", "idle"]);
-    expect(r.state.booting).toBe(false);
-  });
-
-  test("a trust dialog at start is a permission prompt of kind trust", () => {
-    const booting = initialStatus(0, STALL, "working", true);
-    const r = run(booting, [
-      [500, "screen", { kind: "permission", request: { kind: "trust", detail: "/work" } }],
-    ]);
-    expect(r.state.status).toBe("permission_prompt");
-    expect(r.state.pending?.kind).toBe("trust");
-  });
+test("a trust dialog at start is a permission prompt of kind trust", () => {
+  const r = run(initialStatus(0, STALL, "working", { booting: true }), [
+    [300, "screen", dialog({ kind: "trust", detail: "trust this folder?", dialog: "folder-trust" })],
+  ]);
+  expect(r.state.status).toBe("permission_prompt");
+  expect(r.state.pending?.dialog).toBe("folder-trust");
 });

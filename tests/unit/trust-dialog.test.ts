@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { readScreen } from "../../src/agents/claude/adapter.ts";
-import { AUTO_ANSWER_GRACE_MS } from "../../src/sessions/auto-answer.ts";
+import { AUTO_ANSWER_GRACE_MS } from "../../src/sessions/live/auto-answer.ts";
 import { createManualClock } from "../fakes/clock.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
 import { pane } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -13,14 +14,6 @@ const TRUST = pane("21-dialog-trust");
 const API_KEY = pane("22-dialog-api-key");
 const BYPASS = pane("23-dialog-bypass");
 const IDLE = pane("01-idle-startup");
-
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(5);
-  }
-}
 
 /**
  * A fresh session whose agent opens on `dialog` and, like Claude Code, goes to its idle prompt
@@ -41,7 +34,7 @@ async function sessionOn(app: TestApp, dialog: string, options: { enterLost?: bo
     }
   };
   app.tmux.setScreen(paneId, dialog);
-  await app.sessions.live(id).readScreen();
+  await app.live.running(id).readScreen();
   const keys = () => app.tmux.typed(paneId);
   return { id, paneId, keys };
 }
@@ -93,7 +86,7 @@ describe("a folder-trust dialog that shows although trustWorkdir is on", () => {
     await until(() => keys().length === 1);
     // Captures taken before the agent redraws still show the dialog: held back, no second Enter.
     app.tmux.setScreen(paneId, TRUST);
-    await app.sessions.live(id).readScreen();
+    await app.live.running(id).readScreen();
     clock.advance(AUTO_ANSWER_GRACE_MS - 1);
     expect(app.repo.get(id)!.pendingPermission).toBeNull();
     // The grace period ends with a read of its own (the dialog redraws nothing by itself).
@@ -105,7 +98,7 @@ describe("a folder-trust dialog that shows although trustWorkdir is on", () => {
     });
     expect(app.events.map((e) => e.event)).toContain("permission.requested");
     app.tmux.setScreen(paneId, TRUST);
-    await app.sessions.live(id).readScreen();
+    await app.live.running(id).readScreen();
     expect(keys()).toEqual(["Enter"]);
     // The user's approval is the second and last Enter.
     const approved = await app.request("POST", `/v1/sessions/${id}/approve`);

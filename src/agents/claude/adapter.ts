@@ -1,5 +1,5 @@
-import type { Observation } from "../../sessions/observation.ts";
-import type { AgentAdapter, ScreenReading } from "../agent.ts";
+import type { PendingPermission } from "../../sessions/index.ts";
+import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../agent.ts";
 import { HOOK_EVENTS, readHookPayload } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
@@ -45,11 +45,30 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
             ? ["Down", "Enter"]
             : ["Enter"],
       reject: (pending) => (pending.kind === "trust" ? startDialog(pending.dialog).reject : ["Escape"]),
+      answer: answerKeys,
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
     },
   };
+}
+
+/**
+ * A question dialog (AskUserQuestion) takes the option's digit alone: it picks and submits at
+ * once (an Enter after it would answer the next question). An answer of one's own goes in the
+ * "Type something." row after the options: its digit, the text, Enter. Each step is sent as its
+ * own key press (keys sent together in one call were seen to be dropped).
+ */
+function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
+  const count = pending.options?.length ?? 0;
+  const pick = (n: number): KeyStep[] =>
+    n <= 9
+      ? [{ keys: [String(n)] }]
+      : [...Array.from({ length: n - 1 }, () => ({ keys: ["Down"] })), { keys: ["Enter"] }];
+  if ("option" in answer) return pick(answer.option);
+  // Without the options (a question seen only on screen, cut off), "Type something." is unknown.
+  const typeRow = count > 0 ? count + 1 : 3;
+  return [...pick(typeRow), { text: answer.text }, { keys: ["Enter"] }];
 }
 
 type StartDialogScreen = "trust_dialog" | "api_key_dialog" | "bypass_dialog";
@@ -123,7 +142,7 @@ function inputOf(screen: ScreenState): string | null {
 }
 
 /** The state-fusion reading of a classified screen. */
-export function toObservation(screen: ScreenState): Observation {
+export function toObservation(screen: ScreenState): AgentObservation {
   switch (screen.state) {
     case "idle":
       if (screen.apiError) {
@@ -142,11 +161,14 @@ export function toObservation(screen: ScreenState): Observation {
           detail: screen.detail,
         },
       };
-    case "ask_question":
+    case "ask_question": {
+      const question = screen.question ?? "the agent asks a question";
+      const options = screen.options.length ? { options: screen.options } : {};
       return {
         kind: "permission",
-        request: { kind: "question", detail: screen.question ?? "the agent asks a question" },
+        request: { kind: "question", tool: "AskUserQuestion", detail: question, question, ...options },
       };
+    }
     case "plan_approval":
       return { kind: "permission", request: { kind: "plan", detail: "the agent proposes a plan" } };
     case "trust_dialog":

@@ -1,4 +1,4 @@
-import type { Observation } from "../../sessions/observation.ts";
+import type { AgentObservation, PermissionRequest } from "../agent.ts";
 
 /**
  * Claude Code's hooks: which ones ag registers, and what each payload means for the state.
@@ -69,9 +69,33 @@ export function describeToolInput(tool: string, input: unknown): string {
   return json.length > 200 ? `${json.slice(0, 197)}...` : json;
 }
 
-function questionText(input: unknown): string {
-  const questions = (input as { questions?: Array<{ question?: string }> } | undefined)?.questions;
-  return text(questions?.[0]?.question) || "the agent asks a question";
+interface AskedQuestion {
+  question?: unknown;
+  multiSelect?: unknown;
+  options?: Array<{ label?: unknown; description?: unknown }>;
+}
+
+/**
+ * AskUserQuestion's dialog: its (first) question and that question's options, numbered as the
+ * dialog numbers them. The dialog adds its own "Type something." and "Chat about this" after them.
+ */
+export function questionRequest(input: unknown): PermissionRequest {
+  const questions = (input as { questions?: AskedQuestion[] } | undefined)?.questions;
+  const first = Array.isArray(questions) ? questions[0] : undefined;
+  const question = text(first?.question) || "the agent asks a question";
+  const options = (Array.isArray(first?.options) ? first.options : [])
+    .map((o, i) => ({ index: i + 1, label: text(o?.label), description: text(o?.description) || undefined }))
+    .filter((o) => o.label !== "");
+  const more = Array.isArray(questions) && questions.length > 1 ? { questions: questions.length } : {};
+  return {
+    kind: "question",
+    tool: "AskUserQuestion",
+    detail: question,
+    question,
+    ...(options.length ? { options } : {}),
+    ...(first?.multiSelect === true ? { multiSelect: true } : {}),
+    ...more,
+  };
 }
 
 function planText(input: unknown): string {
@@ -84,8 +108,9 @@ function planText(input: unknown): string {
   );
 }
 
-export function readHookPayload(event: string, payload: Payload): Observation | null {
+export function readHookPayload(event: string, payload: Payload): AgentObservation | null {
   const tool = text(payload.tool_name);
+  const toolUseId = text(payload.tool_use_id) || undefined;
   switch (event) {
     case "UserPromptSubmit":
       return {
@@ -94,16 +119,21 @@ export function readHookPayload(event: string, payload: Payload): Observation | 
         promptId: text(payload.prompt_id) || undefined,
       };
     case "PreToolUse":
+      return { kind: "tool", phase: "started", tool, toolUseId };
     case "PostToolUse":
     case "PostToolUseFailure":
+      return { kind: "tool", phase: "finished", tool, toolUseId };
     case "SubagentStop":
-      return { kind: "activity", working: true };
+      return { kind: "activity" };
+    case "Notification":
+      // "Claude needs your permission" (~6 s into a dialog); "Claude is waiting for your input"
+      // (60 s idle). Anything else says nothing about the state.
+      if (payload.notification_type === "permission_prompt") return { kind: "dialog-waiting" };
+      if (payload.notification_type === "idle_prompt") return { kind: "waiting-for-input" };
+      return null;
     case "PermissionRequest":
       if (tool === "AskUserQuestion")
-        return {
-          kind: "permission",
-          request: { kind: "question", detail: questionText(payload.tool_input) },
-        };
+        return { kind: "permission", request: questionRequest(payload.tool_input) };
       if (tool === "ExitPlanMode")
         return { kind: "permission", request: { kind: "plan", detail: planText(payload.tool_input) } };
       return {
@@ -119,7 +149,7 @@ export function readHookPayload(event: string, payload: Payload): Observation | 
     case "SessionEnd":
       return { kind: "session-ended", reason: text(payload.reason) || "exit" };
     default:
-      // SessionStart, Notification: facts about the session, not about its state.
+      // SessionStart: a fact about the session, not about its state.
       return null;
   }
 }

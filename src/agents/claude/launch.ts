@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { HOOK_SECRET_HEADER } from "../../sessions/hooks.ts";
+import { HOOK_SECRET_HEADER } from "../../sessions/index.ts";
 import type { LaunchPlan, LaunchRequest } from "../agent.ts";
 import { hookSettings } from "./hooks.ts";
 

@@ -96,7 +96,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
     case "prompt":
       return {
         observation: entry.sidechain
-          ? { kind: "activity", working: false }
+          ? { kind: "activity" }
           : {
               kind: "prompt-submitted",
               text: entry.text,
@@ -106,7 +106,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
       };
     case "assistant":
       return {
-        observation: { kind: "activity", working: false },
+        observation: { kind: "activity" },
         messages: entry.blocks.flatMap((block): TranscriptLineMeaning["messages"] => {
           if (block.type === "text") return [{ event: "message.assistant", detail: clip(block.text), meta }];
           if (block.type === "thinking")
@@ -125,7 +125,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
       };
     case "tool_result":
       return {
-        observation: { kind: "activity", working: false },
+        observation: { kind: "activity" },
         messages: entry.results.map((r) => ({
           event: "message.tool_result",
           detail: clip(r.text),
@@ -133,6 +133,6 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
         })),
       };
     default:
-      return { observation: { kind: "activity", working: false }, messages: [] };
+      return { observation: { kind: "activity" }, messages: [] };
   }
 }

@@ -56,6 +56,8 @@ export interface QuestionScreen {
   /** The question's short header ("☐ Color"). */
   header: string | null;
   question: string | null;
+  /** The agent's options as numbered on screen (the dialog's own rows left out). */
+  options: Array<{ index: number; label: string }>;
 }
 
 export interface ExitedScreen {
@@ -221,14 +223,26 @@ function readDialog(lines: string[]): ScreenState {
   return question ? readPermission(lines, question[1]!) : { state: "starting" };
 }
 
+/** "❯ 1. Red", "  2. Blue", "  1. [ ] Logging" (multi-select): an option row of a question. */
+const OPTION = /^\s*(?:❯\s*)?(\d+)\.\s+(?:\[[ ✔]\]\s+)?(.+?)\s*$/;
+/** Rows the dialog adds after the agent's options. */
+const OWN_ROWS = /^(Type something\.?|Chat about this|Submit)$/;
+
 function readQuestion(lines: string[]): QuestionScreen {
   const at = lines.findLastIndex((l) => /^ ?☐ /.test(l));
-  if (at === -1) return { state: "ask_question", header: null, question: null };
-  const question = lines.slice(at + 1).find((l) => l.trim() !== "");
+  if (at === -1) return { state: "ask_question", header: null, question: null, options: [] };
+  const below = lines.slice(at + 1);
+  const asked = below.findIndex((l) => l.trim() !== "");
+  const options = below
+    .slice(asked + 1)
+    .map((l) => l.match(OPTION))
+    .filter((m): m is RegExpMatchArray => m !== null && !OWN_ROWS.test(m[2]!))
+    .map((m) => ({ index: Number(m[1]), label: m[2]! }));
   return {
     state: "ask_question",
     header: lines[at]!.replace(/^ ?☐ /, "").trim(),
-    question: question?.trim() ?? null,
+    question: below[asked]?.trim() ?? null,
+    options,
   };
 }
 

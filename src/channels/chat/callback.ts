@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 
 /**
- * The data of an Approve / Reject button. The API allows 1–64 bytes, so it is compact:
- * `a|r:<session id, 32 hex>:<permission id>:<fingerprint>`. It carries everything needed to
+ * The data of an Approve / Reject button, or of a question's option. The API allows 1–64 bytes,
+ * so it is compact: `a|r|<option>:<session id, 32 hex>:<permission id>:<fingerprint>`. It carries everything needed to
  * answer, so buttons keep working after a restart with no table to look up; the fingerprint (of
  * the prompt's kind, tool and detail) stops an old button from answering a newer prompt that
  * happens to reuse a permission id (ids restart at perm-1 when a session is re-adopted).
@@ -15,8 +15,11 @@ export interface PromptRef {
   detail: string;
 }
 
+/** Approve, reject, or pick the question's option N (1-based). */
+export type Choice = "approve" | "reject" | number;
+
 export interface PromptAnswer {
-  approve: boolean;
+  choice: Choice;
   sessionId: string;
   permissionId: string;
   fingerprint: string;
@@ -31,21 +34,24 @@ export function promptFingerprint(prompt: PromptRef): string {
 
 /** The button's data, or null when it would not fit (the prompt is then shown without buttons). */
 export function encodeAnswer(
-  approve: boolean,
+  choice: Choice,
   sessionId: string,
   permissionId: string,
   prompt: PromptRef,
 ): string | null {
   const compact = sessionId.replaceAll("-", "").toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(compact) || permissionId.includes(":")) return null;
-  const data = `${approve ? "a" : "r"}:${compact}:${permissionId}:${promptFingerprint(prompt)}`;
+  const what = choice === "approve" ? "a" : choice === "reject" ? "r" : String(choice);
+  const data = `${what}:${compact}:${permissionId}:${promptFingerprint(prompt)}`;
   return Buffer.byteLength(data) <= MAX_CALLBACK_BYTES ? data : null;
 }
 
 export function decodeAnswer(data: string): PromptAnswer | null {
-  const match = /^([ar]):([0-9a-f]{32}):([^:]+):([A-Za-z0-9_-]+)$/.exec(data);
+  const match = /^([ar]|[1-9]\d?):([0-9a-f]{32}):([^:]+):([A-Za-z0-9_-]+)$/.exec(data);
   if (!match) return null;
   const hex = match[2]!;
   const sessionId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  return { approve: match[1] === "a", sessionId, permissionId: match[3]!, fingerprint: match[4]! };
+  const what = match[1]!;
+  const choice: Choice = what === "a" ? "approve" : what === "r" ? "reject" : Number(what);
+  return { choice, sessionId, permissionId: match[3]!, fingerprint: match[4]! };
 }

@@ -86,6 +86,8 @@ interface Pending {
   kind: string;
   tool?: string;
   detail: string;
+  question?: string;
+  options?: Array<{ index: number; label: string }>;
 }
 
 function pendingOf(event: AgEvent): Pending | null {
@@ -108,6 +110,7 @@ export function formatStatus(event: AgEvent): ChatText {
     return { html: `🏁 <b>ended</b> (${escapeHtml(truncate(reason, TEXT_LIMIT))})` };
   }
   if (event.event === "status.permission" || event.event === "status.plan") return formatPrompt(event);
+  if (event.event === "status.question") return formatQuestion(event);
   const known = STATUS[event.event];
   const head = known ? `${known.icon} <b>${known.label}</b>` : `ℹ️ <b>${escapeHtml(event.event)}</b>`;
   const showDetail = (known?.detail ?? true) && event.detail.trim() !== "";
@@ -123,8 +126,8 @@ function formatPrompt(event: AgEvent): ChatText {
     : `🔐 <b>Permission: ${escapeHtml(pending?.tool ?? pending?.kind ?? "tool")}</b>`;
   const html = `${head}\n<pre>${escapeHtml(truncate(what, plan ? TEXT_LIMIT : PROMPT_LIMIT))}</pre>`;
   if (!pending) return { html };
-  const approve = encodeAnswer(true, event.session!.id, pending.id, pending);
-  const reject = encodeAnswer(false, event.session!.id, pending.id, pending);
+  const approve = encodeAnswer("approve", event.session!.id, pending.id, pending);
+  const reject = encodeAnswer("reject", event.session!.id, pending.id, pending);
   if (!approve || !reject) return { html };
   return {
     html,
@@ -134,6 +137,31 @@ function formatPrompt(event: AgEvent): ChatText {
           { text: "✅ Approve", callback_data: approve },
           { text: "❌ Reject", callback_data: reject },
         ],
+      ],
+    },
+  };
+}
+
+/** A question: its text, a button per option, and one to dismiss it (replies answer it too). */
+function formatQuestion(event: AgEvent): ChatText {
+  const pending = pendingOf(event);
+  const question = pending?.question ?? pending?.detail ?? event.detail;
+  const options = pending?.options ?? [];
+  const lines = options.map((o) => `${o.index}. ${escapeHtml(o.label)}`);
+  const html = [`❓ <b>Question</b>\n${escapeHtml(truncate(question, TEXT_LIMIT))}`, ...lines].join("\n");
+  if (!pending) return { html };
+  const buttons = options.map((o) => ({
+    text: truncate(`${o.index}. ${o.label}`, 60),
+    callback_data: encodeAnswer(o.index, event.session!.id, pending.id, pending),
+  }));
+  const dismiss = encodeAnswer("reject", event.session!.id, pending.id, pending);
+  if (!dismiss || buttons.some((b) => b.callback_data === null)) return { html };
+  return {
+    html,
+    keyboard: {
+      inline_keyboard: [
+        ...buttons.map((b) => [b as { text: string; callback_data: string }]),
+        [{ text: "❌ Dismiss", callback_data: dismiss }],
       ],
     },
   };

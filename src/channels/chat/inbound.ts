@@ -5,7 +5,7 @@ import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { DeliveryError } from "../channel.ts";
 import type { BotApi, CallbackQuery, ChatMessage, ChatUser, Update } from "./api.ts";
-import { decodeAnswer, promptFingerprint } from "./callback.ts";
+import { type Choice, decodeAnswer, promptFingerprint } from "./callback.ts";
 import { escapeHtml, truncate } from "./format.ts";
 import type { OpenPrompts } from "./target.ts";
 import type { TopicStore } from "./topics.ts";
@@ -27,7 +27,7 @@ export interface InboundDeps {
   groupId: string;
   /** User ids (as strings) allowed to approve, reject and send; empty: notify only. */
   allowedUsers: string[];
-  sessions: Pick<SessionService, "get" | "answer" | "send">;
+  sessions: Pick<SessionService, "get" | "answer" | "answerQuestion" | "send">;
   prompts: OpenPrompts;
   clock: Clock;
   logger: Logger;
@@ -143,6 +143,7 @@ export function createInbound(deps: InboundDeps): Inbound {
       await api.answerCallbackQuery(query.id, refused, true, signal);
       return;
     }
+    let label: string | null = null;
     try {
       const pending = deps.sessions.get(answer.sessionId).pendingPermission;
       if (
@@ -152,7 +153,11 @@ export function createInbound(deps: InboundDeps): Inbound {
       ) {
         throw new AgError("NO_PENDING_PERMISSION", "This prompt no longer waits for an answer.");
       }
-      await deps.sessions.answer(answer.sessionId, answer.approve, answer.permissionId);
+      if (typeof answer.choice === "number") {
+        const choice = answer.choice;
+        label = pending.options?.find((o) => o.index === choice)?.label ?? String(choice);
+        await deps.sessions.answerQuestion(answer.sessionId, { option: choice }, answer.permissionId);
+      } else await deps.sessions.answer(answer.sessionId, answer.choice === "approve", answer.permissionId);
       audited(query.from.id, answer, "success");
     } catch (error) {
       if (!isAgError(error)) throw error;
@@ -163,7 +168,12 @@ export function createInbound(deps: InboundDeps): Inbound {
       await api.removeKeyboard(groupId, message.message_id, signal).catch(() => {});
       return;
     }
-    const verdict = answer.approve ? "Approved" : "Rejected";
+    const verdict =
+      answer.choice === "approve"
+        ? "Approved"
+        : answer.choice === "reject"
+          ? "Rejected"
+          : `Answered: ${label}`;
     logger.info(
       `chat: ${verdict.toLowerCase()} ${answer.permissionId} of session ${answer.sessionId} for user ${query.from.id}`,
     );
@@ -172,7 +182,7 @@ export function createInbound(deps: InboundDeps): Inbound {
     await api.answerCallbackQuery(query.id, verdict, false, signal);
     await markAnswered(
       message,
-      `${answer.approve ? "✅" : "❌"} ${verdict} by ${nameOf(query.from)}`,
+      `${answer.choice === "reject" ? "❌" : "✅"} ${verdict} by ${nameOf(query.from)}`,
       signal,
     );
   }
@@ -200,13 +210,18 @@ export function createInbound(deps: InboundDeps): Inbound {
 
   function audited(
     userId: number,
-    answer: { sessionId: string; approve: boolean },
+    answer: { sessionId: string; choice: Choice },
     outcome: "success" | "failure",
   ) {
     deps.audit?.append({
       actor: `chat:${userId}`,
       tenantId: null,
-      action: answer.approve ? "session.approve" : "session.reject",
+      action:
+        answer.choice === "approve"
+          ? "session.approve"
+          : answer.choice === "reject"
+            ? "session.reject"
+            : "session.answer",
       target: answer.sessionId,
       outcome,
       ip: null,

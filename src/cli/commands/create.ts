@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
-import type { CreatedSession } from "../../sessions/session.ts";
+import type { CreatedSession } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import type { ApiClient } from "../client.ts";

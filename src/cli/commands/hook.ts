@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import { HOOK_SECRET_HEADER } from "../../sessions/hooks.ts";
+import { HOOK_SECRET_HEADER } from "../../sessions/index.ts";
 
 /**
  * `ag hook <event> --url U --secret-file F`: forwards a hook payload (stdin) to ag for the agent

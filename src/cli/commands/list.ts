@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { SESSION_STATES, type Session } from "../../sessions/session.ts";
+import { SESSION_STATES, type Session } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import { connect } from "../connect.ts";

@@ -223,9 +223,8 @@ async function streamTurn(
       throw notDelivered(created);
     }
     follower = createTurnFollower(created.id);
-    // What arrived while creation ran predates delivery: its idles are not the turn's end.
+    // What arrived while creation ran: a quick turn may already be over.
     for (const event of early.splice(0)) if (handle(event)) stop.abort();
-    follower.delivered();
     if (!signal.aborted) await following;
     if (interrupt.interrupted() && end === null) {
       printNote(`stopped following; the session goes on: ag tail ${created.id.slice(0, 8)}`);

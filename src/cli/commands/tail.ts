@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { isTerminal, type Session } from "../../sessions/session.ts";
+import { isTerminal, type Session } from "../../sessions/index.ts";
 import { GLOBAL_ARGS, SESSION_ID_ARG } from "../args.ts";
 import { connect, resolveSessionId } from "../connect.ts";
 import { followEvents } from "../events.ts";

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { HOOK_SECRET_HEADER, type HookReceiver } from "../../sessions/hooks.ts";
+import { HOOK_SECRET_HEADER, type HookReceiver } from "../../sessions/index.ts";
 
 /** Agent hook callbacks: authenticated by the session's own secret, not the bearer token. */
 export function hookRoutes(hooks: HookReceiver) {

@@ -47,6 +47,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/send": SESSIONS,
   "/v1/sessions/:id/approve": SESSIONS,
   "/v1/sessions/:id/reject": SESSIONS,
+  "/v1/sessions/:id/answer": SESSIONS,
   "/v1/sessions/:id/interrupt": SESSIONS,
   "/v1/sessions/:id/escape": SESSIONS,
   "/v1/sessions/:id/read": SESSIONS,

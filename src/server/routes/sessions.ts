@@ -7,23 +7,29 @@ import {
   BatchKilled,
   BatchKillInput,
   CreatedSession,
+  type CreateResult,
   CreateSessionInput,
   Delivery,
+  type DeliveryResult,
   ForkedSession,
   PermissionAnswer,
   PermissionPolicy,
   PolicyInput,
   ProfileInput,
+  QuestionAnswerInput,
   ReadResult,
   SendInput,
   Session,
+  SessionHealth,
+  SessionLatency,
   SessionListQuery,
+  SessionMetrics,
   type SessionService,
   SessionStats,
+  SessionSummary,
   SpawnInput,
 } from "../../sessions/index.ts";
-import { SessionHealth, SessionLatency, SessionMetrics, SessionSummary } from "../../sessions/insight.ts";
-import type { CreateResult } from "../../sessions/service.ts";
+import { AgError } from "../../shared/errors.ts";
 import { TranscriptCursorPage, TranscriptCursorQuery } from "../../transcript/cursor.ts";
 
 const Id = Type.Object({ id: Type.String() });
@@ -37,15 +43,22 @@ const CursorQueryParams = t.Object({
 });
 const Pane = Type.Object({ id: Type.String(), content: Type.String() });
 
+/** How a delivery went; why not, when it failed; whether the text answered a question instead. */
+function deliveryBody(result: DeliveryResult & { answered?: boolean }) {
+  return {
+    delivered: result.delivered,
+    attempts: result.attempts,
+    ...(!result.delivered && result.reason ? { reason: result.reason } : {}),
+    ...(result.answered ? { answered: true } : {}),
+  };
+}
+
 /** The answer to anything that starts a session: the session, how its prompt went, warnings. */
 function createdBody(result: CreateResult) {
   return {
     ...result.session,
     reused: result.reused,
-    promptDelivery: result.promptDelivery && {
-      delivered: result.promptDelivery.delivered,
-      attempts: result.promptDelivery.attempts,
-    },
+    promptDelivery: result.promptDelivery && deliveryBody(result.promptDelivery),
     ...(result.warnings.length ? { warnings: result.warnings } : {}),
   };
 }
@@ -134,15 +147,35 @@ export function sessionRoutes(sessions: SessionService) {
     })
     .post(
       "/v1/sessions/:id/send",
-      async ({ params, body }) => {
-        const result = await sessions.send(params.id, body.text);
-        return { delivered: result.delivered, attempts: result.attempts };
-      },
+      async ({ params, body }) => deliveryBody(await sessions.send(params.id, body.text)),
       {
         params: Id,
         body: SendInput,
         response: Delivery,
-        detail: { summary: "Type a message into the session as one prompt" },
+        detail: {
+          summary: "Type a message into the session as one prompt",
+          description:
+            "While the agent asks a question (status asking), the text answers it instead: a bare number picks that option (answered: true). While it waits for a permission: 409 SESSION_BUSY.",
+        },
+      },
+    )
+    .post(
+      "/v1/sessions/:id/answer",
+      ({ params, body }) => {
+        const { option, text, permissionId } = body;
+        if ((option === undefined) === (text === undefined))
+          throw new AgError("VALIDATION_ERROR", "give exactly one of option (a number) and text");
+        const answer = option !== undefined ? { option } : { text: text! };
+        return sessions.answerQuestion(params.id, answer, permissionId);
+      },
+      {
+        params: Id,
+        body: QuestionAnswerInput,
+        response: Session,
+        detail: {
+          summary:
+            "Answer the agent's question: one of pendingPermission.options by number, or text of one's own",
+        },
       },
     )
     .post(

@@ -1,7 +1,7 @@
-import type { ScreenReading } from "../agents/agent.ts";
-import type { DiagnosticsSink } from "../diagnostics/index.ts";
-import type { Clock } from "../shared/clock.ts";
-import type { Logger } from "../shared/log.ts";
+import type { ScreenReading } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Logger } from "../../shared/log.ts";
 
 /**
  * How long a dialog ag answered may stay on the screen before it counts as unanswered: the agent

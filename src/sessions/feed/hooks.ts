@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { AgentAdapter } from "../agents/agent.ts";
-import type { DiagnosticsSink } from "../diagnostics/index.ts";
-import { AgError } from "../shared/errors.ts";
-import type { Logger } from "../shared/log.ts";
-import type { SessionRepo } from "./repo.ts";
-import type { SessionService } from "./service.ts";
-import type { PermissionPolicy } from "./session.ts";
+import type { AgentAdapter } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import { AgError } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/log.ts";
+import type { LiveSessions } from "../live/registry.ts";
+import type { SessionRepo } from "../repo.ts";
+import type { PermissionPolicy } from "../session.ts";
 
 /** The header that carries a session's hook secret. */
 export const HOOK_SECRET_HEADER = "X-Svc-Hook-Secret";
@@ -21,9 +21,9 @@ export interface HookReceiver {
 }
 
 export function createHookReceiver(deps: {
-  repo: SessionRepo;
-  sessions: SessionService;
-  agent: AgentAdapter;
+  repo: Pick<SessionRepo, "get">;
+  live: Pick<LiveSessions, "get">;
+  agent: Pick<AgentAdapter, "hookEvents" | "policy" | "readHook">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
 }): HookReceiver {
@@ -53,7 +53,7 @@ export function createHookReceiver(deps: {
         deps.diagnostics?.record("hook.rejected", `${event} hook: unknown session or wrong secret`);
         throw new AgError("UNAUTHORIZED", "invalid hook secret");
       }
-      const live = deps.sessions.all().find((s) => s.id === sessionId);
+      const live = deps.live.get(sessionId);
       // Every payload names the transcript file: the surest way to find it.
       const transcriptPath = payload.transcript_path;
       if (live && typeof transcriptPath === "string" && transcriptPath !== live.transcript.path) {

@@ -1,8 +1,8 @@
-import type { AgentAdapter, TranscriptLineMeaning, TranscriptReader } from "../agents/agent.ts";
-import type { Logger } from "../shared/log.ts";
-import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
-import { createTranscriptIndex, type TranscriptIndex } from "../transcript/index.ts";
-import { createTranscriptTail, type TranscriptTail, watchTranscript } from "../transcript/tail.ts";
+import type { AgentAdapter, TranscriptLineMeaning, TranscriptReader } from "../../agents/agent.ts";
+import type { Logger } from "../../shared/log.ts";
+import type { CursorQuery, TranscriptCursorPage } from "../../transcript/cursor.ts";
+import { createTranscriptIndex, type TranscriptIndex } from "../../transcript/index.ts";
+import { createTranscriptTail, type TranscriptTail, watchTranscript } from "../../transcript/tail.ts";
 
 /**
  * Follows one session's transcript file: a byte-offset tail woken by file-change events (no
@@ -33,7 +33,7 @@ export interface TranscriptFollower {
 const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest_id: 0, newest_id: 0 };
 
 export function createTranscriptFollower(deps: {
-  agent: AgentAdapter;
+  agent: Pick<AgentAdapter, "transcript">;
   logger: Logger;
   onLine: (meaning: TranscriptLineMeaning) => void;
 }): TranscriptFollower {

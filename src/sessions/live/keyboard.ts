@@ -1,18 +1,23 @@
-import type { AgentAdapter } from "../agents/agent.ts";
-import type { Clock } from "../shared/clock.ts";
-import type { Tmux } from "../tmux/tmux.ts";
+import type { AgentAdapter } from "../../agents/agent.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Tmux } from "../../tmux/tmux.ts";
 import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
-import type { LiveSession } from "./live.ts";
+import type { LiveSession } from "./session.ts";
+
+export interface KeyboardDeps {
+  tmux: Pick<Tmux, "paste" | "sendKeys">;
+  agent: Pick<AgentAdapter, "keys">;
+  clock: Clock;
+}
 
 /** Delivery over a live session's pane: tmux types, the agent's own signals confirm. */
 export function deliverTo(
   session: LiveSession,
-  tmux: Tmux,
-  agent: AgentAdapter,
-  clock: Clock,
+  deps: KeyboardDeps,
   text: string,
   options: DeliveryOptions,
 ): Promise<DeliveryResult> {
+  const { tmux, agent, clock } = deps;
   const pane = () => session.record().paneId ?? "";
   const port: DeliveryPort = {
     async readInput() {

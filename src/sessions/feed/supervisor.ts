@@ -1,11 +1,11 @@
-import type { AgentAdapter } from "../agents/agent.ts";
-import type { DiagnosticsSink } from "../diagnostics/index.ts";
-import type { Clock } from "../shared/clock.ts";
-import type { Logger } from "../shared/log.ts";
-import type { Tmux, TmuxEvent } from "../tmux/tmux.ts";
-import type { LiveSession } from "./live.ts";
-import type { SessionRepo } from "./repo.ts";
-import type { SessionService } from "./service.ts";
+import type { AgentAdapter } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Logger } from "../../shared/log.ts";
+import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
+import type { LiveSessions } from "../live/registry.ts";
+import type { LiveSession } from "../live/session.ts";
+import type { SessionRepo } from "../repo.ts";
 
 /** Terminal sessions stay listed this long, then are pruned (CONTRACT §2). */
 export const KEEP_ENDED_MS = 24 * 60 * 60 * 1000;
@@ -24,10 +24,10 @@ export interface Supervisor {
 }
 
 export function createSupervisor(deps: {
-  tmux: Tmux;
-  repo: SessionRepo;
-  sessions: SessionService;
-  agent: AgentAdapter;
+  tmux: Pick<Tmux, "on" | "start" | "listPanes">;
+  repo: Pick<SessionRepo, "live" | "get" | "pruneEnded">;
+  live: LiveSessions;
+  agent: Pick<AgentAdapter, "transcript">;
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
@@ -36,25 +36,16 @@ export function createSupervisor(deps: {
   let cancelPrune: (() => void) | null = null;
   let lostServer = false;
 
-  function byPane(paneId: string) {
-    return deps.sessions.all().find((s) => s.record().paneId === paneId);
-  }
-
-  /** A window holds a session and, after a spawn, its teammates. */
-  function byWindow(windowId: string) {
-    return deps.sessions.all().filter((s) => s.record().windowId === windowId);
-  }
-
   function onEvent(event: TmuxEvent): void {
     switch (event.type) {
       case "pane-output":
-        byPane(event.paneId)?.paneChanged();
+        deps.live.byPane(event.paneId)?.paneChanged();
         break;
       case "pane-died":
-        byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
+        deps.live.byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
         break;
       case "window-closed":
-        for (const session of byWindow(event.windowId)) session.observe({ kind: "gone" }, "tmux");
+        for (const session of deps.live.inWindow(event.windowId)) session.observe({ kind: "gone" }, "tmux");
         break;
       case "server-lost":
         lostServer = true;
@@ -77,17 +68,13 @@ export function createSupervisor(deps: {
     const crashed: string[] = [];
     for (const record of deps.repo.live()) {
       const pane = panes.find((p) => p.tag === record.id);
+      const session = deps.live.follow(record, "adopt");
       if (!pane) {
-        const session = deps.sessions.follow(record, false);
         session.observe({ kind: "gone" }, "tmux");
-        deps.sessions.forget(record.id);
         crashed.push(record.id);
         continue;
       }
-      if (pane.paneId !== record.paneId || pane.windowId !== record.windowId) {
-        deps.repo.update(record.id, { paneId: pane.paneId, windowId: pane.windowId });
-      }
-      const session = deps.sessions.follow(deps.repo.get(record.id)!, false);
+      session.placed({ paneId: pane.paneId, windowId: pane.windowId });
       if (pane.dead) session.observe({ kind: "exited", status: pane.deadStatus }, "tmux");
       else void session.readScreen();
       void adoptTranscript(session).catch((error) => deps.logger.warn(`transcript of ${record.id}`, error));
@@ -123,7 +110,7 @@ export function createSupervisor(deps: {
     stop() {
       unsubscribe?.();
       cancelPrune?.();
-      for (const session of deps.sessions.all()) session.dispose();
+      for (const session of deps.live.all()) deps.live.forget(session.id);
     },
   };
 }

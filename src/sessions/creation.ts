@@ -1,0 +1,255 @@
+import { randomUUID } from "node:crypto";
+import type { EventName } from "../events/names.ts";
+import { tenantMayUse } from "../memory/service.ts";
+import { AgError, isAgError } from "../shared/errors.ts";
+import { normalizeText } from "./actions.ts";
+import type { SessionServiceDeps } from "./deps.ts";
+import { assertCapacity, type LauncherDeps, launchWindow } from "./launcher.ts";
+import {
+  defaultName,
+  newHookSecret,
+  newRecord,
+  type ResolvedCreateInput,
+  resolveCreateInput,
+  validateWorkDir,
+  withMemoryContext,
+} from "./lifecycle.ts";
+import type { DeliveryResult } from "./live/delivery.ts";
+import type { LiveSessions } from "./live/registry.ts";
+import type { LiveSession } from "./live/session.ts";
+import { type SessionRecord, toSession } from "./repo.ts";
+import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
+
+export interface CreateResult {
+  session: Session;
+  created: boolean;
+  reused: boolean;
+  promptDelivery: DeliveryResult | null;
+  warnings: string[];
+}
+
+export interface BatchResult {
+  created: CreateResult[];
+  failed: Array<{ index: number; error: string; code: string; statusCode: number }>;
+}
+
+/**
+ * Whose sessions an operation sees: a tenant's own only, or (null, the default) every session.
+ * A tenant's new sessions are bound to it and must lie within its workdirs.
+ */
+export interface Owner {
+  tenantId?: string | null;
+}
+
+/** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
+const BATCH_CONCURRENCY = 3;
+
+export const tenantOf = (owner?: Owner) => owner?.tenantId ?? null;
+export const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
+  tenantOf(owner) === null || s.tenantId === tenantOf(owner);
+
+/** Sessions coming to be: created (or reused), in batches, forked, spawned, resumed. */
+export function createSessionCreation(
+  deps: SessionServiceDeps & {
+    live: LiveSessions;
+    record(id: string): SessionRecord;
+    deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
+  },
+) {
+  const { live, record } = deps;
+  const launcher: LauncherDeps = deps;
+  const publish = (rec: SessionRecord, event: EventName, detail: string, meta: Record<string, unknown>) =>
+    deps.bus.publish({ event, session: { id: rec.id, name: rec.name, workDir: rec.workDir }, detail, meta });
+  // A teammate's end is also its parent's news.
+  deps.bus.subscribe((event) => {
+    if (event.event !== "session.ended" || !event.session) return;
+    const ended = deps.repo.get(event.session.id);
+    if (ended?.parentId) {
+      publish(ended, "swarm.teammate_finished", `teammate ${ended.name} ${event.detail}`, {
+        parentId: ended.parentId,
+        reason: event.meta.reason,
+      });
+    }
+  });
+
+  /** An idle session of the same owner in the same workDir, launched the same way. */
+  function reusable(input: ResolvedCreateInput, tenantId: string | null): SessionRecord | null {
+    const candidates = deps.repo
+      .list({ status: "idle" })
+      .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
+      .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
+      .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
+      .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
+    return candidates[0] ?? null;
+  }
+
+  function promptOf(
+    input: ResolvedCreateInput,
+    tenantId: string | null,
+    warnings: string[],
+  ): string | undefined {
+    const keys = input.memoryKeys ?? [];
+    if (input.prompt === undefined) {
+      if (keys.length) warnings.push("memoryKeys ignored: there is no prompt to prepend them to");
+      return undefined;
+    }
+    if (keys.length && deps.memory.enabled === false) {
+      warnings.push("memoryKeys ignored: the memory bridge is disabled");
+      return normalizeText(input.prompt, "prompt");
+    }
+    const memories = [];
+    // Another tenant's session memories are as absent here as through the memory routes.
+    const visible = (key: string) => tenantMayUse(key, tenantId, (id) => deps.repo.get(id)?.tenantId);
+    for (const key of keys) {
+      const entry = visible(key) ? deps.memory.get(key) : null;
+      if (entry) memories.push(entry);
+      else warnings.push(`memory key not found: ${key}`);
+    }
+    // The whole text is what gets typed: its size and characters are checked with the memories in.
+    return normalizeText(withMemoryContext(input.prompt, memories), "prompt with its [Memory context]");
+  }
+
+  async function result(
+    session: LiveSession,
+    prompt: string | undefined,
+    warnings: string[],
+    reused: boolean,
+  ) {
+    const promptDelivery = prompt === undefined ? null : await deps.deliver(session, prompt);
+    return { session: toSession(record(session.id)), created: !reused, reused, promptDelivery, warnings };
+  }
+
+  function freshRecord(input: {
+    name?: string;
+    workDir: string;
+    agentCommand?: string | null;
+    permissionMode?: SessionRecord["permissionMode"];
+    stallThresholdMs?: number;
+    env?: Record<string, string> | null;
+    tenantId: string | null;
+  }): SessionRecord {
+    const id = randomUUID();
+    const record = newRecord({
+      id,
+      name: input.name ?? defaultName(input.workDir, id),
+      workDir: input.workDir,
+      agentCommand: input.agentCommand ?? null,
+      permissionMode: input.permissionMode ?? deps.settings.permissionMode,
+      stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
+      tenantId: input.tenantId,
+      now: deps.clock.now(),
+    });
+    return { ...record, env: input.env ?? null };
+  }
+
+  /** The conversation a fork or resume continues; it must have been written down. */
+  async function conversationOf(rec: SessionRecord): Promise<string> {
+    const path = rec.transcriptPath ?? (await deps.agent.transcript.find(rec.workDir, rec.id));
+    if (!path) throw new AgError("CONFLICT", `session ${rec.id} has no conversation yet`);
+    return path;
+  }
+
+  const creation = {
+    async create(request: CreateSessionInput, options?: { reuse?: boolean } & Owner): Promise<CreateResult> {
+      const input = resolveCreateInput(
+        request,
+        request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
+      );
+      const tenantId = tenantOf(options);
+      // The tenant first: outside its root, whether a path exists is none of its business.
+      deps.tenants?.check(tenantId, input.workDir);
+      validateWorkDir(input.workDir);
+      const warnings: string[] = [];
+      const prompt = promptOf(input, tenantId, warnings);
+      const existing = options?.reuse === false ? null : reusable(input, tenantId);
+      if (existing) return result(live.running(existing.id), prompt, warnings, true);
+      assertCapacity(launcher);
+      const fresh = freshRecord({ ...input, tenantId });
+      deps.repo.insert(fresh);
+      const session = await launchWindow(launcher, { record: fresh, warnings });
+      return result(session, prompt, warnings, false);
+    },
+
+    async createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult> {
+      const created: BatchResult["created"] = [];
+      const failed: BatchResult["failed"] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < inputs.length) {
+          const index = next++;
+          try {
+            created[index] = await creation.create(inputs[index]!, owner);
+          } catch (error) {
+            const known = isAgError(error) ? error : new AgError("INTERNAL_ERROR", "internal error");
+            if (!isAgError(error)) deps.logger.error(`batch create #${index} failed`, error);
+            failed.push({ index, error: known.message, code: known.code, statusCode: known.statusCode });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, inputs.length) }, worker));
+      return { created: created.filter(Boolean), failed: failed.sort((a, b) => a.index - b.index) };
+    },
+
+    async fork(id: string): Promise<CreateResult> {
+      const parent = record(id);
+      await conversationOf(parent);
+      assertCapacity(launcher);
+      const fresh = freshRecord({ ...parent, name: `${parent.name}-fork` });
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      const warnings: string[] = [];
+      const session = await launchWindow(launcher, {
+        record: record(fresh.id),
+        resume: { conversationId: parent.id, fork: true },
+        origin: { forkedFrom: parent.id },
+        warnings,
+      });
+      return result(session, undefined, warnings, false);
+    },
+
+    async spawn(id: string, prompt: string): Promise<CreateResult> {
+      live.running(id);
+      const parent = record(id);
+      if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
+      const text = normalizeText(prompt, "prompt");
+      assertCapacity(launcher);
+      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+      const fresh = {
+        ...freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` }),
+        parentId: id,
+      };
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      const warnings: string[] = [];
+      const session = await launchWindow(launcher, {
+        record: record(fresh.id),
+        splitOf: parent.windowId,
+        origin: { parentId: id },
+        warnings,
+      });
+      publish(record(fresh.id), "swarm.teammate_spawned", `teammate of ${parent.name}`, { parentId: id });
+      return result(session, text, warnings, false);
+    },
+
+    async resume(id: string): Promise<CreateResult> {
+      const ended = record(id);
+      if (!isTerminal(ended.status))
+        throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
+      const transcript = await conversationOf(ended);
+      assertCapacity(launcher);
+      // A new secret (and so new per-launch settings files): the ended agent may still be
+      // shutting down, and its last hooks must not reach the relaunched session. Its state
+      // becomes "working" when the launch is observed, like any other change of state.
+      deps.repo.update(id, { hookSecret: newHookSecret() });
+      const warnings: string[] = [];
+      const session = await launchWindow(launcher, {
+        record: record(id),
+        resume: { conversationId: id, fork: false },
+        origin: { resumed: true },
+        warnings,
+      });
+      // What the conversation held before is history: it must not replay as new prompts.
+      await session.attachTranscript(transcript, true);
+      return result(session, undefined, warnings, false);
+    },
+  };
+  return creation;
+}

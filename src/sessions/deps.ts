@@ -1,0 +1,67 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { TenantPolicy } from "../auth/tenants.ts";
+import type { PermissionMode } from "../config/schema.ts";
+import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import type { Tmux } from "../tmux/tmux.ts";
+import type { DeliveryOptions } from "./live/delivery.ts";
+import type { StatsRecorder } from "./live/stats.ts";
+import type { PriceTable } from "./pricing.ts";
+import type { SessionRepo } from "./repo.ts";
+
+/** Where memoryKeys come from; the memory bridge provides it. */
+export interface MemoryReader {
+  /** False when the bridge is switched off (memoryKeys are then ignored, with a warning). */
+  readonly enabled?: boolean;
+  get(key: string): { key: string; value: string } | null;
+}
+
+/** What a template gives a new session; the request's own fields override it. */
+export interface SessionDefaults {
+  workDir?: string;
+  prompt?: string;
+  agentCommand?: string;
+  env?: Record<string, string>;
+  stallThresholdMs?: number;
+  permissionMode?: PermissionMode;
+  /** Approve everything: the agent runs with bypassPermissions unless a permissionMode is given. */
+  autoApprove?: boolean;
+  memoryKeys?: string[];
+}
+
+/** Where templateId comes from; the templates domain provides it (TEMPLATE_NOT_FOUND otherwise). */
+export interface TemplateReader {
+  defaults(id: string): SessionDefaults;
+}
+
+export interface SessionServiceDeps {
+  repo: SessionRepo;
+  tmux: Tmux;
+  agent: AgentAdapter;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  memory: MemoryReader;
+  templates?: TemplateReader;
+  /** Which workDirs a tenant's sessions may use (tenantWorkdirs); none = unrestricted. */
+  tenants?: TenantPolicy;
+  /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
+  diagnostics?: DiagnosticsSink;
+  /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */
+  recorder?: StatsRecorder;
+  settings: {
+    stateDir: string;
+    hookBaseUrl: () => string;
+    permissionMode: PermissionMode;
+    stallThresholdMs: number;
+    permissionTimeoutMs: number;
+    /** An idle session past this ends as completed (reason idle_timeout); 0 disables. */
+    idleTimeoutMs?: number;
+    maxSessions: number | null;
+    delivery?: DeliveryOptions;
+    /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
+    prices?: PriceTable;
+  };
+}

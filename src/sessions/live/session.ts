@@ -1,0 +1,298 @@
+import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { EventBus } from "../../events/bus.ts";
+import type { EventName } from "../../events/names.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Logger } from "../../shared/log.ts";
+import type { Tmux } from "../../tmux/tmux.ts";
+import type { SessionRecord, SessionRepo } from "../repo.ts";
+import { isTerminal } from "../session.ts";
+import { createAutoAnswerer } from "./auto-answer.ts";
+import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
+import type { Observation, ObservationSource } from "./observation.ts";
+import { createScreenReader } from "./screen.ts";
+import { createLiveStats, type LiveStats, pushSample, type StatsRecorder } from "./stats.ts";
+import { initialStatus, type StatusState } from "./status.ts";
+import { createTimers } from "./timers.ts";
+import { createStatusWriter } from "./writer.ts";
+
+export interface LiveDeps {
+  tmux: Pick<Tmux, "capturePane" | "sendKeys">;
+  agent: AgentAdapter;
+  repo: Pick<SessionRepo, "saveStatus" | "get" | "update">;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  permissionTimeoutMs: number;
+  /** 0 disables. */
+  idleTimeoutMs: number;
+  /** The session has been idle (no sign of life) for idleTimeoutMs. */
+  onIdleTimeout(id: string): void;
+  /** The session reached a terminal state. */
+  onEnded?(id: string): void;
+  /** Server-wide totals (metrics); absent in tests that do not look at them. */
+  recorder?: StatsRecorder;
+  /** Notes dialogs ag answers itself. */
+  diagnostics?: DiagnosticsSink;
+}
+
+/** How a session starts being followed: launched now, or found running after a restart. */
+export type FollowMode = "launch" | "adopt";
+
+/**
+ * One running session: its hooks, transcript and screen feed its status writer in arrival order;
+ * its timers (stall, confirmation, permission and idle timeouts) run on the injected clock.
+ */
+export interface LiveSession {
+  readonly id: string;
+  record(): SessionRecord;
+  status(): StatusState;
+  /** Something happened: the fusion weighs it (`at` defaults to now). */
+  observe(observation: Observation, source: ObservationSource, at?: number): void;
+  /** tmux says the pane changed: read the screen again (one capture at a time). */
+  paneChanged(): void;
+  /** Captures and reads the screen now, feeding what it shows into the state. */
+  readScreen(): Promise<ScreenReading | null>;
+  /** Resolves when the screen shows something new or the state learns something, or after `ms`. */
+  nextChange(ms: number): Promise<void>;
+  /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
+  onSubmitted(listener: (text: string) => void): () => void;
+  sendKeys(keys: string[]): Promise<void>;
+  /** One keyboard per session: deliveries and key presses run one at a time, never interleaved. */
+  typing<T>(work: () => Promise<T>): Promise<T>;
+  /** Records the pane the agent runs in (after its window opened, or moved on re-adoption). */
+  placed(pane: { windowId: string; paneId: string }): void;
+  /** Follows the agent's transcript at `path` (history: lines already there are the past). */
+  attachTranscript(path: string, history: boolean): Promise<void>;
+  readonly transcript: TranscriptFollower;
+  /** Counters for metrics and latency since ag started following the session. */
+  readonly stats: LiveStats;
+  recordDelivery(delivered: boolean, attempts: number, ms: number): void;
+  dispose(): void;
+}
+
+export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
+  let record = initial;
+  let disposed = false;
+  const timers = createTimers(deps.clock);
+  const changeWaiters = new Set<() => void>();
+  const submitListeners = new Set<(text: string) => void>();
+  const seenPrompts: string[] = [];
+  let keyboard: Promise<unknown> = Promise.resolve();
+  const stats = createLiveStats(deps.clock.now());
+  /** Launch time of a session started now; adopted sessions read their past as history instead. */
+  const launchedAt = mode === "launch" ? deps.clock.now() : 0;
+  const writer = createStatusWriter(
+    {
+      record: () => record,
+      saved: (next) => {
+        record = next;
+      },
+      repo: deps.repo,
+      bus: deps.bus,
+      clock: deps.clock,
+      logger: deps.logger,
+      stats,
+      recorder: deps.recorder,
+    },
+    initialStatus(deps.clock.now(), record.stallThresholdMs, record.status, {
+      booting: mode === "launch",
+      pending: record.pendingPermission,
+      adopted: mode === "adopt",
+    }),
+  );
+  const autoAnswers = createAutoAnswerer({
+    sessionId: () => record.id,
+    clock: deps.clock,
+    logger: deps.logger,
+    diagnostics: deps.diagnostics,
+    sendKeys: (keys) => api.sendKeys(keys),
+    reread: () => void screen.read(),
+  });
+  const screen = createScreenReader({
+    paneId: () => (disposed ? null : record.paneId),
+    tmux: deps.tmux,
+    agent: deps.agent,
+    clock: deps.clock,
+    logger: deps.logger,
+    onReading(reading, capturedAt, news) {
+      if (news.text) notifyChange();
+      if (news.activity) observe({ kind: "activity" }, "screen", capturedAt);
+      // A dialog ag answers itself is never a prompt for the user (unless it outlives the answer).
+      const terminal = isTerminal(writer.state.status);
+      if (reading.autoAnswer && !terminal && autoAnswers.handle(reading.autoAnswer)) return;
+      observe(reading.observation, "screen", capturedAt);
+    },
+  });
+  const transcript = createTranscriptFollower({
+    agent: deps.agent,
+    logger: deps.logger,
+    onLine(meaning) {
+      // A fork's transcript starts with its parent's conversation: lines from before this launch
+      // are history (they count in the totals, but are neither events nor evidence of state).
+      if (meaning.at !== undefined && meaning.at < launchedAt) {
+        saveTokens();
+        return;
+      }
+      if (meaning.observation) api.observe(meaning.observation, "transcript");
+      for (const message of meaning.messages) publish(message.event, message.detail, message.meta);
+      saveTokens();
+    },
+  });
+
+  function saveTokens(): void {
+    const tokens = transcript.tokens();
+    const stored = record.tokenUsage;
+    if (
+      tokens.input === stored.input &&
+      tokens.output === stored.output &&
+      tokens.cacheRead === stored.cacheRead &&
+      tokens.cacheCreation === stored.cacheCreation
+    )
+      return;
+    deps.repo.update(record.id, { tokenUsage: tokens });
+    record = { ...record, tokenUsage: tokens };
+  }
+
+  function notifyChange(): void {
+    for (const wake of [...changeWaiters]) wake();
+  }
+
+  function publish(event: EventName, detail: string, meta: Record<string, unknown> = {}): void {
+    deps.bus.publish({
+      event,
+      session: { id: record.id, name: record.name, workDir: record.workDir },
+      detail,
+      meta,
+    });
+  }
+
+  function observe(observation: Observation, source: ObservationSource, at = deps.clock.now()): void {
+    if (disposed) return;
+    if (observation.kind === "prompt-submitted") {
+      for (const listener of submitListeners) listener(observation.text);
+    }
+    const before = writer.state;
+    const applied = writer.apply(observation, source, at);
+    const state = writer.state;
+    timers.at("recheck", applied.recheckAt, () => observe({ kind: "tick" }, "timer"));
+    timers.at("reread", applied.rereadAt, () => void screen.read());
+    if (applied.changed) {
+      managePermissionTimer(before);
+      if (isTerminal(state.status)) {
+        stopTimers();
+        deps.onEnded?.(record.id);
+      }
+    }
+    if (state.status === "idle" && (before.status !== "idle" || state.lastActivityAt > before.lastActivityAt))
+      manageIdleTimer();
+    else if (state.status !== "idle") timers.clear("idle");
+    // A screen read that saw nothing new wakes no one: waking on it made a waiter read again,
+    // and so on, a capture loop (the screen reader wakes them when the screen itself changed).
+    if (applied.changed || (source !== "screen" && source !== "timer")) notifyChange();
+  }
+
+  function managePermissionTimer(before: StatusState): void {
+    const pending = writer.state.pending;
+    if (pending?.id === before.pending?.id) return;
+    timers.clear("permission");
+    if (!pending) return;
+    timers.after("permission", deps.permissionTimeoutMs, () => {
+      if (writer.state.pending?.id !== pending.id) return;
+      publish(
+        "status.permission_timeout",
+        `no answer to ${pending.kind} prompt for ${deps.permissionTimeoutMs} ms`,
+        {
+          pendingPermission: pending,
+        },
+      );
+    });
+  }
+
+  /** An idle period longer than idleTimeoutMs ends the session; any sign of life starts it anew. */
+  function manageIdleTimer(): void {
+    if (deps.idleTimeoutMs <= 0) return;
+    timers.after("idle", deps.idleTimeoutMs, () => {
+      if (writer.state.status === "idle" && !disposed) deps.onIdleTimeout(record.id);
+    });
+  }
+
+  function stopTimers(): void {
+    autoAnswers.dispose();
+    timers.clearAll();
+  }
+
+  const api: LiveSession = {
+    id: record.id,
+    transcript,
+    stats,
+    recordDelivery(delivered, attempts, ms) {
+      deps.recorder?.delivery(delivered, attempts, ms);
+      stats.deliveries.sent++;
+      stats.deliveries.attempts += attempts;
+      if (delivered) {
+        stats.deliveries.delivered++;
+        pushSample(stats.deliveryMs, ms);
+      } else stats.deliveries.failed++;
+    },
+    record: () => record,
+    status: () => writer.state,
+    observe(observation, source, at) {
+      // The same prompt reported by the hook and again by the transcript is one prompt: the
+      // agent's prompt id says so (the text alone would merge two identical prompts).
+      if (observation.kind === "prompt-submitted") {
+        const key = observation.promptId ?? `text:${observation.text}`;
+        if (seenPrompts.includes(key)) return;
+        seenPrompts.push(key);
+        if (seenPrompts.length > 50) seenPrompts.shift();
+      }
+      observe(observation, source, at);
+    },
+    paneChanged: () => void screen.read(),
+    readScreen: () => screen.read(),
+    nextChange(ms) {
+      return new Promise((resolve) => {
+        const wake = () => {
+          changeWaiters.delete(wake);
+          cancel();
+          resolve();
+        };
+        const cancel = deps.clock.setTimer(wake, ms);
+        changeWaiters.add(wake);
+      });
+    },
+    onSubmitted(listener) {
+      submitListeners.add(listener);
+      return () => submitListeners.delete(listener);
+    },
+    async sendKeys(keys) {
+      if (record.paneId) await deps.tmux.sendKeys(record.paneId, keys);
+    },
+    typing(work) {
+      const next = keyboard.then(work, work);
+      keyboard = next.catch(() => {});
+      return next;
+    },
+    placed({ windowId, paneId }) {
+      if (paneId === record.paneId && windowId === record.windowId) return;
+      deps.repo.update(record.id, { windowId, paneId });
+      record = { ...record, windowId, paneId };
+    },
+    async attachTranscript(path, history) {
+      if (record.transcriptPath !== path) {
+        deps.repo.update(record.id, { transcriptPath: path });
+        record = { ...record, transcriptPath: path };
+      }
+      await transcript.attach(path, history);
+      saveTokens();
+    },
+    dispose() {
+      disposed = true;
+      stopTimers();
+      transcript.stop();
+      notifyChange();
+    },
+  };
+  if (record.status === "idle") manageIdleTimer();
+  return api;
+}

@@ -1,0 +1,40 @@
+import type { SessionServiceDeps } from "./deps.ts";
+import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
+import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
+import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
+import { createSessionService, type SessionService } from "./service.ts";
+
+export interface Sessions {
+  /** What clients do with sessions (the routes, MCP, CLI, pipelines, chat). */
+  service: SessionService;
+  /** The agents' hook callbacks (POST /v1/hooks/:event). */
+  hooks: HookReceiver;
+  /** tmux's notifications, and re-adoption of running sessions at start and after a tmux loss. */
+  supervisor: Supervisor;
+  /** The sessions followed now, each the one writer of its own state. */
+  live: LiveSessions;
+}
+
+/**
+ * The sessions domain, put together: the live sessions (each the one writer of its status), fed
+ * by hooks and tmux, driven by the service.
+ */
+export function createSessions(deps: SessionServiceDeps): Sessions {
+  const live = createLiveSessions({
+    ...deps,
+    permissionTimeoutMs: deps.settings.permissionTimeoutMs,
+    idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
+    onIdleTimeout: (id) => {
+      void service
+        .kill(id, "idle_timeout")
+        .catch((error) => deps.logger.warn(`idle timeout of ${id}`, error));
+    },
+  });
+  const service = createSessionService(deps, live);
+  return {
+    service,
+    live,
+    hooks: createHookReceiver({ ...deps, live }),
+    supervisor: createSupervisor({ ...deps, live }),
+  };
+}

@@ -1,0 +1,8 @@
+/** Waits (polling every 5 ms) until `check` holds; throws after `ms`. A test helper, not product code. */
+export async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await Bun.sleep(5);
+  }
+}
