@@ -50,6 +50,11 @@ export type PermissionRequest = Omit<PendingPermission, "id">;
 export type AgentObservation =
   /** A prompt was accepted (its submit hook, or a new prompt line in the transcript). */
   | { kind: "prompt-submitted"; text: string; promptId?: string }
+  /**
+   * Input the agent wrote down once it had run it (a shell or built-in command): proof that it
+   * was taken, no evidence of the state now (the line may come after the turn it started ended).
+   */
+  | { kind: "input-recorded"; text: string; promptId?: string }
   /** A tool started (PreToolUse) or finished (PostToolUse): the agent works. */
   | { kind: "tool"; phase: "started" | "finished"; tool: string; toolUseId?: string }
   /** A sign of life that says nothing about the state (a transcript line, a sub-agent's end). */
@@ -148,6 +153,13 @@ export interface AgentAdapter {
   /** Writes whatever the launch needs (settings, trust) and returns the command to run. */
   prepareLaunch(request: LaunchRequest): Promise<LaunchPlan>;
   readScreen(text: string, options?: { paneDead?: boolean }): ScreenReading;
+  /** Whether what the agent recorded as submitted (hook, transcript) is this text as ag typed it. */
+  isSubmission(typed: string, recorded: string): boolean;
+  /**
+   * Input the agent records late or never (a shell command, a built-in slash command): for it,
+   * the input box emptied by Enter is taken as delivery when no record comes in time.
+   */
+  recordsLate(text: string): boolean;
   /** Maps one hook callback to an observation (null when it carries nothing for the state). */
   readHook(event: string, payload: Record<string, unknown>): AgentObservation | null;
   readonly hookEvents: readonly string[];

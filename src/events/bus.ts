@@ -45,6 +45,32 @@ export function createEventBus(
   const listeners = new Set<(event: AgEvent) => void>();
   const ring: AgEvent[] = [];
   let nextId = options.firstId ?? 1;
+  /** Events published while another is being handed out wait their turn. */
+  const queue: AgEvent[] = [];
+  let dispatching = false;
+
+  /**
+   * Every subscriber sees every event in id order. A subscriber that publishes (a teammate's end
+   * is its parent's news) must not have its event overtake the one being handed out: subscribers
+   * later in line would see them reversed, and SSE, which never sends an id at or below one it
+   * sent, would drop the older one.
+   */
+  function dispatch(): void {
+    dispatching = true;
+    try {
+      for (let event = queue.shift(); event; event = queue.shift()) {
+        for (const listener of listeners) {
+          try {
+            listener(event);
+          } catch (error) {
+            options.logger?.error(`event subscriber failed on ${event.event}`, error);
+          }
+        }
+      }
+    } finally {
+      dispatching = false;
+    }
+  }
 
   return {
     publish(input) {
@@ -56,13 +82,8 @@ export function createEventBus(
       } as AgEvent;
       ring.push(event);
       if (ring.length > ringSize) ring.shift();
-      for (const listener of listeners) {
-        try {
-          listener(event);
-        } catch (error) {
-          options.logger?.error(`event subscriber failed on ${event.event}`, error);
-        }
-      }
+      queue.push(event);
+      if (!dispatching) dispatch();
       return event;
     },
     subscribe(listener) {

@@ -54,6 +54,11 @@ export const AUTH_FAILURES_PER_MIN = 20;
 /** What the listener knows about the client that the request does not carry. */
 export interface ClientInfo {
   ip: string | null;
+  /**
+   * The request is read and authorized: its handler may take long (a create waits for the
+   * agent, a verification runs a build). The listener stops counting the connection idle.
+   */
+  handling?(): void;
 }
 
 export interface HttpApp {
@@ -138,6 +143,7 @@ export function createApp(deps: AppDeps): HttpApp {
       const principal = principalOf(request);
       authorize(principal, route, request.method, scopes);
       confine(principal, route, params, body);
+      clients.get(request)?.handling?.();
     })
     .onParse(({ request, contentType }) => parseChunkedBody(request, contentType, maxBodyBytes))
     .use(healthRoutes(deps.health))

@@ -37,7 +37,7 @@ export type SendResult = DeliveryResult & { answered?: boolean };
 export interface ActionDeps {
   repo: Pick<SessionRepo, "get" | "live" | "update">;
   tmux: Pick<Tmux, "paste" | "sendKeys" | "sendLiteral" | "capturePane" | "killPane" | "killWindow">;
-  agent: Pick<AgentAdapter, "keys">;
+  agent: Pick<AgentAdapter, "keys" | "isSubmission" | "recordsLate">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
   clock: Clock;
   logger: Logger;

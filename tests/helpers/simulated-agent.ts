@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FakeTmux } from "../fakes/tmux.ts";
 import type { TestApp } from "./app.ts";
+import { tempDir } from "./temp.ts";
+import { until } from "./until.ts";
 
 const PANES = join(import.meta.dir, "..", "fixtures", "panes");
 
@@ -24,6 +26,8 @@ export interface SimulationScript {
   hook?: boolean;
   /** How long the UI takes to show its input box (default 5 ms); it draws a banner meanwhile. */
   bootMs?: number;
+  /** What the agent records as the submitted prompt (default: the text as pasted). */
+  recorded?: (text: string) => string;
 }
 
 /**
@@ -79,7 +83,8 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
     tmux.setScreen(paneId, pane("04-working"));
     const session = sessionOf(paneId);
     if (session && script.hook !== false) {
-      await hook(app, session.id, "UserPromptSubmit", { prompt: text, prompt_id: `p-${enters}` });
+      const prompt = script.recorded?.(text) ?? text;
+      await hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
     }
   };
   return { enters: () => enters };
@@ -98,4 +103,12 @@ export function hook(
     body: { session_id: sessionId, hook_event_name: event, ...payload },
     headers: { "x-svc-hook-secret": secret ?? record?.hookSecret ?? "" },
   });
+}
+
+/** Creates a session (POST /v1/sessions) in a fresh workDir and waits for its agent to be idle. */
+export async function idleSession(app: TestApp, body: Record<string, unknown> = {}) {
+  const response = await app.request("POST", "/v1/sessions", { body: { workDir: tempDir(), ...body } });
+  const id = ((await response.json()) as { id: string }).id;
+  await until(() => app.repo.get(id)?.status === "idle");
+  return { id, paneId: app.repo.get(id)!.paneId! };
 }

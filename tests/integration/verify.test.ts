@@ -341,7 +341,7 @@ describe("POST /v1/sessions/:id/verify", () => {
 });
 
 describe("autoVerifyOnStop", () => {
-  test("verifies when a turn ends, not when a new session finishes booting", async () => {
+  test("verifies when a turn ends (the state's session.turn_ended), not on a boot's idle", async () => {
     const h = harness({ autoVerifyOnStop: true, criticalOnly: true });
     const workDir = tinyProject({ ts: null });
     const id = h.session(workDir);
@@ -362,6 +362,13 @@ describe("autoVerifyOnStop", () => {
       session,
       detail: "working → idle",
       meta: { previous: "working" },
+    });
+    expect(h.verifications()).toHaveLength(0);
+    h.bus.publish({
+      event: "session.turn_ended",
+      session,
+      detail: "working → idle",
+      meta: { reason: "completed" },
     });
     const event = await verification;
     expect(event.meta).toMatchObject({ ok: true, trigger: "auto", criticalOnly: true });

@@ -64,3 +64,24 @@ test("a tool's input in its event is clipped (a Write holds a whole file); the s
   expect(input.content.endsWith("…")).toBe(true);
   expect(reader.summary().filesTouched).toEqual(["/w/big.txt"]);
 });
+
+test("shell and slash commands confirm that typing was taken, but are no evidence of the state", async () => {
+  const reader = createClaudeTranscriptReader();
+  const lines = (
+    await Bun.file(join(import.meta.dir, "..", "fixtures", "transcripts", "commands.jsonl")).text()
+  )
+    .trim()
+    .split("\n");
+  const observations = lines.map((line) => reader.add(line).observation);
+  // A shell command is written once it has run (after its turn may have ended): it only
+  // confirms the delivery; a person's prompt line still says a turn began.
+  expect(observations[0]).toEqual({
+    kind: "input-recorded",
+    text: "!echo hi there",
+    promptId: expect.any(String),
+  });
+  expect(observations[4]).toMatchObject({ kind: "input-recorded", text: "/usage" });
+  expect(observations[6]).toMatchObject({ kind: "input-recorded", text: "/greet Bob" });
+  expect(observations[7]).toMatchObject({ kind: "prompt-submitted", text: "a    b    c" });
+  expect(observations.filter((o) => o?.kind === "prompt-submitted")).toHaveLength(1);
+});

@@ -129,6 +129,13 @@ describe("classifying captured Claude Code panes", () => {
     });
   });
 
+  test('shell mode: the box starts with "!" + U+00A0; a running command is work', () => {
+    const box = pane("01-idle-startup").replace(/^❯\u00a0.*$/m, "!\u00a0sleep 3; echo done");
+    expect(inputBoxText(box)).toBe("sleep 3; echo done");
+    const running = pane("04-working").replace(/^.*Sock-hopping.*$/m, "! sleep 3; echo done\n  ⎿  Running…");
+    expect(classifyScreen(running).state).toBe("working");
+  });
+
   test("the footer's permission mode", () => {
     expect(expectState(read("12-mode-accept-edits"), "idle").mode).toBe("acceptEdits");
     expect(expectState(read("13-mode-plan"), "idle").mode).toBe("plan");

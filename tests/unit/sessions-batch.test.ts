@@ -116,6 +116,28 @@ describe("idle timeout", () => {
     clock.advance(10_000_000);
     expect(off.repo.get(other.id)!.status).toBe("idle");
   });
+
+  test("signs of life that leave it idle (a shell command's transcript lines) restart the period too", async () => {
+    const clock = createManualClock();
+    const app = testApp({ clock, idleTimeoutMs: 1000 });
+    const created = (await (
+      await app.request("POST", "/v1/sessions", { body: { workDir: tempDir() } })
+    ).json()) as Json;
+    app.tmux.setScreen(app.repo.get(created.id)!.paneId!, pane("01-idle-startup"));
+    await app.live.running(created.id).readScreen();
+    for (let i = 0; i < 5; i++) {
+      clock.advance(900);
+      app.live
+        .running(created.id)
+        .observe({ kind: "input-recorded", text: "!ls", promptId: `u${i}` }, "transcript");
+    }
+    expect(app.repo.get(created.id)!.status).toBe("idle");
+    // lastActivityAt follows the activity (saved at most once a second).
+    expect(clock.now() - Date.parse(app.repo.get(created.id)!.lastActivityAt)).toBeLessThan(1000);
+    clock.advance(1000);
+    await Bun.sleep(10);
+    expect(app.repo.get(created.id)!.status).toBe("completed");
+  });
 });
 
 describe("fork and resume guards", () => {

@@ -139,6 +139,22 @@ describe("parsing Claude Code transcript lines", () => {
     expect(meta).toMatchObject({ text: "<local-command-stdout>compacted</local-command-stdout>" });
   });
 
+  test("shell and slash commands: the command as typed, told apart from a person's prompt", () => {
+    const [input, output, failed, failedOutput, builtin, builtinOutput, custom, tabs, caveat] =
+      linesOf("commands.jsonl").map(parseTranscriptLine);
+    expect(input).toMatchObject({ kind: "prompt", text: "!echo hi there", command: true });
+    expect(output).toMatchObject({ kind: "user_text" });
+    expect(failed).toMatchObject({ kind: "prompt", text: "!sleep 2; echo out; echo err >&2; exit 3" });
+    expect(failedOutput).toMatchObject({ kind: "user_text" });
+    expect(builtin).toMatchObject({ kind: "system", subtype: "local_command", command: "/usage" });
+    expect(builtinOutput).toMatchObject({ kind: "system", subtype: "local_command" });
+    expect(builtinOutput).not.toHaveProperty("command");
+    expect(custom).toMatchObject({ kind: "prompt", text: "/greet Bob", command: true });
+    expect(tabs).toMatchObject({ kind: "prompt", text: "a    b    c" });
+    expect(tabs).not.toHaveProperty("command");
+    expect(caveat).toMatchObject({ kind: "user_text" });
+  });
+
   test("the byte classifier and the parser agree on every line", () => {
     const encoder = new TextEncoder();
     for (const name of [

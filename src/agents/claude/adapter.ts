@@ -3,14 +3,13 @@ import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../
 import { HOOK_EVENTS, readHookPayload } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
-import { classifyScreen, type ScreenState } from "./screen.ts";
+import { classifyScreen, INPUT_BOX, type ScreenState } from "./screen.ts";
 import { denyReply, toolCategory } from "./tools.ts";
 import { claudeTranscriptFormat } from "./transcript.ts";
 import { findTranscript } from "./transcript-files.ts";
 
 /** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
 const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
-const INPUT_BOX = /^❯\u00a0/;
 
 /** Claude Code (pinned 2.1.197) behind the AgentAdapter seam. */
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
@@ -20,6 +19,9 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
     hookEvents: HOOK_EVENTS,
     prepareLaunch: (request) => prepareClaudeLaunch(request, env),
     readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
+    isSubmission,
+    // `!cmd` is written down when it has run; built-in `/commands` only once their dialog closes.
+    recordsLate: (text) => /^[!/]/.test(text.trimStart()),
     readHook: readHookPayload,
     transcript: {
       format: claudeTranscriptFormat,
@@ -51,6 +53,16 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       submit: ["Enter"],
     },
   };
+}
+
+/**
+ * Claude Code turns each tab of a prompt into four spaces and trims its end (measured with
+ * 2.1.197): its hook, transcript and request all carry that. So the comparison is of the words:
+ * runs of whitespace count as one space, and the ends do not count.
+ */
+function isSubmission(typed: string, recorded: string): boolean {
+  const words = (text: string) => text.replace(/\s+/g, " ").trim();
+  return words(typed) === words(recorded);
 }
 
 /**

@@ -97,12 +97,27 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
       return {
         observation: entry.sidechain
           ? { kind: "activity" }
-          : {
-              kind: "prompt-submitted",
-              text: entry.text,
-              promptId: entry.promptId ?? undefined,
-            },
+          : entry.command
+            ? // Written once the command has run (maybe after its turn's Stop): it confirms that
+              // ag's typing was taken, but it is no evidence of the state now.
+              {
+                kind: "input-recorded",
+                text: entry.text,
+                promptId: entry.promptId ?? entry.uuid ?? undefined,
+              }
+            : {
+                kind: "prompt-submitted",
+                text: entry.text,
+                promptId: entry.promptId ?? undefined,
+              },
         messages: [{ event: "message.user", detail: clip(entry.text), meta }],
+      };
+    case "system":
+      return {
+        observation: entry.command
+          ? { kind: "input-recorded", text: entry.command, promptId: entry.uuid ?? undefined }
+          : { kind: "activity" },
+        messages: [],
       };
     case "assistant":
       return {

@@ -2,8 +2,9 @@
  * Reads a `tmux capture-pane -p` screen of Claude Code (pinned 2.1.197; strings change between
  * releases, so every pattern here is tested against panes captured from the real CLI).
  *
- * The key fact: the live input box is the line that starts with "❯" + a NO-BREAK SPACE (U+00A0).
- * Echoed past prompts and the cursor of dialog menus use "❯" + an ordinary space. While a dialog
+ * The key fact: the live input box is the line that starts with "❯" + a NO-BREAK SPACE (U+00A0)
+ * ("!" + U+00A0 in shell mode, once the text starts with "!"). Echoed past prompts and the cursor
+ * of dialog menus use "❯" + an ordinary space (a shell command's echo: "!" + a space). While a dialog
  * is open there is no input box on the screen; after exit the last frame (input box included)
  * stays, followed by the resume hint.
  */
@@ -81,7 +82,8 @@ export type ScreenState =
   | OtherScreen;
 export type ScreenStateName = ScreenState["state"];
 
-const INPUT_BOX = /^❯\u00a0/;
+/** The live input box: "❯" + U+00A0, or "!" + U+00A0 in shell mode. Exported for the adapter. */
+export const INPUT_BOX = /^[❯!]\u00a0/;
 const RULE = /^─{10,}/;
 const EXITED = /^Resume this session with:|^Pane is dead/;
 
@@ -184,9 +186,9 @@ function boxText(lines: string[], box: number): string {
     .trim();
 }
 
-/** The lines after the last echoed prompt ("❯ " + normal space): the current or last turn. */
+/** The lines after the last echoed prompt ("❯ " or a shell command's "! "): the current or last turn. */
 function lastTurn(above: string[]): string[] {
-  const prompt = above.findLastIndex((l) => l.startsWith("❯ "));
+  const prompt = above.findLastIndex((l) => l.startsWith("❯ ") || l.startsWith("! "));
   return above.slice(prompt + 1);
 }
 

@@ -37,7 +37,15 @@ interface EntryBase {
 /** A message entry of a Claude Code transcript (one line each); `role` is the line's `type`. */
 export type TranscriptEntry = EntryBase &
   (
-    | { kind: "prompt"; role: "user"; text: string; source: string | null; promptId: string | null }
+    | {
+        kind: "prompt";
+        role: "user";
+        text: string;
+        source: string | null;
+        promptId: string | null;
+        /** A shell (`!`) or slash (`/`) command, written as tags; `text` is it as typed. */
+        command?: boolean;
+      }
     | { kind: "user_text"; role: "user"; text: string }
     | { kind: "interrupt"; role: "user"; text: string; forToolUse: boolean }
     | { kind: "tool_result"; role: "user"; results: ToolResult[]; toolUseResult: unknown }
@@ -51,7 +59,15 @@ export type TranscriptEntry = EntryBase &
         blocks: AssistantBlock[];
       }
     | { kind: "api_error"; role: "assistant"; text: string; error: string | null; status: number | null }
-    | { kind: "system"; role: "system"; subtype: string; durationMs: number | null; content: string | null }
+    | {
+        kind: "system";
+        role: "system";
+        subtype: string;
+        durationMs: number | null;
+        content: string | null;
+        /** A built-in slash command the user ran (`/cost` …), as typed (its name and arguments). */
+        command?: string;
+      }
   );
 
 type Json = Record<string, unknown>;
@@ -80,13 +96,16 @@ export function parseTranscriptLine(text: string): TranscriptEntry | null {
   if (line.type === "assistant") return { ...base, ...parseAssistant(line, message) };
   if (line.type === "system") {
     const durationMs = typeof line.durationMs === "number" ? line.durationMs : null;
+    const content = str(line.content);
+    const command = content ? commandOf(content) : null;
     return {
       ...base,
       kind: "system",
       role: "system",
       subtype: str(line.subtype) ?? "",
       durationMs,
-      content: str(line.content),
+      content,
+      ...(command ? { command } : {}),
     };
   }
   return null;
@@ -109,15 +128,31 @@ function parseUser(line: Json, message: Json) {
   // Claude Code's own test for a person's prompt: not meta, no tool result, human (or no) origin.
   const origin = isObject(line.origin) ? str(line.origin.kind) : null;
   const human = !line.isMeta && !line.isCompactSummary && line.toolUseResult === undefined;
-  if (human && (origin === null || origin === "human"))
-    return {
-      kind: "prompt",
-      role: "user",
-      text,
-      source: str(line.promptSource),
-      promptId: str(line.promptId),
-    } as const;
-  return { kind: "user_text", role: "user", text } as const;
+  if (!human || (origin !== null && origin !== "human") || COMMAND_OUTPUT.test(text))
+    return { kind: "user_text", role: "user", text } as const;
+  const promptId = str(line.promptId);
+  const shell = text.match(SHELL_INPUT);
+  const command = shell ? `!${shell[1]}` : commandOf(text);
+  if (command !== null)
+    return { kind: "prompt", role: "user", text: command, source: null, promptId, command: true } as const;
+  return { kind: "prompt", role: "user", text, source: str(line.promptSource), promptId } as const;
+}
+
+/** `!cmd` in the input box: written (when it has run) as `<bash-input>cmd</bash-input>`. */
+const SHELL_INPUT = /^<bash-input>([\s\S]*)<\/bash-input>\s*$/;
+/** What a shell or built-in command printed: not a person's words. */
+const COMMAND_OUTPUT = /^<(bash-stdout|bash-stderr|local-command-stdout|local-command-caveat)>/;
+
+/**
+ * A slash command as typed, from the tags Claude Code writes for it:
+ * `<command-name>/greet</command-name> … <command-args>Bob</command-args>` → "/greet Bob".
+ */
+function commandOf(text: string): string | null {
+  const name = text.match(/<command-name>\s*(\/?[^<]*?)\s*<\/command-name>/)?.[1];
+  if (!name) return null;
+  const args = text.match(/<command-args>([\s\S]*?)<\/command-args>/)?.[1]?.trim();
+  const command = name.startsWith("/") ? name : `/${name}`;
+  return args ? `${command} ${args}` : command;
 }
 
 function parseAssistant(line: Json, message: Json) {

@@ -22,7 +22,7 @@ export interface HookReceiver {
 
 export function createHookReceiver(deps: {
   repo: Pick<SessionRepo, "get">;
-  live: Pick<LiveSessions, "get">;
+  live: Pick<LiveSessions, "get" | "all">;
   agent: Pick<AgentAdapter, "hookEvents" | "policy" | "readHook">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
@@ -46,13 +46,24 @@ export function createHookReceiver(deps: {
   const receiver: HookReceiver = {
     receive(event, secret, payload) {
       if (!known.has(event)) throw new AgError("NOT_FOUND", `unknown hook event ${event}`);
-      const sessionId = typeof payload.session_id === "string" ? payload.session_id : "";
-      const record = sessionId ? deps.repo.get(sessionId) : null;
-      if (!record || secret === null || !sameSecret(secret, record.hookSecret)) {
+      const named = typeof payload.session_id === "string" ? deps.repo.get(payload.session_id) : null;
+      // The secret says whose hook it is: the agent may run under another conversation id than
+      // ag gave it (`/clear` starts a new one), and a hook naming a session must carry its secret.
+      const record =
+        secret === null
+          ? null
+          : named && sameSecret(secret, named.hookSecret)
+            ? named
+            : (deps.live
+                .all()
+                .map((s) => s.record())
+                .find((r) => sameSecret(secret, r.hookSecret)) ?? null);
+      if (!record) {
         deps.logger.warn(`rejected ${event} hook: unknown session or wrong secret`);
         deps.diagnostics?.record("hook.rejected", `${event} hook: unknown session or wrong secret`);
         throw new AgError("UNAUTHORIZED", "invalid hook secret");
       }
+      const sessionId = record.id;
       const live = deps.live.get(sessionId);
       // Every payload names the transcript file: the surest way to find it.
       const transcriptPath = payload.transcript_path;

@@ -17,6 +17,11 @@ export interface DeliveryPort {
   /** Starts listening for the agent's confirmation; call before pasting so none is missed. */
   expectSubmit(text: string): { confirmed(timeoutMs: number): Promise<boolean>; cancel(): void };
   now(): number;
+  /**
+   * The agent records this input late or never (a shell command, written once it has run; a
+   * built-in command, never): an input box emptied by Enter is then the proof it was taken.
+   */
+  takenWhenEmptied?: boolean;
 }
 
 export interface DeliveryOptions {
@@ -63,8 +68,10 @@ export async function deliverPrompt(
       if (await submit.confirmed(options.confirmTimeoutMs)) return { delivered: true, attempts };
       const input = await port.readInput();
       // Empty box: Enter was taken but the agent has not confirmed yet; pressing again would
-      // only add an empty prompt. Give the confirmation one more window instead.
+      // only add an empty prompt. Give the confirmation one more window instead (unless the
+      // agent records this input late anyway: then the emptied box is the answer).
       if (input === null || input.trim() === "") {
+        if (port.takenWhenEmptied) return { delivered: true, attempts };
         const late = await submit.confirmed(options.confirmTimeoutMs);
         return late
           ? { delivered: true, attempts }

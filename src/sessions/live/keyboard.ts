@@ -6,7 +6,7 @@ import type { LiveSession } from "./session.ts";
 
 export interface KeyboardDeps {
   tmux: Pick<Tmux, "paste" | "sendKeys">;
-  agent: Pick<AgentAdapter, "keys">;
+  agent: Pick<AgentAdapter, "keys" | "isSubmission" | "recordsLate">;
   clock: Clock;
 }
 
@@ -32,7 +32,7 @@ export function deliverTo(
       let seen = false;
       let wake: (() => void) | null = null;
       const unsubscribe = session.onSubmitted((submitted) => {
-        if (!sameText(submitted, expected)) return;
+        if (!agent.isSubmission(expected, submitted)) return;
         seen = true;
         wake?.();
       });
@@ -51,12 +51,7 @@ export function deliverTo(
       };
     },
     now: () => clock.now(),
+    takenWhenEmptied: agent.recordsLate(text),
   };
   return deliverPrompt(port, text, options);
-}
-
-/** The agent may trim what it received; whitespace at the ends and line endings do not count. */
-export function sameText(a: string, b: string): boolean {
-  const norm = (s: string) => s.replace(/\r\n/g, "\n").trim();
-  return norm(a) === norm(b);
 }

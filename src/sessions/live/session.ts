@@ -169,7 +169,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
 
   function observe(observation: Observation, source: ObservationSource, at = deps.clock.now()): void {
     if (disposed) return;
-    if (observation.kind === "prompt-submitted") {
+    if (observation.kind === "prompt-submitted" || observation.kind === "input-recorded") {
       for (const listener of submitListeners) listener(observation.text);
     }
     const before = writer.state;
@@ -240,7 +240,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     observe(observation, source, at) {
       // The same prompt reported by the hook and again by the transcript is one prompt: the
       // agent's prompt id says so (the text alone would merge two identical prompts).
-      if (observation.kind === "prompt-submitted") {
+      if (observation.kind === "prompt-submitted" || observation.kind === "input-recorded") {
         const key = observation.promptId ?? `text:${observation.text}`;
         if (seenPrompts.includes(key)) return;
         seenPrompts.push(key);

@@ -241,6 +241,7 @@ function apply(step: Step, obs: Observation, source: ObservationSource, at: numb
       step.meta["session.created"] = obs.origin;
       step.detail = obs.detail;
       return;
+    case "input-recorded": // proof of typing taken, and a sign of life: nothing more
     case "screen-working":
     case "screen-idle":
     case "starting":
@@ -376,6 +377,8 @@ function disagree(step: Step, view: "working" | "idle", obs: Observation, at: nu
   if (view === "working") {
     enter(step, "working", at);
     s.screenCaughtUp = true;
+    // Work begun without a prompt hook (a shell command, a prompt typed by hand): a turn.
+    s.turnOpen = true;
     return;
   }
   if (obs.kind === "turn-failed") announceFailure(step, obs.error, obs.rateLimited);

@@ -1,0 +1,56 @@
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+
+/** A few edges of the design that a change could quietly break, checked on the sources. */
+const SRC = join(import.meta.dir, "..", "..", "src");
+
+function sources(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const files = sources().map((path) => ({ path: relative(SRC, path), text: readFileSync(path, "utf8") }));
+const transpiler = new Bun.Transpiler({ loader: "ts" });
+const importsOf = (text: string) => transpiler.scanImports(text).map((i) => i.path);
+
+test("a session's status has one writer: only sessions/live/writer.ts saves it", () => {
+  const writers = files.filter((f) => /\.saveStatus\(/.test(f.text)).map((f) => f.path);
+  expect(writers).toEqual(["sessions/live/writer.ts"]);
+  // And the general update cannot carry a status (its patch type has none).
+  const repo = files.find((f) => f.path === "sessions/repo.ts")!.text;
+  const patch = repo.slice(
+    repo.indexOf("export type SessionPatch"),
+    repo.indexOf("export type StatusRecord"),
+  );
+  expect(patch).not.toMatch(/"status"|"pendingPermission"|"endedAt"|"endReason"/);
+});
+
+test("outside sessions/, the domain is reached through sessions/index.ts only", () => {
+  const reachingIn = files
+    .filter((f) => !f.path.startsWith("sessions/"))
+    .flatMap((f) =>
+      importsOf(f.text)
+        .filter((p) => /(^|\/)sessions\//.test(p) && !p.endsWith("sessions/index.ts"))
+        .map((p) => `${f.path} → ${p}`),
+    );
+  expect(reachingIn).toEqual([]);
+});
+
+test("domains publish facts and never call a channel: only the composition root and delivery import channels/", () => {
+  const delivery = (path: string) => path === "runtime.ts" || /^(server|cli)\//.test(path);
+  const importers = files
+    .filter((f) => !f.path.startsWith("channels/") && !delivery(f.path))
+    .filter((f) => importsOf(f.text).some((p) => /(^|\/)channels\//.test(p)))
+    .map((f) => f.path);
+  expect(importers).toEqual([]);
+});
+
+test("what feeds the live sessions (hooks, tmux) does not reach into the service", () => {
+  const feed = files.filter((f) => f.path.startsWith("sessions/feed/"));
+  expect(feed.length).toBeGreaterThan(0);
+  for (const f of feed) expect(importsOf(f.text).filter((p) => p.endsWith("/service.ts"))).toEqual([]);
+});
