@@ -182,11 +182,12 @@ export function createPipelineService(deps: {
         throw new AgError("CONFLICT", `pipeline ${id} is already ${pipeline.status}`);
       }
       cancelled.add(id);
-      const current = pipeline.stages.find((s) => s.status === "running");
-      // Ending the stage's session ends its wait; the run then records the cancellation.
-      if (current?.sessionId) await deps.sessions.kill(current.sessionId).catch(() => {});
+      // Taken first: ending the stage's session ends its wait, and the run may record the
+      // cancellation and be gone before the kill has closed the window.
       const run = runs.get(id);
-      return run ? await run : pipeline;
+      const current = pipeline.stages.find((s) => s.status === "running");
+      if (current?.sessionId) await deps.sessions.kill(current.sessionId).catch(() => {});
+      return run ? await run : service.get(id);
     },
     start() {
       for (const pipeline of repo.running()) if (!runs.has(pipeline.id)) launch(pipeline);

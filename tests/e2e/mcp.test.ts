@@ -65,10 +65,11 @@ async function transcriptUntil(sessionId: string, wanted: (line: string) => bool
 }
 
 describe("ag mcp against a real agent", () => {
-  test("the compiled binary lists the 24 tools, the resources and their templates, the 3 prompts", async () => {
+  test("the compiled binary lists SPEC's 24 tools and answer_question, the resources and their templates, the 3 prompts", async () => {
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(24);
+    expect(tools).toHaveLength(25);
     expect(tools.map((t) => t.name)).toContain("send_bash");
+    expect(tools.map((t) => t.name)).toContain("answer_question");
     expect(await listedResources(client)).toEqual(SPEC_RESOURCES);
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name).sort()).toEqual(["debug_session", "implement_issue", "review_pr"]);
@@ -106,6 +107,29 @@ describe("ag mcp against a real agent", () => {
     expect(approved.isError).toBeUndefined();
     await world.waitFor(id, "idle");
     expect(existsSync(join(world.workDir, "approved.txt"))).toBe(true);
+  }, 60_000);
+
+  test("answer_question picks one of the question's options by its number", async () => {
+    const sent = await call("send_message", { sessionId: id, text: "ask me" });
+    expect(sent.structuredContent).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(id, "asking");
+    const status = await call("get_status", { sessionId: id });
+    expect(status.structuredContent.pendingPermission).toMatchObject({
+      kind: "question",
+      options: [
+        { index: 1, label: "Red" },
+        { index: 2, label: "Blue" },
+      ],
+    });
+    // Approving is not answering: the error says what to do instead.
+    const approved = await call("approve_permission", { sessionId: id });
+    expect(approved.isError).toBe(true);
+    expect(approved.content[0].text).toContain("/answer");
+    const answered = await call("answer_question", { sessionId: id, option: 1 });
+    expect(answered.isError).toBeUndefined();
+    await world.waitFor(id, "idle");
+    const texts = await transcriptUntil(id, (t) => t.includes('="Red"'));
+    expect(texts.some((t) => t.startsWith("tool_result:") && t.includes('="Red"'))).toBe(true);
   }, 60_000);
 
   test("capture_pane shows the agent's screen", async () => {

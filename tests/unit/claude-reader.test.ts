@@ -75,10 +75,11 @@ test("shell and slash commands confirm that typing was taken, but are no evidenc
   const observations = lines.map((line) => reader.add(line).observation);
   // A shell command is written once it has run (after its turn may have ended): it only
   // confirms the delivery; a person's prompt line still says a turn began.
+  // Known by its own line's uuid: such a line may carry the previous prompt's promptId.
   expect(observations[0]).toEqual({
     kind: "input-recorded",
     text: "!echo hi there",
-    promptId: expect.any(String),
+    promptId: JSON.parse(lines[0]!).uuid,
   });
   expect(observations[4]).toMatchObject({ kind: "input-recorded", text: "/usage" });
   expect(observations[6]).toMatchObject({ kind: "input-recorded", text: "/greet Bob" });

@@ -160,6 +160,7 @@ describe("the end of a session", () => {
     expect(killed.events).toEqual(["session.killed", "session.ended"]);
     expect(killed.meta[0]!["session.ended"]).toEqual({ reason: "killed" });
     expect(killed.last.endReason).toBe("killed");
+    expect(killed.last.details).toEqual({ "session.ended": "killed" });
     // Its window closing afterwards is not a crash.
     expect(run(killed.state, [[6, "tmux", { kind: "gone" }]]).state.status).toBe("killed");
 

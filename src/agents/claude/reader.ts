@@ -99,12 +99,9 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
           ? { kind: "activity" }
           : entry.command
             ? // Written once the command has run (maybe after its turn's Stop): it confirms that
-              // ag's typing was taken, but it is no evidence of the state now.
-              {
-                kind: "input-recorded",
-                text: entry.text,
-                promptId: entry.promptId ?? entry.uuid ?? undefined,
-              }
+              // ag's typing was taken, but it is no evidence of the state now. Known by its own
+              // line: it may carry the promptId of the prompt before it (seen with 2.1.197).
+              { kind: "input-recorded", text: entry.text, promptId: entry.uuid ?? undefined }
             : {
                 kind: "prompt-submitted",
                 text: entry.text,

@@ -65,13 +65,16 @@ export async function deliverPrompt(
     while (attempts < options.maxAttempts) {
       attempts++;
       await port.pressEnter();
+      if (port.takenWhenEmptied) {
+        if (await emptiedOrConfirmed(port, submit, options.confirmTimeoutMs, options.settleMs))
+          return { delivered: true, attempts };
+        continue; // still in the box after the whole window: Enter again
+      }
       if (await submit.confirmed(options.confirmTimeoutMs)) return { delivered: true, attempts };
       const input = await port.readInput();
       // Empty box: Enter was taken but the agent has not confirmed yet; pressing again would
-      // only add an empty prompt. Give the confirmation one more window instead (unless the
-      // agent records this input late anyway: then the emptied box is the answer).
+      // only add an empty prompt. Give the confirmation one more window instead.
       if (input === null || input.trim() === "") {
-        if (port.takenWhenEmptied) return { delivered: true, attempts };
         const late = await submit.confirmed(options.confirmTimeoutMs);
         return late
           ? { delivered: true, attempts }
@@ -82,6 +85,31 @@ export async function deliverPrompt(
   } finally {
     submit.cancel();
   }
+}
+
+/**
+ * For input the agent records late or never: taken as soon as its record comes, or once the
+ * input box, which held it, reads empty (or gives way to the command's own dialog) after Enter on
+ * two captures `settleMs` apart (one capture can catch the box half redrawn on a busy machine).
+ */
+async function emptiedOrConfirmed(
+  port: DeliveryPort,
+  submit: ReturnType<DeliveryPort["expectSubmit"]>,
+  timeoutMs: number,
+  settleMs: number,
+): Promise<boolean> {
+  const deadline = port.now() + timeoutMs;
+  let emptySince: number | null = null;
+  while (port.now() < deadline) {
+    if (await submit.confirmed(0)) return true;
+    const input = await port.readInput();
+    const empty = input === null || input.trim() === "";
+    if (!empty) emptySince = null;
+    else if (emptySince === null) emptySince = port.now();
+    else if (port.now() - emptySince >= settleMs) return true;
+    await port.screenChangeOrTimeout(Math.min(emptySince === null ? 250 : settleMs, deadline - port.now()));
+  }
+  return submit.confirmed(0);
 }
 
 async function waitForInputBox(port: DeliveryPort, timeoutMs: number): Promise<string | null> {

@@ -73,6 +73,8 @@ export interface Transition {
   /** Extra meta per event (session.ended's reason, session.turn_ended's reason, session.created's origin). */
   meta: Partial<Record<EventName, Record<string, unknown>>>;
   detail?: string;
+  /** A detail of its own for an event, where the transition's does not fit (session.ended: its reason). */
+  details?: Partial<Record<EventName, string>>;
   /** Why a terminal state was entered. */
   endReason?: string;
   /** When to look again even if nothing is observed (the stall check). */
@@ -119,6 +121,7 @@ interface Step {
   events: EventName[];
   meta: Transition["meta"];
   detail?: string;
+  details?: Transition["details"];
   endReason?: string;
   rereadAt: number | null;
   turnEnd?: TurnEnd;
@@ -164,6 +167,7 @@ export function reduce(
     events,
     meta,
     detail: step.detail,
+    details: step.details,
     endReason: step.endReason,
     recheckAt: nextCheck(state),
     rereadAt: nextReread(state, step.rereadAt),
@@ -443,6 +447,8 @@ function terminate(step: Step, status: SessionStatus, endReason: string, detail 
   step.detail = detail;
   const reason = status === "killed" ? "killed" : endReason === "idle_timeout" ? "idle_timeout" : undefined;
   step.meta["session.ended"] = { reason: reason ?? (status === "crashed" ? "failed" : "normal") };
+  // ag's own end says its reason; the agent's own end says what happened to it.
+  if (reason) step.details = { "session.ended": reason };
   if (endReason === "idle_timeout") {
     step.lead.push("status.stopped");
     step.meta["status.stopped"] = { reason: "idle_timeout" };

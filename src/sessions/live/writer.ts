@@ -74,7 +74,7 @@ export function createStatusWriter(
       deps.bus.publish({
         event,
         session: { id: record.id, name: record.name, workDir: record.workDir },
-        detail: transition.detail ?? `${previous.status} → ${state.status}`,
+        detail: transition.details?.[event] ?? transition.detail ?? `${previous.status} → ${state.status}`,
         meta: {
           status: state.status,
           previous: previous.status,
