@@ -119,6 +119,13 @@ export function createSessionActions(deps: ActionDeps) {
         `session ${id} waits for a ${pending.kind} permission, not an answer: approve or reject it`,
       );
     }
+    if (pending.multiSelect) {
+      // Its digits only toggle boxes, and its Submit row has no number: not answerable by keys yet.
+      throw new AgError(
+        "CONFLICT",
+        `session ${id} asks a multi-select question, which ag cannot answer yet: answer it in the agent's terminal`,
+      );
+    }
     if ("option" in answer) {
       const count = pending.options?.length ?? 0;
       if (answer.option < 1 || (count > 0 && answer.option > count)) {

@@ -94,6 +94,78 @@ for (const loaded of [false, true]) {
       }, 60_000);
     });
 
+    describe("a dialog of several questions", () => {
+      test("each question, then the review, is asked and answered in turn", async () => {
+        world.mock.addRules([
+          {
+            name: "ask two",
+            match: "ask two",
+            steps: [
+              {
+                tool: {
+                  name: "AskUserQuestion",
+                  input: {
+                    questions: [
+                      {
+                        question: "Which color should the button be?",
+                        header: "Color",
+                        multiSelect: false,
+                        options: [
+                          { label: "Red", description: "A bold red button" },
+                          { label: "Blue", description: "A calm blue button" },
+                        ],
+                      },
+                      {
+                        question: "Which size should the button be?",
+                        header: "Size",
+                        multiSelect: false,
+                        options: [
+                          { label: "Small", description: "Compact" },
+                          { label: "Large", description: "Prominent" },
+                        ],
+                      },
+                    ],
+                  },
+                },
+              },
+              { text: "Answers: {{tool_result}}" },
+            ],
+          },
+        ]);
+        expect(await send("ask two")).toEqual({ delivered: true, attempts: 1 });
+        const first = await world.waitFor(id, "asking");
+        expect(first.pendingPermission).toMatchObject({
+          question: "Which color should the button be?",
+          questions: 2,
+        });
+        const answer = (option: number) => world.api<Json>("POST", `/v1/sessions/${id}/answer`, { option });
+        const asked = async (question: string) => {
+          const deadline = Date.now() + 15_000;
+          for (;;) {
+            const session = (await world.api<Json>("GET", `/v1/sessions/${id}`)).body;
+            if (session.status === "asking" && session.pendingPermission?.question === question)
+              return session;
+            if (Date.now() > deadline)
+              throw new Error(`never asked "${question}": ${JSON.stringify(session)}`);
+            await Bun.sleep(100);
+          }
+        };
+        expect((await answer(2)).status).toBe(200);
+        const second = await asked("Which size should the button be?");
+        expect(second.pendingPermission.options.map((o: Json) => o.label)).toEqual(["Small", "Large"]);
+        expect((await answer(2)).status).toBe(200);
+        const review = await asked("Ready to submit your answers?");
+        expect(review.pendingPermission.options.map((o: Json) => o.label)).toEqual([
+          "Submit answers",
+          "Cancel",
+        ]);
+        expect((await answer(1)).status).toBe(200);
+        await world.waitFor(id, "idle");
+        const results = await transcript("tool_result", (t) => t.includes('="Large"'));
+        expect(results.some((t) => t.includes('="Blue"') && t.includes('="Large"'))).toBe(true);
+      }, 90_000);
+    });
+
     describe("API errors", () => {
       test("one error turn is one status.error, however often the screen still shows it", async () => {
         const before = await count("status.error");

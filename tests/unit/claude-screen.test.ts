@@ -39,6 +39,9 @@ const EXPECTED: Record<string, ScreenStateName> = {
   "21-dialog-trust": "trust_dialog",
   "22-dialog-api-key": "api_key_dialog",
   "23-dialog-bypass": "bypass_dialog",
+  "24-questions-first": "ask_question",
+  "25-questions-second": "ask_question",
+  "26-questions-review": "ask_question",
 };
 
 function expectState<S extends ScreenStateName>(
@@ -134,6 +137,31 @@ describe("classifying captured Claude Code panes", () => {
     expect(inputBoxText(box)).toBe("sleep 3; echo done");
     const running = pane("04-working").replace(/^.*Sock-hopping.*$/m, "! sleep 3; echo done\n  ⎿  Running…");
     expect(classifyScreen(running).state).toBe("working");
+  });
+
+  test("a dialog of several questions: each step is a question of its own, the review too", () => {
+    expect(read("24-questions-first")).toMatchObject({
+      question: "Which color should the button be?",
+      options: [
+        { index: 1, label: "Red" },
+        { index: 2, label: "Blue" },
+      ],
+    });
+    expect(read("25-questions-second")).toMatchObject({
+      question: "Which size should the button be?",
+      options: [
+        { index: 1, label: "Small" },
+        { index: 2, label: "Large" },
+        { index: 3, label: "Medium" },
+      ],
+    });
+    expect(read("26-questions-review")).toMatchObject({
+      question: "Ready to submit your answers?",
+      options: [
+        { index: 1, label: "Submit answers" },
+        { index: 2, label: "Cancel" },
+      ],
+    });
   });
 
   test("the footer's permission mode", () => {

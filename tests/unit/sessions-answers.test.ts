@@ -121,6 +121,22 @@ describe("a question", () => {
     expect((await post(app, `/v1/sessions/${id}/answer`, { option: 1 })).body.code).toBe("CONFLICT");
   });
 
+  test("a multi-select question is refused with the reason, nothing pressed", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { id, paneId } = await idleSession(app);
+    const multi = {
+      ...ASK,
+      tool_input: { questions: [{ ...ASK.tool_input.questions[0], multiSelect: true }] },
+    };
+    await hook(app, id, "PermissionRequest", multi);
+    expect(app.repo.get(id)!.pendingPermission).toMatchObject({ multiSelect: true });
+    const refused = await post(app, `/v1/sessions/${id}/answer`, { option: 1 });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toContain("multi-select");
+    expect(app.tmux.typed(paneId)).toEqual([]);
+  });
+
   test("a question seen only on screen carries the options shown there", async () => {
     const app = testApp();
     simulateAgents(app);

@@ -373,6 +373,21 @@ describe("answers", () => {
     expect(r.events).toContain("permission.requested");
   });
 
+  test("a dialog of several questions: after ag answers the first, the second on screen is asked anew", () => {
+    const first: PermissionRequest = { kind: "question", detail: "Which color?", question: "Which color?" };
+    const second: PermissionRequest = { kind: "question", detail: "Which size?", question: "Which size?" };
+    const r = run(idleStart(), [
+      [0, "hook", prompt("ask two")],
+      [100, "hook", dialog({ ...first, questions: 2 })],
+      [150, "screen", dialog(first)],
+      [1000, "ag", { kind: "keys", keys: "answer" }],
+      [1010, "screen", dialog(first)], // not redrawn yet: the answered one, stale
+      [1100, "screen", dialog(second)],
+    ]);
+    expect(r.statuses).toEqual(["working", "asking", "asking", "working", "working", "asking"]);
+    expect(r.state.pending).toMatchObject({ id: "perm-2", question: "Which size?" });
+  });
+
   test("one dialog replaced by another on screen (its answer unseen) → a second request", () => {
     const r = run(idleStart(), [
       [100, "screen", dialog(bash)],

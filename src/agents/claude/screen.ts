@@ -94,7 +94,12 @@ const DIALOGS: ReadonlyArray<[OtherScreen["state"], RegExp]> = [
   ["bypass_dialog", /running in Bypass Permissions mode[\s\S]*Yes, I accept/],
   ["plan_approval", /Would you like to proceed\?|^ Exit plan mode\?/m],
 ];
-const ASK_QUESTION = /Enter to select · ↑\/↓ to navigate/;
+/** One question ("↑/↓ to navigate"), or several in tabs ("Tab/Arrow keys to navigate"). */
+const ASK_QUESTION = /Enter to select · (?:↑\/↓|Tab\/Arrow keys) to navigate/;
+/** The tabs of a dialog with several questions: "←  ☐ Color  ☒ Size  ✔ Submit  →". */
+const QUESTION_TABS = /^←\s.*[☐☒].*→\s*$/;
+/** The last step of such a dialog, before its answers go to the agent. */
+const REVIEW = "Ready to submit your answers?";
 const PERMISSION_QUESTION =
   /^ *(Do you want to (?:proceed|create|make this edit|overwrite|delete|allow)[^?\n]*\?)/m;
 const PERMISSION_TOOLS: Record<string, PermissionTool> = {
@@ -220,7 +225,8 @@ function readExit(screen: string): ExitedScreen {
 function readDialog(lines: string[]): ScreenState {
   const screen = lines.join("\n");
   for (const [state, re] of DIALOGS) if (re.test(screen)) return { state };
-  if (ASK_QUESTION.test(screen)) return readQuestion(lines);
+  // The review step of a dialog of several questions has no footer: its tabs say what it is.
+  if (ASK_QUESTION.test(screen) || lines.some((l) => QUESTION_TABS.test(l))) return readQuestion(lines);
   const question = screen.match(PERMISSION_QUESTION);
   return question ? readPermission(lines, question[1]!) : { state: "starting" };
 }
@@ -231,10 +237,13 @@ const OPTION = /^\s*(?:❯\s*)?(\d+)\.\s+(?:\[[ ✔]\]\s+)?(.+?)\s*$/;
 const OWN_ROWS = /^(Type something\.?|Chat about this|Submit)$/;
 
 function readQuestion(lines: string[]): QuestionScreen {
-  const at = lines.findLastIndex((l) => /^ ?☐ /.test(l));
+  const tabs = lines.findLastIndex((l) => QUESTION_TABS.test(l));
+  const at = tabs !== -1 ? tabs : lines.findLastIndex((l) => /^ ?☐ /.test(l));
   if (at === -1) return { state: "ask_question", header: null, question: null, options: [] };
   const below = lines.slice(at + 1);
-  const asked = below.findIndex((l) => l.trim() !== "");
+  // The review step asks one thing of its own (submit or cancel) under the answers given.
+  const review = below.findIndex((l) => l.trim() === REVIEW);
+  const asked = review !== -1 ? review : below.findIndex((l) => l.trim() !== "");
   const options = below
     .slice(asked + 1)
     .map((l) => l.match(OPTION))
@@ -242,7 +251,7 @@ function readQuestion(lines: string[]): QuestionScreen {
     .map((m) => ({ index: Number(m[1]), label: m[2]! }));
   return {
     state: "ask_question",
-    header: lines[at]!.replace(/^ ?☐ /, "").trim(),
+    header: tabs !== -1 ? null : lines[at]!.replace(/^ ?☐ /, "").trim(),
     question: below[asked]?.trim() ?? null,
     options,
   };

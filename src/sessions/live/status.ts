@@ -531,9 +531,17 @@ function expectedView(s: StatusState): View {
  */
 export function sameDialog(a: PermissionRequest, b: PermissionRequest): boolean {
   if (a.kind !== b.kind) return false;
-  if (a.kind !== "tool") return a.kind !== "trust" || a.dialog === b.dialog;
-  const x = a.detail.replace(/\s+/g, " ").trim();
-  const y = b.detail.replace(/\s+/g, " ").trim();
+  if (a.kind === "trust") return a.dialog === b.dialog;
+  if (a.kind === "plan") return true;
+  // A dialog of several questions shows them one after another: each is asked anew.
+  if (a.kind === "question") return compatible(a.question ?? a.detail, b.question ?? b.detail);
+  return compatible(a.detail, b.detail);
+}
+
+/** The same text seen two ways: whole, cut short (a first line), or without its path. */
+function compatible(a: string, b: string): boolean {
+  const x = a.replace(/\s+/g, " ").trim();
+  const y = b.replace(/\s+/g, " ").trim();
   if (!x || !y) return true;
   return x.startsWith(y) || y.startsWith(x) || x.endsWith(y) || y.endsWith(x);
 }
