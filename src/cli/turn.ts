@@ -25,6 +25,7 @@ export interface TurnFollower {
 
 export function createTurnFollower(sessionId: string): TurnFollower {
   let printed = 0;
+  const at = `/v1/sessions/${sessionId}`;
   return {
     printed: () => printed,
     step(event) {
@@ -34,11 +35,11 @@ export function createTurnFollower(sessionId: string): TurnFollower {
           printed++;
           return { print: event.detail };
         case "status.permission":
-          return { note: `waiting for permission: ${event.detail} (approve or reject it in the dashboard)` };
+          return { note: `waiting for permission: ${event.detail} (POST ${at}/approve or ${at}/reject)` };
         case "status.plan":
-          return { note: "the agent proposes a plan: approve or reject it in the dashboard" };
+          return { note: `the agent proposes a plan: POST ${at}/approve or ${at}/reject` };
         case "status.question":
-          return { note: `the agent asks a question: answer it in the dashboard (${event.detail})` };
+          return { note: `the agent asks: ${event.detail} (POST ${at}/answer {"option": N} or {"text": "…"})` };
         case "session.turn_ended":
           return { end: "turn" };
         case "session.ended":

@@ -172,8 +172,11 @@ describe("ag run tells its turn from the session's events", () => {
     const turn = createTurnFollower("s-1");
     const other = { id: "s-2", name: "two", workDir: "/w" };
     expect(turn.step(event("message.assistant", "not mine", {}, other))).toEqual({});
-    expect(turn.step(event("status.permission", "Bash: rm")).note).toContain(
-      "waiting for permission: Bash: rm",
+    expect(turn.step(event("status.permission", "Bash: rm")).note).toBe(
+      "waiting for permission: Bash: rm (POST /v1/sessions/s-1/approve or /v1/sessions/s-1/reject)",
+    );
+    expect(turn.step(event("status.question", "Which color? — 1. Red · 2. Blue")).note).toBe(
+      'the agent asks: Which color? — 1. Red · 2. Blue (POST /v1/sessions/s-1/answer {"option": N} or {"text": "…"})',
     );
     expect(turn.step(event("session.ended", "exit", { reason: "normal" }))).toEqual({ end: "ended" });
     expect(turn.step(event("session.ended", "died", { reason: "failed" }))).toEqual({ end: "failed" });
