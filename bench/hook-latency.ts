@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../src/config/load.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { createLogger } from "../src/shared/log.ts";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const rounds = Number(process.argv[2] ?? 500);
 const home = mkdtempSync(join(tmpdir(), "ag-bench-hook-"));
@@ -63,5 +64,5 @@ console.log(
 await runtime.sessions.kill(id);
 await runtime.drain(100);
 runtime.close();
-Bun.spawnSync(["tmux", "-L", socket, "kill-server"], { stderr: "ignore" });
+killTmuxServer(socket);
 rmSync(home, { recursive: true, force: true });

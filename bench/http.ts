@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const seconds = Number(process.argv[3] ?? 5);
@@ -62,4 +63,4 @@ await proc.exited;
 rmSync(home, { recursive: true, force: true });
 
 // ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
-Bun.spawnSync(["tmux", "-L", `ag-bench-${process.pid}`, "kill-server"], { stderr: "ignore" });
+killTmuxServer(`ag-bench-${process.pid}`);

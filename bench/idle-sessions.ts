@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const count = Number(process.argv[3] ?? 10);
@@ -98,7 +99,7 @@ console.log(`  tmux commands issued: ${(((cmd1 - cmd0) / elapsed) * 60).toFixed(
 for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
 ag.kill("SIGTERM");
 await ag.exited;
-Bun.spawnSync(["tmux", "-L", socket, "kill-server"], { stderr: "ignore" });
+killTmuxServer(socket);
 await mock.stop();
 await Bun.sleep(2500); // the agents write their transcripts on the way out
 rmSync(root, { recursive: true, force: true });

@@ -21,6 +21,7 @@ import { classifyScreen } from "../src/agents/claude/screen.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const TURNS = Number(process.argv[3] ?? 200);
@@ -445,7 +446,7 @@ for (const line of problems.slice(0, 20)) console.log(line);
 stream.abort();
 ag.kill();
 await ag.exited;
-Bun.spawnSync(["tmux", "-L", socket, "kill-server"]);
+killTmuxServer(socket);
 await mock.stop();
 listener.stop(true);
 rmSync(root, { recursive: true, force: true });

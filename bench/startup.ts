@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const runs = Number(process.argv[3] ?? 30);
@@ -88,4 +89,4 @@ console.log(`spawn → first healthy /v1/health (${healthy.length} runs): ${fmt(
 console.log(`idle server RSS, 2 s after its first answer: ${rss.toFixed(1)} MiB`);
 
 // ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
-Bun.spawnSync(["tmux", "-L", `ag-bench-${process.pid}`, "kill-server"], { stderr: "ignore" });
+killTmuxServer(`ag-bench-${process.pid}`);

@@ -5,6 +5,7 @@
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const scratch = mkdtempSync(join(tmpdir(), "ag-smoke-"));
@@ -78,8 +79,9 @@ await check("SIGTERM shuts down cleanly (exit 0)", async () => {
 });
 if (server.exitCode === null) server.kill("SIGKILL");
 await reader.catch(() => {});
-// ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end.
-Bun.spawnSync(["tmux", "-L", env.SVC_TMUX_SOCKET, "kill-server"], { stderr: "ignore" });
+// ag leaves its tmux server running on purpose (sessions outlive it): this one is ours to end,
+// with its socket file (kill-server leaves it behind).
+killTmuxServer(env.SVC_TMUX_SOCKET);
 rmSync(scratch, { recursive: true, force: true });
 console.log(`smoke checks: ${passed} ok, ${failed} not ok`);
 process.exit(failed ? 1 : 0);
