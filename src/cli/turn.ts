@@ -39,7 +39,9 @@ export function createTurnFollower(sessionId: string): TurnFollower {
         case "status.plan":
           return { note: `the agent proposes a plan: POST ${at}/approve or ${at}/reject` };
         case "status.question":
-          return { note: `the agent asks: ${event.detail} (POST ${at}/answer {"option": N} or {"text": "…"})` };
+          return {
+            note: `the agent asks: ${event.detail} (POST ${at}/answer {"option": N} or {"text": "…"})`,
+          };
         case "session.turn_ended":
           return { end: "turn" };
         case "session.ended":
