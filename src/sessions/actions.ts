@@ -74,9 +74,23 @@ export function createSessionActions(deps: ActionDeps) {
     });
   }
 
-  /** Presses ag's keys for the session, then tells its state what they were. */
-  function press(session: LiveSession, steps: KeyStep[], what: AgKeys): Promise<void> {
+  /**
+   * Presses ag's keys for the session, then tells its state what they were. Keys that answer a
+   * dialog are for that dialog only: checked again once the keyboard is ours (two answers to one
+   * dialog must not let the second land on the dialog after it).
+   */
+  function press(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
     return session.typing(async () => {
+      if (dialog !== undefined) {
+        const now = session.status().pending;
+        if (now?.id !== dialog)
+          throw new AgError(
+            now ? "PERMISSION_MISMATCH" : "NO_PENDING_PERMISSION",
+            now
+              ? `the pending permission is now ${now.id}, not ${dialog}`
+              : `${dialog} was answered meanwhile`,
+          );
+      }
       for (const [i, step] of steps.entries()) {
         // The agent redraws between keys of a dialog; a key sent into the redraw can be lost.
         if (i > 0) await new Promise<void>((resolve) => deps.clock.setTimer(resolve, 150));
@@ -127,16 +141,18 @@ export function createSessionActions(deps: ActionDeps) {
       );
     }
     if ("option" in answer) {
-      const count = pending.options?.length ?? 0;
-      if (answer.option < 1 || (count > 0 && answer.option > count)) {
+      // Options not known (a question seen only on screen, cut off): only what a digit picks.
+      const count = pending.options?.length || 9;
+      if (answer.option < 1 || answer.option > count) {
         throw new AgError("VALIDATION_ERROR", `option ${answer.option} is not one of the ${count} options`);
       }
     } else {
       assertTypeable(answer.text, "text");
-      if (answer.text.includes("\n"))
-        throw new AgError("VALIDATION_ERROR", "an answer to a question is one line: it contains a newline");
+      // One line, typed into the dialog's own row: a newline would submit, a tab move the cursor.
+      if (/[\n\t]/.test(answer.text))
+        throw new AgError("VALIDATION_ERROR", "an answer to a question is one line without tabs");
     }
-    await press(session, deps.agent.keys.answer(pending, answer), "answer");
+    await press(session, deps.agent.keys.answer(pending, answer), "answer", pending.id);
   }
 
   /** Ends a session ag stops: its state says why (and tells the bus), then its window closes. */

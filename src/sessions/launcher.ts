@@ -6,6 +6,7 @@ import { sessionDir } from "./lifecycle.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
+import { isTerminal } from "./session.ts";
 
 export interface LaunchSpec {
   /** The stored session to run (new, or ended and being resumed). */
@@ -23,7 +24,7 @@ export interface LauncherDeps {
   repo: Pick<SessionRepo, "stats">;
   tmux: Pick<Tmux, "newWindow" | "splitWindow">;
   agent: Pick<AgentAdapter, "prepareLaunch">;
-  live: Pick<LiveSessions, "follow">;
+  live: Pick<LiveSessions, "follow" | "forget">;
   diagnostics?: DiagnosticsSink;
   settings: { stateDir: string; hookBaseUrl: () => string; maxSessions: number | null };
 }
@@ -36,17 +37,30 @@ export interface LauncherDeps {
 export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promise<LiveSession> {
   const rec = spec.record;
   const session = deps.live.follow(rec, "launch");
-  const plan = await deps.agent.prepareLaunch({
-    sessionId: rec.id,
-    workDir: rec.workDir,
-    permissionMode: rec.permissionMode,
-    agentCommand: rec.agentCommand,
-    sessionDir: sessionDir(deps.settings.stateDir, rec.id),
-    hookBaseUrl: deps.settings.hookBaseUrl(),
-    hookSecret: rec.hookSecret,
-    env: rec.env ?? {},
-    resume: spec.resume,
-  });
+  /** A launch that fails is an observation: a new session ends crashed, a resumed one stays ended. */
+  const failed = (error: unknown, code: "AGENT_UNAVAILABLE" | "TMUX_UNAVAILABLE", what: string) => {
+    const message = (error as Error).message;
+    session.observe({ kind: "launch-failed", error: message }, "ag");
+    // Ended either way (crashed, or still the ended session it was): no longer followed.
+    if (isTerminal(session.status().status)) deps.live.forget(rec.id);
+    return new AgError(code, `${what}: ${message}`, { cause: error });
+  };
+  let plan: Awaited<ReturnType<LauncherDeps["agent"]["prepareLaunch"]>>;
+  try {
+    plan = await deps.agent.prepareLaunch({
+      sessionId: rec.id,
+      workDir: rec.workDir,
+      permissionMode: rec.permissionMode,
+      agentCommand: rec.agentCommand,
+      sessionDir: sessionDir(deps.settings.stateDir, rec.id),
+      hookBaseUrl: deps.settings.hookBaseUrl(),
+      hookSecret: rec.hookSecret,
+      env: rec.env ?? {},
+      resume: spec.resume,
+    });
+  } catch (error) {
+    throw failed(error, "AGENT_UNAVAILABLE", "could not prepare the agent's launch");
+  }
   spec.warnings.push(...plan.warnings);
   try {
     const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
@@ -56,10 +70,11 @@ export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promis
         : await deps.tmux.newWindow({ ...placement, name: rec.name }),
     );
   } catch (error) {
-    const message = (error as Error).message;
-    session.observe({ kind: "launch-failed", error: message }, "ag");
-    deps.diagnostics?.record("tmux.failure", `session ${rec.id}: could not open a window: ${message}`);
-    throw new AgError("TMUX_UNAVAILABLE", `could not open a tmux window: ${message}`, { cause: error });
+    deps.diagnostics?.record(
+      "tmux.failure",
+      `session ${rec.id}: could not open a window: ${(error as Error).message}`,
+    );
+    throw failed(error, "TMUX_UNAVAILABLE", "could not open a tmux window");
   }
   const launched = session.record();
   const detail = `session ${launched.name} created`;

@@ -167,7 +167,9 @@ export const PermissionAnswer = Type.Object(
 /** POST /answer: one of the question's options, or an answer of one's own (exactly one of them). */
 export const QuestionAnswerInput = Type.Object(
   {
-    option: Type.Optional(Type.Integer({ minimum: 1, description: "the number of one of the options" })),
+    option: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 99, description: "the number of one of the options" }),
+    ),
     text: Type.Optional(
       Type.String({ minLength: 1, maxLength: 4096, description: "an answer of one's own" }),
     ),

@@ -80,4 +80,24 @@ describe("timers on an injected clock", () => {
     await until(() => app.repo.get(id)!.status === "idle");
     expect(captures).toBeGreaterThan(before);
   });
+
+  test("a dialog refused in the terminal ends, though a transcript line comes during its confirmation", async () => {
+    const { app, clock, id, paneId } = await session();
+    const live = app.live.running(id);
+    await hook(app, id, "UserPromptSubmit", { prompt: "run cmd: x", prompt_id: "r1" });
+    await hook(app, id, "PermissionRequest", {
+      tool_name: "Bash",
+      tool_input: { command: "touch created-by-bash.txt" },
+    });
+    app.tmux.setScreen(paneId, pane("06-permission-bash"));
+    await live.readScreen();
+    // Esc pressed in the terminal: no hook; the screen goes still on an idle prompt.
+    app.tmux.setScreen(paneId, idleWithInput(""));
+    await live.readScreen();
+    // The rejection's tool_result line is read meanwhile: a sign of life, not of the state.
+    live.observe({ kind: "activity" }, "transcript");
+    clock.advance(1_500);
+    await until(() => app.repo.get(id)!.status === "idle");
+    expect(app.repo.get(id)!.pendingPermission).toBeNull();
+  });
 });

@@ -44,7 +44,7 @@ describe("a question", () => {
     const session = app.repo.get(id)!;
     expect(session.status).toBe("asking");
     expect(session.pendingPermission).toEqual({
-      id: "perm-1",
+      id: expect.stringMatching(/^perm-1-[0-9a-f]{4}$/),
       kind: "question",
       tool: "AskUserQuestion",
       detail: "Which color should the button be?",
@@ -60,7 +60,8 @@ describe("a question", () => {
 
   test("POST /answer {option} presses the option's digit alone (it picks and submits)", async () => {
     const { app, id, typed } = await asking();
-    const answered = await post(app, `/v1/sessions/${id}/answer`, { option: 2, permissionId: "perm-1" });
+    const permissionId = app.repo.get(id)!.pendingPermission!.id;
+    const answered = await post(app, `/v1/sessions/${id}/answer`, { option: 2, permissionId });
     expect(answered.status).toBe(200);
     expect(typed()).toEqual(["2"]);
     expect(answered.body.status).toBe("working");
@@ -100,6 +101,8 @@ describe("a question", () => {
     expect((await post(app, `/v1/sessions/${id}/answer`, { option: 1, text: "x" })).status).toBe(400);
     expect((await post(app, `/v1/sessions/${id}/answer`, {})).status).toBe(400);
     expect((await post(app, `/v1/sessions/${id}/answer`, { text: "two\nlines" })).status).toBe(400);
+    expect((await post(app, `/v1/sessions/${id}/answer`, { text: "a\tb" })).status).toBe(400);
+    expect((await post(app, `/v1/sessions/${id}/answer`, { option: 100 })).status).toBe(400);
     expect(
       (await post(app, `/v1/sessions/${id}/answer`, { option: 1, permissionId: "perm-9" })).body.code,
     ).toBe("PERMISSION_MISMATCH");
@@ -135,6 +138,25 @@ describe("a question", () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toContain("multi-select");
     expect(app.tmux.typed(paneId)).toEqual([]);
+  });
+
+  test("two answers to one dialog at once: the second is refused, it never reaches the next dialog", async () => {
+    const { app, id, typed } = await asking();
+    const [first, second] = await Promise.all([
+      post(app, `/v1/sessions/${id}/answer`, { option: 1 }),
+      post(app, `/v1/sessions/${id}/answer`, { option: 2 }),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([200, 409]);
+    expect(typed()).toHaveLength(1);
+  });
+
+  test("a question whose options are unknown takes only what a digit picks", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { id } = await idleSession(app);
+    await hook(app, id, "PermissionRequest", { tool_name: "AskUserQuestion", tool_input: {} });
+    expect((await post(app, `/v1/sessions/${id}/answer`, { option: 12 })).body.code).toBe("VALIDATION_ERROR");
+    expect((await post(app, `/v1/sessions/${id}/answer`, { option: 9 })).status).toBe(200);
   });
 
   test("a question seen only on screen carries the options shown there", async () => {

@@ -158,7 +158,8 @@ describe("a running session", () => {
     expect(app.repo.get(id)!.status).toBe("working");
     await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "rm -rf build" } });
     expect(app.repo.get(id)!.pendingPermission).toEqual({
-      id: "perm-1",
+      // The run's tag: an id from before a restart never matches a dialog of this run.
+      id: expect.stringMatching(/^perm-1-[0-9a-f]{4}$/),
       kind: "tool",
       tool: "Bash",
       detail: "rm -rf build",
@@ -181,9 +182,10 @@ describe("a running session", () => {
         ).json()
       ).code,
     ).toBe("PERMISSION_MISMATCH");
-    expect(
-      (await app.request("POST", `/v1/sessions/${id}/approve`, { body: { permissionId: "perm-1" } })).status,
-    ).toBe(200);
+    const permissionId = app.repo.get(id)!.pendingPermission!.id;
+    expect((await app.request("POST", `/v1/sessions/${id}/approve`, { body: { permissionId } })).status).toBe(
+      200,
+    );
     expect(app.tmux.typed(paneId).at(-1)).toBe("Enter");
     await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
     expect((await app.request("POST", `/v1/sessions/${id}/reject`)).status).toBe(200);

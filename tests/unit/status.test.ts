@@ -282,14 +282,79 @@ describe("a late frame never overrules newer evidence", () => {
     expect(after.events).toContain("session.turn_ended");
   });
 
-  test("a hook during the confirmation window starts it over", () => {
+  test("a hook about the state during the confirmation window starts it over, and asks for a fresh look", () => {
+    // The hook says "working" anew: the screen must show that work again before it can judge.
     const r = run(caughtUp(0), [
       [5000, "screen", idleScreen],
-      [5500, "hook", { kind: "activity" }],
+      [5500, "hook", { kind: "tool", phase: "finished", tool: "Bash" }],
       [5000 + CONFIRM_MS, "screen", idleScreen],
-      [5000 + 2 * CONFIRM_MS, "screen", idleScreen],
+      [6600, "screen", spinner],
+      [7000, "screen", idleScreen],
+      [7000 + CONFIRM_MS, "screen", idleScreen],
     ]);
-    expect(r.statuses).toEqual(["working", "working", "working", "idle"]);
+    expect(r.statuses).toEqual(["working", "working", "working", "working", "working", "idle"]);
+    const restarted = run(caughtUp(0), [
+      [5000, "screen", idleScreen],
+      [5500, "hook", { kind: "tool", phase: "finished", tool: "Bash" }],
+    ]);
+    expect(restarted.last.rereadAt).toBe(5500 + CONFIRM_MS);
+  });
+
+  test("a bare sign of life (a transcript line) does not stop the confirmation, nor cancel its fresh look", () => {
+    const r = run(caughtUp(0), [
+      [5000, "screen", idleScreen],
+      [5500, "transcript", { kind: "activity" }],
+    ]);
+    expect(r.last.rereadAt).toBe(5000 + CONFIRM_MS);
+    const decided = run(r.state, [[5000 + CONFIRM_MS, "screen", idleScreen]]);
+    expect(decided.state.status).toBe("idle");
+  });
+
+  test("a dialog refused in the terminal, while its tool_result line is read, still ends", () => {
+    // The rejection's transcript line arrives during the confirmation; the screen then sends nothing.
+    const r = run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [150, "screen", dialog(bash)],
+      [2000, "screen", idleScreen],
+      [2200, "transcript", { kind: "activity" }],
+    ]);
+    expect(r.last.rereadAt).toBe(2000 + CONFIRM_MS);
+    const decided = run(r.state, [[2000 + CONFIRM_MS, "screen", idleScreen]]);
+    expect(decided.state.status).toBe("idle");
+    expect(decided.meta[0]!["session.turn_ended"]).toEqual({ reason: "interrupted" });
+  });
+
+  test("a frame captured before ag's answer is not the next hook's dialog", () => {
+    const next: PermissionRequest = { kind: "tool", tool: "Bash", detail: "rm x" };
+    const r = run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [150, "screen", dialog(bash)],
+      [1000, "ag", { kind: "keys", keys: "approve" }],
+      [1050, "hook", dialog(next)],
+      [990, "screen", dialog(bash)], // captured before the approve, applied after the new hook
+      [1100, "screen", spinner], // the agent has not drawn the new dialog yet
+      [2700, "screen", spinner],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending?.detail).toBe("rm x");
+    expect(r.state.dialogSeen).toBe(false);
+  });
+
+  test("the idle notification ends a dialog the agent no longer shows", () => {
+    const r = run(idleStart(), [
+      [0, "hook", prompt()],
+      [100, "hook", dialog(bash)],
+      [60_100, "hook", { kind: "waiting-for-input" }],
+    ]);
+    expect(r.state.status).toBe("idle");
+    expect(r.state.pending).toBeNull();
+  });
+
+  test("a state the screen has not shown gets a fresh look when the screen may judge it (CATCH_UP_MS)", () => {
+    expect(reduce(idleStart(), prompt(), "hook", 100).rereadAt).toBe(100 + CATCH_UP_MS);
+    expect(run(caughtUp(0), []).state.screenCaughtUp).toBe(true);
   });
 
   test("a state the screen never showed for CATCH_UP_MS is judged by the screen (a lost hook)", () => {
@@ -428,6 +493,21 @@ describe("turns", () => {
       [10 + CONFIRM_MS, "screen", idleScreen],
     ]);
     expect(r.statuses).toEqual(["working", "idle"]);
+    // It finished while ag was away: completed, not cut short.
+    expect(r.meta[1]!["session.turn_ended"]).toEqual({ reason: "completed" });
+  });
+
+  test("an adopted stalled session recovers on activity", () => {
+    const r = run(initialStatus(0, STALL, "stalled", { adopted: true }), [
+      [10, "hook", { kind: "activity" }],
+    ]);
+    expect(r.state.status).toBe("working");
+    expect(r.events).toContain("status.recovered");
+  });
+
+  test("permission ids carry the run's tag: an id from before a restart never matches a new dialog", () => {
+    const r = run(initialStatus(0, STALL, "idle", { idTag: "k7q2" }), [[10, "hook", dialog(bash)]]);
+    expect(r.state.pending?.id).toBe("perm-1-k7q2");
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { EventBus } from "../../events/bus.ts";
@@ -79,6 +80,8 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   const submitListeners = new Set<(text: string) => void>();
   const seenPrompts: string[] = [];
   let keyboard: Promise<unknown> = Promise.resolve();
+  /** When the fresh capture the fusion asked for is due (see lookAgainAt). */
+  let rereadDue: number | null = null;
   const stats = createLiveStats(deps.clock.now());
   /** Launch time of a session started now; adopted sessions read their past as history instead. */
   const launchedAt = mode === "launch" ? deps.clock.now() : 0;
@@ -99,6 +102,8 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       booting: mode === "launch",
       pending: record.pendingPermission,
       adopted: mode === "adopt",
+      // Ids restart with each run of ag: a tag keeps an old one from matching a new dialog.
+      idTag: randomBytes(2).toString("hex"),
     }),
   );
   const autoAnswers = createAutoAnswerer({
@@ -176,7 +181,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     const applied = writer.apply(observation, source, at);
     const state = writer.state;
     timers.at("recheck", applied.recheckAt, () => observe({ kind: "tick" }, "timer"));
-    timers.at("reread", applied.rereadAt, () => void screen.read());
+    lookAgainAt(applied.rereadAt);
     if (applied.changed) {
       managePermissionTimer(before);
       if (isTerminal(state.status)) {
@@ -190,6 +195,20 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     // A screen read that saw nothing new wakes no one: waking on it made a waiter read again,
     // and so on, a capture loop (the screen reader wakes them when the screen itself changed).
     if (applied.changed || (source !== "screen" && source !== "timer")) notifyChange();
+  }
+
+  /**
+   * A fresh capture the fusion asked for (a confirmation due, an answer's grace over). One asked
+   * for stays asked for until it runs: a later transition that asks for none does not cancel it
+   * (a still screen sends no pane output, so nothing else would bring the frame that decides).
+   */
+  function lookAgainAt(at: number | null): void {
+    if (at === null || (rereadDue !== null && rereadDue <= at)) return;
+    rereadDue = at;
+    timers.at("reread", at, () => {
+      rereadDue = null;
+      void screen.read();
+    });
   }
 
   function managePermissionTimer(before: StatusState): void {
@@ -220,6 +239,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   function stopTimers(): void {
     autoAnswers.dispose();
     timers.clearAll();
+    rereadDue = null;
   }
 
   const api: LiveSession = {

@@ -1,6 +1,6 @@
 import { isTerminal, type PendingPermission, type SessionStatus } from "../session.ts";
 import { transitionEvents } from "./fusion/events.ts";
-import { CONFIRM_MS, readScreen } from "./fusion/screen.ts";
+import { CATCH_UP_MS, CONFIRM_MS, readScreen } from "./fusion/screen.ts";
 import { isDialog, type StatusState, type Step, type Transition } from "./fusion/state.ts";
 import { apply } from "./fusion/strong.ts";
 import type { Observation, ObservationSource } from "./observation.ts";
@@ -31,7 +31,13 @@ export function initialStatus(
   now: number,
   stallThresholdMs: number,
   status: SessionStatus = "working",
-  options: { booting?: boolean; pending?: PendingPermission | null; adopted?: boolean } = {},
+  options: {
+    booting?: boolean;
+    pending?: PendingPermission | null;
+    adopted?: boolean;
+    /** Makes this run's permission ids its own (perm-3-k7q2): an id from before a restart never matches. */
+    idTag?: string;
+  } = {},
 ): StatusState {
   return {
     status,
@@ -39,12 +45,15 @@ export function initialStatus(
     since: now,
     lastActivityAt: now,
     stallThresholdMs,
-    stalledFrom: null,
-    permissionCount: Number(options.pending?.id.match(/^perm-(\d+)$/)?.[1] ?? 0),
+    // A session adopted while stalled was working before it went quiet.
+    stalledFrom: status === "stalled" ? "working" : null,
+    permissionCount: Number(options.pending?.id.match(/^perm-(\d+)/)?.[1] ?? 0),
     booting: options.booting ?? false,
     screenCaughtUp: false,
     // A status read back from the database after a restart is nobody's current evidence.
     screenJudges: options.adopted ?? false,
+    interruptedByAg: false,
+    idTag: options.idTag ?? "",
     disagreement: null,
     dialogSeen: false,
     pendingFromHook: false,
@@ -58,6 +67,16 @@ export function initialStatus(
 }
 
 const STRONG: ReadonlySet<ObservationSource> = new Set(["hook", "transcript", "ag"]);
+/** Strong observations that say what the agent is doing (not only that it is alive). */
+const SAYS_STATE: ReadonlySet<Observation["kind"]> = new Set([
+  "prompt-submitted",
+  "tool",
+  "permission",
+  "waiting-for-input",
+  "turn-ended",
+  "turn-failed",
+  "keys",
+]);
 
 export function reduce(
   prev: StatusState,
@@ -69,8 +88,10 @@ export function reduce(
     if (obs.kind !== "launched")
       return { state: prev, events: [], meta: {}, recheckAt: null, rereadAt: null };
     // An ended session resumed: a new life under the same id.
-    const state = { ...initialStatus(at, prev.stallThresholdMs, "working", { booting: true }) };
-    state.permissionCount = prev.permissionCount;
+    const state = {
+      ...initialStatus(at, prev.stallThresholdMs, "working", { booting: true, idTag: prev.idTag }),
+      permissionCount: prev.permissionCount,
+    };
     return {
       state,
       events: ["session.created"],
@@ -82,9 +103,14 @@ export function reduce(
   }
   const step: Step = { state: { ...prev }, lead: [], events: [], meta: {}, rereadAt: null };
   const s = step.state;
-  if (STRONG.has(source) || obs.kind === "activity") s.lastActivityAt = Math.max(s.lastActivityAt, at);
-  // Any word from the agent (or ag) restarts a running confirmation of the screen.
-  if (STRONG.has(source)) s.disagreement = null;
+  if (STRONG.has(source) || obs.kind === "activity" || obs.kind === "input-recorded")
+    s.lastActivityAt = Math.max(s.lastActivityAt, at);
+  // A word from the agent (or ag) about the state restarts a running confirmation of the screen
+  // (a bare sign of life does not contradict it); a fresh look then follows CONFIRM_MS later.
+  if (STRONG.has(source) && SAYS_STATE.has(obs.kind) && s.disagreement) {
+    s.disagreement = null;
+    step.rereadAt = at + CONFIRM_MS;
+  }
   if (source === "screen") readScreen(step, obs, at);
   else apply(step, obs, source, at);
   checkStall(step, obs, at);
@@ -122,8 +148,16 @@ function nextCheck(s: StatusState): number | null {
   return s.status === "working" ? s.lastActivityAt + s.stallThresholdMs : null;
 }
 
+/**
+ * When the screen should be captured afresh: a confirmation due, a look asked for, or — for a
+ * state the screen has not shown — when the screen may judge it after all (a lost hook leaves a
+ * still screen that sends no pane output).
+ */
 function nextReread(s: StatusState, asked: number | null): number | null {
-  const due = s.disagreement ? s.disagreement.since + CONFIRM_MS : null;
-  if (asked === null) return due;
-  return due === null ? asked : Math.min(asked, due);
+  const due = [asked];
+  if (s.disagreement) due.push(s.disagreement.since + CONFIRM_MS);
+  if (!isDialog(s.status) && !s.booting && !s.screenCaughtUp && !s.screenJudges)
+    due.push(s.since + CATCH_UP_MS);
+  const times = due.filter((t): t is number => t !== null);
+  return times.length ? Math.min(...times) : null;
 }

@@ -72,7 +72,10 @@ export function readScreen(step: Step, obs: Observation, at: number): void {
 
 function screenDialog(step: Step, request: PermissionRequest, at: number): void {
   const s = step.state;
-  if (s.pending && s.pending.kind === request.kind && (!s.dialogSeen || sameDialog(s.pending, request))) {
+  // A frame captured before ag's last answer shows the dialog answered, not the one that followed.
+  const beforeAnswer = s.answered !== null && at < s.answered.at;
+  const firstShown = !s.dialogSeen && !beforeAnswer;
+  if (s.pending && s.pending.kind === request.kind && (firstShown || sameDialog(s.pending, request))) {
     // The pending dialog, on screen (the first dialog shown after its hook is that hook's).
     s.dialogSeen = true;
     s.screenCaughtUp = true;
@@ -105,7 +108,7 @@ function disagree(step: Step, view: "working" | "idle", obs: Observation, at: nu
     return;
   }
   const closedDialog = isDialog(s.status);
-  closePending(s, at);
+  closePending(s, at, true); // this frame showed it gone
   if (view === "working") {
     enter(step, "working", at);
     s.screenCaughtUp = true;
@@ -115,7 +118,7 @@ function disagree(step: Step, view: "working" | "idle", obs: Observation, at: nu
   }
   if (obs.kind === "turn-failed") announceFailure(step, obs.error, obs.rateLimited);
   const how: TurnEnd =
-    obs.kind === "turn-failed" ? "failed" : closedDialog || s.screenJudges ? "interrupted" : "completed";
+    obs.kind === "turn-failed" ? "failed" : closedDialog || s.interruptedByAg ? "interrupted" : "completed";
   endTurn(step, how, at, true);
 }
 

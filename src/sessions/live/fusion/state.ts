@@ -24,6 +24,10 @@ export interface StatusState {
   screenCaughtUp: boolean;
   /** ag's own keys (or a re-adoption) left the outcome to the screen. */
   screenJudges: boolean;
+  /** ag interrupted (or refused) what the agent was doing: a turn the screen then ends was cut short. */
+  interruptedByAg: boolean;
+  /** This run's suffix of permission ids (empty in tests). */
+  idTag: string;
   /** What the screen says against the status, since which capture. */
   disagreement: { view: "working" | "idle"; since: number } | null;
   /** The pending dialog has been on screen. */
@@ -82,19 +86,19 @@ export function raise(step: Step, request: PermissionRequest, at: number, source
   s.permissionCount = count;
   s.booting = false;
   enter(step, request.kind === "question" ? "asking" : "permission_prompt", at);
-  s.pending = { id: `perm-${count}`, ...request };
+  s.pending = { id: `perm-${count}${s.idTag ? `-${s.idTag}` : ""}`, ...request };
   step.detail = describeDialog(request);
   s.pendingFromHook = source === "hook";
   s.pendingToolUseId = null;
   s.dialogSeen = source === "screen";
   s.screenCaughtUp = source === "screen";
-  s.answered = null;
+  // `answered` stays: frames captured before that answer still show the dialog answered.
 }
 
 /** The pending dialog is over: remembered as answered, so frames still showing it are stale. */
-export function closePending(s: StatusState, at: number): void {
+export function closePending(s: StatusState, at: number, goneSeen = false): void {
   if (!s.pending) return;
-  s.answered = { request: s.pending, at, goneSeen: false };
+  s.answered = { request: s.pending, at, goneSeen };
   s.pending = null;
   s.pendingToolUseId = null;
   s.dialogSeen = false;
@@ -155,4 +159,5 @@ export function enter(step: Step, status: SessionStatus, at: number): void {
   s.stalledFrom = null;
   s.screenCaughtUp = false;
   s.screenJudges = false;
+  s.interruptedByAg = false;
 }

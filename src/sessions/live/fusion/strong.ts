@@ -25,6 +25,9 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       s.turnOpen = true;
       s.failureAnnounced = false;
       s.booting = false;
+      // A new turn: what an interrupt or a re-adoption left to the screen is the hooks' again.
+      s.screenJudges = false;
+      s.interruptedByAg = false;
       return;
     case "tool":
       if (obs.phase === "started" && obs.toolUseId)
@@ -43,7 +46,9 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       if (!s.pending) step.rereadAt = at;
       return;
     case "waiting-for-input":
-      if (s.status === "working" || s.status === "stalled") endTurn(step, "completed", at);
+      // "Claude is waiting for your input" (60 s idle): no turn runs and no dialog waits.
+      closePending(s, at, true);
+      endTurn(step, "completed", at);
       return;
     case "turn-ended":
       closePending(s, at);
@@ -117,6 +122,7 @@ function pressed(step: Step, keys: string, at: number): void {
   if (s.status === "working" || s.status === "stalled") {
     s.since = at;
     s.screenJudges = true;
+    s.interruptedByAg = true;
     s.screenCaughtUp = false;
   }
 }
