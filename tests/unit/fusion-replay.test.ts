@@ -199,6 +199,7 @@ function replay(rec: Recording, seed: number, load: Load) {
     events.push(...transition.events);
     recheckAt = transition.recheckAt;
     if (transition.rereadAt !== null) wantCapture(Math.max(now, transition.rereadAt));
+    if (transition.catchUpAt !== null) wantCapture(Math.max(now, transition.catchUpAt));
     steps.push({
       at: item.at,
       arrival: item.arrival,
@@ -246,10 +247,10 @@ describe("the recorded run, replayed under load", () => {
     ["a machine with every core saturated", { hookDelayMs: 400, captureMs: 2500, notifyMs: 1000 }],
   ];
   for (const [name, load] of loads) {
-    test(`${name}: 150 seeded cases, no lost prompt, no idle turn, one request per dialog`, async () => {
+    test(`${name}: 1,000 seeded cases, no lost prompt, no idle turn, one request per dialog`, async () => {
       const rec = await recording();
       const failures: string[] = [];
-      for (let seed = 1; seed <= 150; seed++) {
+      for (let seed = 1; seed <= 1000; seed++) {
         const run = replay(rec, seed, load);
         for (const miss of misreads(rec, run)) failures.push(`seed ${seed}: ${miss}`);
       }

@@ -219,6 +219,23 @@ describe("a late frame never overrules newer evidence", () => {
     expect(r.state.pending).toEqual({ id: "perm-1", kind: "tool", tool: "Write", detail: "/w/hello.txt" });
   });
 
+  test("the screen shows a dialog before its tool's start arrives: that start answers nothing", () => {
+    const question: PermissionRequest = {
+      kind: "question",
+      tool: "AskUserQuestion",
+      detail: "Which color?",
+      question: "Which color?",
+    };
+    const r = run(idleStart(), [
+      [0, "hook", prompt("ask me")],
+      [500, "screen", dialog(question)], // the hooks are late: the screen saw the dialog first
+      [560, "hook", { kind: "tool", phase: "started", tool: "AskUserQuestion", toolUseId: "t1" }],
+      [561, "hook", dialog(question)],
+    ]);
+    expect(r.statuses).toEqual(["working", "asking", "asking", "asking"]);
+    expect(r.events.filter((e) => e === "permission.requested")).toHaveLength(1);
+  });
+
   test("the screen first, the hook 60 ms later: still one request, named by the hook", () => {
     const r = run(idleStart(), [
       [0, "hook", prompt("run cmd")],
@@ -283,21 +300,20 @@ describe("a late frame never overrules newer evidence", () => {
   });
 
   test("a hook about the state during the confirmation window starts it over, and asks for a fresh look", () => {
-    // The hook says "working" anew: the screen must show that work again before it can judge.
     const r = run(caughtUp(0), [
       [5000, "screen", idleScreen],
       [5500, "hook", { kind: "tool", phase: "finished", tool: "Bash" }],
-      [5000 + CONFIRM_MS, "screen", idleScreen],
-      [6600, "screen", spinner],
-      [7000, "screen", idleScreen],
-      [7000 + CONFIRM_MS, "screen", idleScreen],
+      [5000 + CONFIRM_MS, "screen", idleScreen], // the wait starts again here
+      [5000 + 2 * CONFIRM_MS, "screen", idleScreen],
     ]);
-    expect(r.statuses).toEqual(["working", "working", "working", "working", "working", "idle"]);
+    expect(r.statuses).toEqual(["working", "working", "working", "idle"]);
     const restarted = run(caughtUp(0), [
       [5000, "screen", idleScreen],
       [5500, "hook", { kind: "tool", phase: "finished", tool: "Bash" }],
     ]);
     expect(restarted.last.rereadAt).toBe(5500 + CONFIRM_MS);
+    // A frame captured before that hook cannot start (or end) anything.
+    expect(run(restarted.state, [[5400, "screen", idleScreen]]).state.disagreement).toBeNull();
   });
 
   test("a bare sign of life (a transcript line) does not stop the confirmation, nor cancel its fresh look", () => {
@@ -353,8 +369,9 @@ describe("a late frame never overrules newer evidence", () => {
   });
 
   test("a state the screen has not shown gets a fresh look when the screen may judge it (CATCH_UP_MS)", () => {
-    expect(reduce(idleStart(), prompt(), "hook", 100).rereadAt).toBe(100 + CATCH_UP_MS);
-    expect(run(caughtUp(0), []).state.screenCaughtUp).toBe(true);
+    expect(reduce(idleStart(), prompt(), "hook", 100).catchUpAt).toBe(100 + CATCH_UP_MS);
+    // Once the screen has shown it, no such look is due (nothing is captured at rest).
+    expect(reduce(working(0), spinner, "screen", 10).catchUpAt).toBeNull();
   });
 
   test("a state the screen never showed for CATCH_UP_MS is judged by the screen (a lost hook)", () => {

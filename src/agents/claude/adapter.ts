@@ -182,7 +182,10 @@ export function toObservation(screen: ScreenState): AgentObservation {
       };
     }
     case "plan_approval":
-      return { kind: "permission", request: { kind: "plan", detail: "the agent proposes a plan" } };
+      return {
+        kind: "permission",
+        request: { kind: "plan", tool: "ExitPlanMode", detail: "the agent proposes a plan" },
+      };
     case "trust_dialog":
     case "api_key_dialog":
     case "bypass_dialog": {

@@ -135,7 +135,7 @@ export function readHookPayload(event: string, payload: Payload): AgentObservati
       if (tool === "AskUserQuestion")
         return { kind: "permission", request: questionRequest(payload.tool_input) };
       if (tool === "ExitPlanMode")
-        return { kind: "permission", request: { kind: "plan", detail: planText(payload.tool_input) } };
+        return { kind: "permission", request: { kind: "plan", tool, detail: planText(payload.tool_input) } };
       return {
         kind: "permission",
         request: { kind: "tool", tool, detail: describeToolInput(tool, payload.tool_input) },

@@ -182,6 +182,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     const state = writer.state;
     timers.at("recheck", applied.recheckAt, () => observe({ kind: "tick" }, "timer"));
     lookAgainAt(applied.rereadAt);
+    timers.at("catch-up", applied.catchUpAt, () => void screen.read());
     if (applied.changed) {
       managePermissionTimer(before);
       if (isTerminal(state.status)) {

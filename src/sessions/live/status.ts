@@ -86,7 +86,7 @@ export function reduce(
 ): Transition {
   if (isTerminal(prev.status)) {
     if (obs.kind !== "launched")
-      return { state: prev, events: [], meta: {}, recheckAt: null, rereadAt: null };
+      return { state: prev, events: [], meta: {}, recheckAt: null, rereadAt: null, catchUpAt: null };
     // An ended session resumed: a new life under the same id.
     const state = {
       ...initialStatus(at, prev.stallThresholdMs, "working", { booting: true, idTag: prev.idTag }),
@@ -99,6 +99,7 @@ export function reduce(
       detail: obs.detail,
       recheckAt: nextCheck(state),
       rereadAt: null,
+      catchUpAt: null,
     };
   }
   const step: Step = { state: { ...prev }, lead: [], events: [], meta: {}, rereadAt: null };
@@ -127,6 +128,7 @@ export function reduce(
     endReason: step.endReason,
     recheckAt: nextCheck(state),
     rereadAt: nextReread(state, step.rereadAt),
+    catchUpAt: nextCatchUp(state),
   };
 }
 
@@ -148,16 +150,15 @@ function nextCheck(s: StatusState): number | null {
   return s.status === "working" ? s.lastActivityAt + s.stallThresholdMs : null;
 }
 
-/**
- * When the screen should be captured afresh: a confirmation due, a look asked for, or — for a
- * state the screen has not shown — when the screen may judge it after all (a lost hook leaves a
- * still screen that sends no pane output).
- */
+/** When the screen should be captured afresh: a confirmation due, or a look asked for. */
 function nextReread(s: StatusState, asked: number | null): number | null {
-  const due = [asked];
-  if (s.disagreement) due.push(s.disagreement.since + CONFIRM_MS);
-  if (!isDialog(s.status) && !s.booting && !s.screenCaughtUp && !s.screenJudges)
-    due.push(s.since + CATCH_UP_MS);
-  const times = due.filter((t): t is number => t !== null);
-  return times.length ? Math.min(...times) : null;
+  const due = s.disagreement ? s.disagreement.since + CONFIRM_MS : null;
+  if (asked === null) return due;
+  return due === null ? asked : Math.min(asked, due);
+}
+
+/** A state the screen has not shown: a look when the screen may judge it (a lost hook). */
+function nextCatchUp(s: StatusState): number | null {
+  if (isDialog(s.status) || s.booting || s.screenCaughtUp || s.screenJudges) return null;
+  return s.since + CATCH_UP_MS;
 }

@@ -59,6 +59,11 @@ export interface Transition {
   recheckAt: number | null;
   /** When to capture the screen again: a confirmation is due, an answer's grace is over. */
   rereadAt: number | null;
+  /**
+   * When the screen may judge a state it has not shown (a lost hook leaves a still screen that
+   * sends no pane output); null once it has shown it. Recomputed by every transition.
+   */
+  catchUpAt: number | null;
 }
 
 /** Accumulates what one reduction says besides the state. */
@@ -142,14 +147,14 @@ export function terminate(step: Step, status: SessionStatus, endReason: string, 
   }
 }
 
-/** A new status, with what belongs to the old one forgotten. Staying put keeps everything. */
+/**
+ * A new status, with what belongs to the old one forgotten. Staying put keeps everything but the
+ * time: frames captured before this evidence can no longer contradict it.
+ */
 export function enter(step: Step, status: SessionStatus, at: number): void {
   const s = step.state;
   s.since = Math.max(s.since, at);
-  if (status === s.status) {
-    s.screenCaughtUp = false;
-    return;
-  }
+  if (status === s.status) return;
   s.status = status;
   if (!isDialog(status)) {
     s.pending = null;

@@ -25,13 +25,19 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       s.turnOpen = true;
       s.failureAnnounced = false;
       s.booting = false;
-      // A new turn: what an interrupt or a re-adoption left to the screen is the hooks' again.
+      // A new turn: the screen must show it before it may judge it (a frame of the last turn's
+      // end can still be drawn), and what an interrupt or a re-adoption left to the screen is
+      // the hooks' again.
+      s.screenCaughtUp = false;
       s.screenJudges = false;
       s.interruptedByAg = false;
       return;
     case "tool":
       if (obs.phase === "started" && obs.toolUseId)
         s.lastToolStart = { tool: obs.tool, toolUseId: obs.toolUseId };
+      // The screen showed a dialog before its tool's start arrived: that start comes before the
+      // dialog (its PermissionRequest follows), it answers nothing.
+      if (obs.phase === "started" && s.pending && !s.pendingFromHook && s.pending.tool === obs.tool) return;
       // Another tool of the same batch says nothing about the dialog waiting for this one.
       if (s.pending && s.pendingToolUseId && obs.toolUseId && obs.toolUseId !== s.pendingToolUseId) return;
       closePending(s, at);
