@@ -4,6 +4,7 @@ import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
+import type { Exits } from "./exits.ts";
 import { assertTypeable } from "./lifecycle.ts";
 import type { DeliveryOptions, DeliveryResult } from "./live/delivery.ts";
 import { deliverTo } from "./live/keyboard.ts";
@@ -36,7 +37,12 @@ export type SendResult = DeliveryResult & { answered?: boolean };
 
 export interface ActionDeps {
   repo: Pick<SessionRepo, "get" | "live" | "update">;
-  tmux: Pick<Tmux, "paste" | "sendKeys" | "sendLiteral" | "capturePane" | "killPane" | "killWindow">;
+  tmux: Pick<
+    Tmux,
+    "paste" | "sendKeys" | "sendLiteral" | "capturePane" | "killPane" | "killWindow" | "listPanes"
+  >;
+  /** Agents on their way out (a resume waits for them). */
+  exits: Pick<Exits, "ending">;
   agent: Pick<AgentAdapter, "keys" | "isSubmission" | "recordsLate">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
   clock: Clock;
@@ -165,6 +171,11 @@ export function createSessionActions(deps: ActionDeps) {
       await end(child.id, reason).catch(() => {});
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
     const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
+    // The agent exits a moment after its window closes (writing its last lines): who it is.
+    const pid = rec.paneId
+      ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
+      : null;
+    deps.exits.ending(id, pid);
     // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
     session.observe({ kind: "closed", reason, detail }, "ag");
     const shared = rec.windowId && deps.repo.live().some((s) => s.id !== id && s.windowId === rec.windowId);

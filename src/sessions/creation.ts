@@ -4,6 +4,7 @@ import { tenantMayUse } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { normalizeText } from "./actions.ts";
 import type { SessionServiceDeps } from "./deps.ts";
+import type { Exits } from "./exits.ts";
 import { assertCapacity, type LauncherDeps, launchWindow } from "./launcher.ts";
 import {
   defaultName,
@@ -52,6 +53,7 @@ export const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
 export function createSessionCreation(
   deps: SessionServiceDeps & {
     live: LiveSessions;
+    exits: Pick<Exits, "gone">;
     record(id: string): SessionRecord;
     deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
   },
@@ -235,6 +237,8 @@ export function createSessionCreation(
         throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
       const transcript = await conversationOf(ended);
       assertCapacity(launcher);
+      // Its agent may still be on its way out: one conversation is never run by two agents.
+      await deps.exits.gone(id);
       // A new secret (and so new per-launch settings files): the ended agent may still be
       // shutting down, and its last hooks must not reach the relaunched session. Its state
       // becomes "working" when the launch is observed, like any other change of state.

@@ -11,6 +11,7 @@ import {
   visibleTo,
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
+import { createExits } from "./exits.ts";
 import {
   createSessionInsight,
   type SessionHealth,
@@ -77,9 +78,11 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
     return found;
   };
+  const exits = createExits(deps.clock);
   const actions = createSessionActions({
     ...deps,
     live,
+    exits,
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
   });
@@ -92,7 +95,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     clock: deps.clock,
     prices: deps.settings.prices,
   });
-  const creation = createSessionCreation({ ...deps, live, record, deliver: actions.deliver });
+  const creation = createSessionCreation({ ...deps, live, exits, record, deliver: actions.deliver });
 
   const service: SessionService = {
     list: (query, owner) => deps.repo.list(query).filter(visibleTo(owner)).map(toSession),

@@ -163,7 +163,8 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     return {
       paneId: `%${n}`,
       windowId,
-      pid: 10_000 + n,
+      // Beyond any pid_max (at most 2^22): no real process ever has it.
+      pid: 40_000_000 + n,
       tag: o.tag,
       cwd: o.cwd,
       command: [...o.command],
