@@ -4,6 +4,7 @@
  */
 import { linkSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { buildDashboard } from "./scripts/dashboard.ts";
 
 const outdirFlag = process.argv.indexOf("--outdir");
 const outdir = resolve(outdirFlag === -1 ? "dist" : process.argv[outdirFlag + 1]!);
@@ -11,12 +12,14 @@ mkdirSync(outdir, { recursive: true });
 const outfile = join(outdir, "ag");
 
 const started = performance.now();
+// The dashboard first: public/ holds its sources; what the binary embeds is the built page.
+const dashboard = await buildDashboard(join(outdir, "public"));
 const result = await Bun.build({
   entrypoints: [join(import.meta.dir, "src/main.ts")],
   compile: {
     outfile,
-    // public/ is embedded whole; the server finds it under the bundle's virtual root.
-    assets: [join(import.meta.dir, "public")],
+    // The built dashboard is embedded whole; the server finds it under the bundle's virtual root.
+    assets: [dashboard],
     // A user's .env or bunfig.toml in the directory where they run ag must not change it.
     autoloadDotenv: false,
     autoloadBunfig: false,

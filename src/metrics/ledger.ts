@@ -11,6 +11,11 @@ export interface LedgerSnapshot {
   tokensByModel: Record<string, Tokens>;
   /** Distinct agent messages counted. */
   messages: number;
+  /**
+   * Each transcript's own tokens by model (a fork's copy of its parent's messages counts in both
+   * files here: what each session's conversation holds, not what the server spent).
+   */
+  byTranscript: Record<string, Record<string, Tokens>>;
 }
 
 /**
@@ -38,9 +43,24 @@ export function createTokenLedger(deps: {
   const totals = zero();
   const byModel: Record<string, Tokens> = {};
   const tails = new Map<string, TranscriptTail>();
+  /** Per transcript: its messages' tokens (max-merged like the totals) and their sums by model. */
+  const perFile = new Map<string, { byMessage: Map<string, Tokens>; byModel: Record<string, Tokens> }>();
   let running: Promise<void> | null = null;
 
-  function count(usage: NonNullable<TranscriptLineMeaning["usage"]>): void {
+  function countIn(path: string, usage: NonNullable<TranscriptLineMeaning["usage"]>, model: string): void {
+    let file = perFile.get(path);
+    if (!file) {
+      file = { byMessage: new Map(), byModel: {} };
+      perFile.set(path, file);
+    }
+    const previous = file.byMessage.get(usage.messageId) ?? zero();
+    const merged = maxOf(previous, usage.tokens);
+    file.byMessage.set(usage.messageId, merged);
+    file.byModel[model] ??= zero();
+    for (const key of KEYS) file.byModel[model][key] += merged[key] - previous[key];
+  }
+
+  function count(usage: NonNullable<TranscriptLineMeaning["usage"]>): string {
     const seen = byMessage.get(usage.messageId);
     const model = seen?.model ?? usage.model ?? UNKNOWN_MODEL;
     const previous = seen?.tokens ?? zero();
@@ -52,9 +72,10 @@ export function createTokenLedger(deps: {
       totals[key] += delta;
       byModel[model][key] += delta;
     }
+    return model;
   }
 
-  async function read(tail: TranscriptTail): Promise<void> {
+  async function read(path: string, tail: TranscriptTail): Promise<void> {
     // A fresh reader per batch: only each line's own meaning is needed, not the conversation's
     // state, and re-reading a line (a truncated file read again) is harmless under max-merge.
     const reader = deps.agent.transcript.createReader();
@@ -62,7 +83,7 @@ export function createTokenLedger(deps: {
       const batch = await tail.read();
       for (const line of batch.lines) {
         const usage = reader.add(line.text).usage;
-        if (usage) count(usage);
+        if (usage) countIn(path, usage, count(usage));
       }
       if (!batch.more) return;
     }
@@ -70,7 +91,11 @@ export function createTokenLedger(deps: {
 
   async function refreshAll(paths: readonly string[]): Promise<void> {
     const wanted = new Set(paths);
-    for (const path of tails.keys()) if (!wanted.has(path)) tails.delete(path);
+    for (const path of tails.keys()) {
+      if (wanted.has(path)) continue;
+      tails.delete(path);
+      perFile.delete(path);
+    }
     for (const path of wanted) {
       let tail = tails.get(path);
       if (!tail) {
@@ -78,7 +103,7 @@ export function createTokenLedger(deps: {
         tails.set(path, tail);
       }
       // One unreadable transcript must not take the metrics down: it is tried again next time.
-      await read(tail).catch((error) => deps.logger.warn(`metrics: reading ${path} failed`, error));
+      await read(path, tail).catch((error) => deps.logger.warn(`metrics: reading ${path} failed`, error));
     }
   }
 
@@ -94,6 +119,12 @@ export function createTokenLedger(deps: {
       tokens: { ...totals },
       tokensByModel: Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
       messages: byMessage.size,
+      byTranscript: Object.fromEntries(
+        [...perFile].map(([path, file]) => [
+          path,
+          Object.fromEntries(Object.entries(file.byModel).map(([m, t]) => [m, { ...t }])),
+        ]),
+      ),
     }),
   };
 }
@@ -111,4 +142,10 @@ function maxOf(a: Tokens, b: Tokens): Tokens {
     cacheRead: Math.max(a.cacheRead, b.cacheRead),
     cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
   };
+}
+
+export function sumTokens(all: readonly Tokens[]): Tokens {
+  const total = zero();
+  for (const t of all) for (const key of KEYS) total[key] += t[key];
+  return total;
 }

@@ -22,6 +22,14 @@ export const MetricsReport = Type.Object({
   }),
   tokensByModel: Type.Record(Type.String(), Tokens),
   estimatedCost: SessionMetrics.properties.estimatedCost,
+  bySession: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      tokens: Tokens,
+      estimatedCost: SessionMetrics.properties.estimatedCost,
+    }),
+    { description: "each stored session with a transcript: its own conversation's tokens and cost" },
+  ),
   prompts: Type.Object(
     {
       sent: Type.Integer({ description: "deliveries attempted" }),

@@ -4,7 +4,7 @@ import { estimateCost, type PriceTable } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { toFamilies } from "./exposition.ts";
-import { createTokenLedger } from "./ledger.ts";
+import { createTokenLedger, sumTokens } from "./ledger.ts";
 import { renderPrometheus } from "./prometheus.ts";
 import type { MetricsRecorder } from "./recorder.ts";
 import type { MetricsReport } from "./report.ts";
@@ -37,7 +37,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
     const records = deps.repo.list();
     const paths = new Set(records.flatMap((r) => (r.transcriptPath ? [r.transcriptPath] : [])));
     await ledger.refresh([...paths]);
-    const { tokens, tokensByModel } = ledger.snapshot();
+    const { tokens, tokensByModel, byTranscript } = ledger.snapshot();
     const stats = deps.repo.stats();
     const { recorder } = deps;
     return {
@@ -48,6 +48,17 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
       tokens,
       tokensByModel,
       estimatedCost: estimateCost(tokensByModel, deps.prices),
+      bySession: records.flatMap((r) => {
+        const byModel = r.transcriptPath ? byTranscript[r.transcriptPath] : undefined;
+        if (!byModel) return [];
+        return [
+          {
+            id: r.id,
+            tokens: sumTokens(Object.values(byModel)),
+            estimatedCost: estimateCost(byModel, deps.prices),
+          },
+        ];
+      }),
       prompts: recorder.prompts(),
       latency: {
         deliveryMs: recorder.deliveryLatency.recent(),

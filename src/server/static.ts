@@ -31,11 +31,12 @@ export const DASHBOARD_HEADERS: Record<string, string> = {
 };
 
 /**
- * Where public/ lives: embedded in the compiled binary (build.ts passes it as an asset, found
- * under the bundle's virtual root), or on disk next to src/ when run from source.
+ * Where the built dashboard lives: embedded in the compiled binary (build.ts passes it as an
+ * asset, found under the bundle's virtual root), or in dist/public when run from source (built
+ * by build.ts or `bun run scripts/dashboard.ts`; public/ holds its sources).
  */
 export function defaultDashboardRoot(): string {
-  return isCompiled() ? join(import.meta.dir, "public") : join(import.meta.dir, "..", "..", "public");
+  return isCompiled() ? join(import.meta.dir, "public") : join(import.meta.dir, "..", "..", "dist", "public");
 }
 
 /**

@@ -10,12 +10,12 @@ let built: Promise<string> | null = null;
 
 /**
  * The compiled binary, built once per test run from a scratch copy of the sources whose src/
- * and public/ are then deleted: whatever the binary serves must be inside it.
+ * and public/ (the dashboard sources) are then deleted: whatever the binary serves must be inside it.
  */
 export function compiledBinary(): Promise<string> {
   built ??= (async () => {
     const scratch = tempDir("ag-build-");
-    for (const entry of ["src", "public", "build.ts", "package.json", "tsconfig.json"]) {
+    for (const entry of ["src", "public", "scripts", "build.ts", "package.json", "tsconfig.json"]) {
       cpSync(join(repo, entry), join(scratch, entry), { recursive: true });
     }
     symlinkSync(join(repo, "node_modules"), join(scratch, "node_modules"));

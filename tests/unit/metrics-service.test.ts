@@ -142,6 +142,29 @@ describe("estimated cost", () => {
     // 1 M input × $2 + 0.1 M output × $10 + 2 M cache reads × $0.5 + 0.5 M cache writes × $4
     expect(report.estimatedCost).toEqual({ usd: 6, unpriced: ["mystery-model"] });
   });
+
+  test("per session: each conversation's own tokens and cost, a fork's copy included; none without a transcript", async () => {
+    const { metrics, session } = setup();
+    const m1 = { id: "msg_1", input: 1_000_000, output: 10_000 };
+    const parent = session([m1, { ...m1, output: 100_000 }]); // one message, its largest figures
+    const fork = session([
+      { ...m1, output: 100_000 },
+      { id: "msg_2", input: 500_000, output: 0 },
+    ]);
+    session([], { transcriptPath: null });
+    const report = await metrics.report();
+    const bySession = Object.fromEntries(report.bySession.map((s) => [s.id, s]));
+    expect(Object.keys(bySession).sort()).toEqual([parent.id, fork.id].sort());
+    expect(bySession[parent.id]).toEqual({
+      id: parent.id,
+      tokens: { input: 1_000_000, output: 100_000, cacheRead: 0, cacheCreation: 0 },
+      estimatedCost: { usd: 3, unpriced: [] }, // 1 M × $2 + 0.1 M × $10
+    });
+    expect(bySession[fork.id]!.tokens.input).toBe(1_500_000);
+    expect(bySession[fork.id]!.estimatedCost.usd).toBe(4);
+    // The server's total counts the shared message once.
+    expect(report.tokens.input).toBe(1_500_000);
+  });
 });
 
 describe("server-wide report", () => {

@@ -1,0 +1,2 @@
+/** Style sheets the bundler takes into app.css. */
+declare module "*.css";

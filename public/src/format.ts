@@ -1,0 +1,52 @@
+/** How numbers and times read on the page. */
+import type { Session } from "./types.ts";
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `${d}d ${h}h`;
+  if (h) return `${h}h ${m}m`;
+  return m ? `${m}m ${s % 60}s` : `${s % 60}s`;
+}
+
+export const age = (iso: string, now = Date.now()) => formatDuration(now - Date.parse(iso));
+
+export function formatTokens(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 10_000) return `${Math.round(n / 1000)}k`;
+  if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
+  return String(n);
+}
+
+export const totalTokens = (t: Session["tokenUsage"]) => t.input + t.output + t.cacheRead + t.cacheCreation;
+
+export function formatCost(usd: number | undefined): string {
+  if (usd === undefined) return "–";
+  return usd < 0.01 && usd > 0 ? "<$0.01" : `$${usd.toFixed(2)}`;
+}
+
+/** The states in which the agent waits for a person. */
+export const waitsForHuman = (s: Pick<Session, "status">) =>
+  s.status === "permission_prompt" || s.status === "asking";
+
+export const STATE_WORDS: Record<Session["status"], string> = {
+  working: "working",
+  idle: "idle",
+  permission_prompt: "needs approval",
+  asking: "asking",
+  stalled: "stalled",
+  killed: "killed",
+  completed: "completed",
+  crashed: "crashed",
+};
+
+/** What a pending prompt asks, in one line. */
+export function pendingSummary(s: Session): string {
+  const p = s.pendingPermission;
+  if (!p) return "";
+  if (p.kind === "question") return p.question ?? p.detail;
+  if (p.kind === "plan") return "Approve the plan?";
+  return p.tool ? `${p.tool}: ${p.detail}` : p.detail;
+}

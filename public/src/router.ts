@@ -1,0 +1,32 @@
+/** Routes live in the hash (`#/sessions/<id>`): links from notifications open the right view. */
+import { signal } from "@preact/signals";
+
+export type Route =
+  | { view: "sessions" }
+  | { view: "session"; id: string }
+  | { view: "new" }
+  | { view: "server"; page: ServerPage };
+
+export const SERVER_PAGES = ["metrics", "channels", "audit", "pipelines", "memory", "keys"] as const;
+export type ServerPage = (typeof SERVER_PAGES)[number];
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "sessions" && parts[1]) return { view: "session", id: parts[1] };
+  if (parts[0] === "new") return { view: "new" };
+  if (parts[0] === "server") {
+    const page = SERVER_PAGES.find((p) => p === parts[1]) ?? "metrics";
+    return { view: "server", page };
+  }
+  return { view: "sessions" };
+}
+
+export const route = signal<Route>(parseRoute(location.hash));
+addEventListener("hashchange", () => {
+  route.value = parseRoute(location.hash);
+});
+
+export const sessionHref = (id: string) => `#/sessions/${encodeURIComponent(id)}`;
+export function go(href: string) {
+  location.hash = href;
+}

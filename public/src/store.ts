@@ -1,0 +1,146 @@
+/**
+ * What the page knows of the server: health, the sessions and their costs, kept current by the
+ * event stream (no polling), and whether it waits for a token.
+ */
+import { signal } from "@preact/signals";
+import { api, hasToken, isRefused, setToken } from "./api.ts";
+import { createStream } from "./stream.ts";
+import type { AgEvent, Health, MetricsReport, Session } from "./types.ts";
+
+/** A burst of events (one status change publishes several) becomes one reload of the list. */
+const COALESCE_MS = 250;
+/** Uptime and tmux health change without an event saying so: a slow reload keeps them roughly true. */
+const HEALTH_MS = 60_000;
+/** The events after which the session list may have changed. */
+const CHANGES_LIST = /^(session|status|permission)\./;
+
+export type ServerState = "unknown" | "ok" | "degraded" | "down" | "locked";
+
+export const health = signal<Health | null>(null);
+export const serverState = signal<ServerState>("unknown");
+export const sessions = signal<Session[]>([]);
+export const sessionsError = signal<string | null>(null);
+/** Estimated cost per session id, from GET /v1/metrics. */
+export const costs = signal<Record<string, number>>({});
+/** null: not locked; "" asks for a token; otherwise why the last one was refused. */
+export const lockMessage = signal<string | null>(null);
+
+const listeners = new Set<(event: AgEvent) => void>();
+/** Follows every event (a session view follows its own session's). */
+export function onEvent(listener: (event: AgEvent) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+const reconnectListeners = new Set<() => void>();
+/** After a gap or a fresh load: what a view shows may be stale. */
+export function onResync(listener: () => void): () => void {
+  reconnectListeners.add(listener);
+  return () => reconnectListeners.delete(listener);
+}
+
+function lock(message: string) {
+  stream.lock();
+  setToken(null);
+  lockMessage.value = message;
+  serverState.value = "locked";
+}
+
+async function loadHealth(): Promise<boolean> {
+  try {
+    const answer = await api<Health>("/v1/health");
+    health.value = answer;
+    serverState.value = answer.status;
+    return true;
+  } catch {
+    serverState.value = "down";
+    return false;
+  }
+}
+
+async function loadCosts() {
+  try {
+    const report = await api<MetricsReport>("/v1/metrics");
+    costs.value = Object.fromEntries(report.bySession.map((s) => [s.id, s.estimatedCost.usd]));
+  } catch {
+    // Costs are extra: the list stands without them.
+  }
+}
+
+/** Health, the session list and costs, once. */
+async function load(): Promise<"ok" | "locked" | "down"> {
+  if (!(await loadHealth())) return "down";
+  try {
+    sessions.value = await api<Session[]>("/v1/sessions");
+    sessionsError.value = null;
+    lockMessage.value = null;
+  } catch (error) {
+    if (isRefused(error)) {
+      lock(hasToken() ? "That token was refused." : "");
+      return "locked";
+    }
+    sessionsError.value = `Could not load sessions: ${(error as Error).message}`;
+    return "down";
+  }
+  void loadCosts();
+  for (const listener of reconnectListeners) listener();
+  return "ok";
+}
+
+// Loads never overlap: a reload asked for while one runs runs once more after it, so the page
+// always ends on an answer given after the newest event, and answers never render out of order.
+let loading: Promise<"ok" | "locked" | "down"> | null = null;
+let loadAgain = false;
+export function reload(): Promise<"ok" | "locked" | "down"> {
+  if (loading) {
+    loadAgain = true;
+    return loading;
+  }
+  loading = (async () => {
+    let result: "ok" | "locked" | "down";
+    do {
+      loadAgain = false;
+      result = await load();
+    } while (loadAgain);
+    loading = null;
+    return result;
+  })();
+  return loading;
+}
+
+let coalesceTimer: ReturnType<typeof setTimeout> | null = null;
+function scheduleReload() {
+  if (coalesceTimer !== null) return;
+  coalesceTimer = setTimeout(() => {
+    coalesceTimer = null;
+    void reload();
+  }, COALESCE_MS);
+}
+
+const stream = createStream({
+  load: reload,
+  opened: () => void reload(),
+  event(event) {
+    if (CHANGES_LIST.test(event.event)) scheduleReload();
+    for (const listener of listeners) listener(event);
+  },
+  gap: scheduleReload,
+  refused: () => lock("That token was refused."),
+});
+
+/** A token typed into the form (empty: none). */
+export function useToken(value: string) {
+  setToken(value.trim() || null);
+  stream.restart();
+}
+
+export function refresh() {
+  void reload();
+  stream.nudge();
+}
+
+export function start() {
+  stream.connect();
+  setInterval(() => {
+    if (stream.loaded) void loadHealth();
+  }, HEALTH_MS);
+}

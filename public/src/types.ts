@@ -1,0 +1,12 @@
+/** The API's own types, read from the server's schemas (types only: nothing of the server is bundled). */
+export type { AuditRecord } from "../../src/audit/record.ts";
+export type { ApiKey } from "../../src/auth/key.ts";
+export type { ChannelHealth } from "../../src/channels/dispatcher.ts";
+export type { DeadLetter } from "../../src/channels/store.ts";
+export type { AgEvent } from "../../src/events/bus.ts";
+export type { Health } from "../../src/health/service.ts";
+export type { MemoryEntry } from "../../src/memory/entry.ts";
+export type { MetricsReport } from "../../src/metrics/report.ts";
+export type { Pipeline } from "../../src/pipelines/pipeline.ts";
+export type { PendingPermission, Session, SessionStatus } from "../../src/sessions/session.ts";
+export type { TranscriptCursorPage, TranscriptMessage } from "../../src/transcript/cursor.ts";

@@ -1,0 +1,176 @@
+import { useComputed, useSignal } from "@preact/signals";
+import {
+  age,
+  formatCost,
+  formatDuration,
+  formatTokens,
+  pendingSummary,
+  STATE_WORDS,
+  totalTokens,
+  waitsForHuman,
+} from "../format.ts";
+import { sessionHref } from "../router.ts";
+import { costs, health, sessions, sessionsError } from "../store.ts";
+import type { Session, SessionStatus } from "../types.ts";
+
+const FILTERS = [
+  "running",
+  "all",
+  "working",
+  "idle",
+  "permission_prompt",
+  "asking",
+  "stalled",
+  "killed",
+  "completed",
+  "crashed",
+] as const;
+type Filter = (typeof FILTERS)[number];
+const TERMINAL: SessionStatus[] = ["killed", "completed", "crashed"];
+
+function matches(s: Session, filter: Filter, search: string): boolean {
+  if (filter === "running" && TERMINAL.includes(s.status)) return false;
+  if (filter !== "running" && filter !== "all" && s.status !== filter) return false;
+  if (!search) return true;
+  const wanted = search.toLowerCase();
+  return s.name.toLowerCase().includes(wanted) || s.workDir.toLowerCase().includes(wanted);
+}
+
+/** Those waiting on a person first, then the most recently active. */
+function byUrgency(a: Session, b: Session): number {
+  const human = Number(waitsForHuman(b)) - Number(waitsForHuman(a));
+  return human || Date.parse(b.lastActivityAt) - Date.parse(a.lastActivityAt);
+}
+
+export function SessionList() {
+  const filter = useSignal<Filter>("running");
+  const search = useSignal("");
+  const shown = useComputed(() =>
+    sessions.value.filter((s) => matches(s, filter.value, search.value.trim())).sort(byUrgency),
+  );
+  const waiting = useComputed(() => sessions.value.filter(waitsForHuman).length);
+  return (
+    <>
+      <HealthBox />
+      <section aria-labelledby="sessions-title">
+        <div class="section-head">
+          <h2 id="sessions-title">
+            Sessions {waiting.value > 0 && <span class="count-waiting">{waiting.value} waiting for you</span>}
+          </h2>
+          <div class="filters">
+            <label>
+              Show{" "}
+              <select
+                id="filter"
+                value={filter.value}
+                onChange={(e) => {
+                  filter.value = (e.currentTarget as HTMLSelectElement).value as Filter;
+                }}
+              >
+                {FILTERS.map((f) => (
+                  <option value={f} key={f}>
+                    {f === "running" || f === "all" ? f : STATE_WORDS[f]}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Search{" "}
+              <input
+                id="search"
+                type="search"
+                placeholder="name or work dir"
+                value={search.value}
+                onInput={(e) => {
+                  search.value = (e.currentTarget as HTMLInputElement).value;
+                }}
+              />
+            </label>
+          </div>
+        </div>
+        {sessionsError.value && (
+          <p id="sessions-error" class="error" role="alert">
+            {sessionsError.value}
+          </p>
+        )}
+        {sessions.value.length === 0 && !sessionsError.value && (
+          <p id="sessions-empty">
+            No sessions yet. <a href="#/new">Start one</a>, or run <code>ag run "…"</code>.
+          </p>
+        )}
+        <table id="sessions" class="sessions">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Work dir</th>
+              <th scope="col">Agent · mode</th>
+              <th scope="col">Tokens</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Age</th>
+            </tr>
+          </thead>
+          <tbody>{shown.value.flatMap((s) => rows(s, costs.value[s.id]))}</tbody>
+        </table>
+      </section>
+    </>
+  );
+}
+
+function rows(s: Session, cost: number | undefined) {
+  const row = (
+    <tr key={s.id} data-id={s.id} data-state={s.status} class={waitsForHuman(s) ? "waiting" : undefined}>
+      <td class="name">
+        <a href={sessionHref(s.id)}>{s.name}</a>
+      </td>
+      <td class="status">
+        <span class="state" data-state={s.status}>
+          {STATE_WORDS[s.status]}
+        </span>
+      </td>
+      <td class="workdir">{s.workDir}</td>
+      <td class="agent">
+        {(s as { agent?: string }).agent ?? "claude"} · {s.permissionMode}
+      </td>
+      <td class="tokens" title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
+        {formatTokens(totalTokens(s.tokenUsage))}
+      </td>
+      <td class="cost">{formatCost(cost)}</td>
+      <td class="age" title={new Date(s.createdAt).toLocaleString()}>
+        {age(s.createdAt)}
+      </td>
+    </tr>
+  );
+  if (!waitsForHuman(s)) return [row];
+  return [
+    row,
+    <tr key={`${s.id}-pending`} class="pending-row" data-id={s.id}>
+      <td colSpan={7}>
+        <a href={sessionHref(s.id)} class="pending-link">
+          <strong>{s.status === "asking" ? "Asks:" : "Wants to:"}</strong> {pendingSummary(s)}
+        </a>
+      </td>
+    </tr>,
+  ];
+}
+
+function HealthBox() {
+  const h = health.value;
+  return (
+    <section aria-labelledby="health-title" class="health">
+      <h2 id="health-title" class="visually-hidden">
+        Server
+      </h2>
+      <dl id="health">
+        <dt>Version</dt>
+        <dd data-field="version">{h?.version ?? "–"}</dd>
+        <dt>Uptime</dt>
+        <dd data-field="uptime">{h ? formatDuration(h.uptime * 1000) : "–"}</dd>
+        <dt>tmux</dt>
+        <dd data-field="tmux">{h ? (h.tmux.healthy ? "healthy" : `unhealthy: ${h.tmux.error}`) : "–"}</dd>
+        <dt>Sessions</dt>
+        <dd data-field="sessions">{h ? `${h.sessions.active} active / ${h.sessions.total} total` : "–"}</dd>
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,197 @@
+import { useSignal } from "@preact/signals";
+import { useEffect, useMemo } from "preact/hooks";
+import { api, describe } from "../api.ts";
+import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
+import { go, sessionHref } from "../router.ts";
+import { onEvent, onResync } from "../store.ts";
+import type { Session } from "../types.ts";
+import { PendingCard } from "./PendingCard.tsx";
+import { SendBox } from "./SendBox.tsx";
+import { Terminal } from "./Terminal.tsx";
+import { Transcript } from "./Transcript.tsx";
+import { createTranscriptFeed } from "./transcript-feed.ts";
+
+const COALESCE_MS = 200;
+const TERMINAL_STATES = new Set(["killed", "completed", "crashed"]);
+
+interface Insight {
+  cost?: number;
+  hints: string[];
+}
+
+/** One session: its pending card first, then the live terminal, the transcript and the controls. */
+export function SessionView({ id }: { id: string }) {
+  const session = useSignal<Session | null>(null);
+  const error = useSignal<string | null>(null);
+  const insight = useSignal<Insight>({ hints: [] });
+  const feed = useMemo(() => createTranscriptFeed(id), [id]);
+  const path = `/v1/sessions/${encodeURIComponent(id)}`;
+
+  async function load() {
+    try {
+      session.value = await api<Session>(path);
+      error.value = null;
+    } catch (e) {
+      error.value = describe(e);
+      return;
+    }
+    const [metrics, health] = await Promise.allSettled([
+      api<{ estimatedCost: { usd: number } }>(`${path}/metrics`),
+      api<{ hints: string[] }>(`${path}/health`),
+    ]);
+    insight.value = {
+      cost: metrics.status === "fulfilled" ? metrics.value.estimatedCost.usd : undefined,
+      hints: health.status === "fulfilled" ? health.value.hints : [],
+    };
+  }
+
+  useEffect(() => {
+    session.value = null;
+    void load();
+    void feed.newer();
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const later = () => {
+      timer ??= setTimeout(() => {
+        timer = null;
+        void load();
+      }, COALESCE_MS);
+    };
+    const offEvent = onEvent((event) => {
+      if (event.session?.id !== id) return;
+      if (event.event.startsWith("message.")) void feed.newer();
+      else later();
+      // A permission's tool call is in the transcript: read it with the prompt.
+      if (event.event === "permission.requested") void feed.newer();
+    });
+    const offResync = onResync(() => {
+      void load();
+      void feed.newer();
+    });
+    return () => {
+      offEvent();
+      offResync();
+      if (timer) clearTimeout(timer);
+    };
+  }, [id]);
+
+  const s = session.value;
+  if (error.value && !s)
+    return (
+      <section>
+        <p class="error" role="alert">
+          {error.value}
+        </p>
+        <a href="#/">Back to the sessions</a>
+      </section>
+    );
+  if (!s) return <p class="muted">Loading…</p>;
+  const ended = TERMINAL_STATES.has(s.status);
+  return (
+    <article class="session-view" data-id={s.id} data-state={s.status}>
+      <header class="session-head">
+        <h2>{s.name}</h2>
+        <span class="state" data-state={s.status}>
+          {STATE_WORDS[s.status]}
+        </span>
+        <dl class="facts">
+          <dt>Work dir</dt>
+          <dd>{s.workDir}</dd>
+          <dt>Agent · mode</dt>
+          <dd>
+            {(s as { agent?: string }).agent ?? "claude"} · {s.permissionMode}
+          </dd>
+          <dt>Tokens</dt>
+          <dd title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
+            {formatTokens(totalTokens(s.tokenUsage))}
+          </dd>
+          <dt>Cost</dt>
+          <dd>{formatCost(insight.value.cost)}</dd>
+          <dt>Age</dt>
+          <dd>{age(s.createdAt)}</dd>
+          {s.parentId && (
+            <>
+              <dt>Parent</dt>
+              <dd>
+                <a href={sessionHref(s.parentId)}>{s.parentId.slice(0, 8)}</a>
+              </dd>
+            </>
+          )}
+        </dl>
+        {insight.value.hints.length > 0 && (
+          <ul class="hints">
+            {insight.value.hints.map((h) => (
+              <li key={h}>{h}</li>
+            ))}
+          </ul>
+        )}
+      </header>
+      <PendingCard session={s} messages={feed.messages.value} onDone={load} />
+      {!ended && <SendBox sessionId={s.id} asking={s.status === "asking"} />}
+      <Actions session={s} reload={load} />
+      <div class="panes">
+        {!ended && <Terminal sessionId={s.id} />}
+        <Transcript feed={feed} />
+      </div>
+    </article>
+  );
+}
+
+function Actions({ session, reload }: { session: Session; reload(): Promise<void> }) {
+  const busy = useSignal<string | null>(null);
+  const result = useSignal<{ ok: boolean; text: string } | null>(null);
+  const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
+  const ended = TERMINAL_STATES.has(session.status);
+
+  async function run(label: string, method: string, route: string, after?: (body: unknown) => string | void) {
+    busy.value = label;
+    result.value = null;
+    try {
+      const body = await api<unknown>(`${path}${route}`, { method });
+      const said = after?.(body);
+      result.value = { ok: true, text: said ?? `${label}: done` };
+    } catch (e) {
+      result.value = { ok: false, text: `${label}: ${describe(e)}` };
+    } finally {
+      busy.value = null;
+      void reload();
+    }
+  }
+
+  const button = (label: string, onClick: () => void, cls?: string) => (
+    <button type="button" class={cls} disabled={busy.value !== null} onClick={onClick}>
+      {busy.value === label ? `${label}…` : label}
+    </button>
+  );
+  return (
+    <div class="actions" role="toolbar" aria-label="Session actions">
+      {!ended && button("Interrupt", () => run("Interrupt", "POST", "/interrupt"))}
+      {!ended && button("Escape", () => run("Escape", "POST", "/escape"))}
+      {!ended &&
+        button("Verify", () =>
+          run("Verify", "POST", "/verify", (b) => {
+            return (b as { summary: string }).summary;
+          }),
+        )}
+      {button("Fork", () =>
+        run("Fork", "POST", "/fork", (b) => {
+          go(sessionHref((b as Session).id));
+        }),
+      )}
+      {ended && button("Resume", () => run("Resume", "POST", "/resume"))}
+      {!ended &&
+        button(
+          "Kill",
+          () => {
+            if (confirm(`Kill session ${session.name}? Its agent stops and its window closes.`))
+              void run("Kill", "DELETE", "");
+          },
+          "danger",
+        )}
+      {result.value && (
+        <p class={result.value.ok ? "notice" : "error"} role="status">
+          {result.value.text}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,160 @@
+import { useSignal } from "@preact/signals";
+import type { Terminal as XTerm } from "@xterm/xterm";
+import { useEffect, useRef } from "preact/hooks";
+import { urlToken } from "../api.ts";
+
+/** Reconnects wait 1 s, 2 s … up to 15 s while the view is open and the session runs. */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 15_000;
+
+type Phase = "connecting" | "live" | "ended" | "closed";
+
+const OPTIONS = {
+  disableStdin: true,
+  scrollback: 1000,
+  fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+  fontSize: 13,
+  theme: { background: "#111318", foreground: "#e6e6e6" },
+};
+
+/**
+ * The agent's real screen, live: GET /v1/sessions/:id/terminal streams a snapshot, then the
+ * pane's bytes as tmux writes them. Read-only until "Take control" (needs sessions:write).
+ */
+export function Terminal({ sessionId }: { sessionId: string }) {
+  const host = useRef<HTMLDivElement>(null);
+  const phase = useSignal<Phase>("connecting");
+  const control = useSignal<"off" | "asked" | "on">("off");
+  const message = useSignal<string | null>(null);
+  const socket = useRef<WebSocket | null>(null);
+
+  useEffect(() => {
+    let stop: (() => void) | null = null;
+    let gone = false;
+    // xterm.js is most of the page's weight: loaded when a terminal is first shown, not before.
+    import("@xterm/xterm").then(({ Terminal }) => {
+      if (!gone) stop = watch(new Terminal(OPTIONS));
+    });
+    return () => {
+      gone = true;
+      stop?.();
+    };
+  }, [sessionId]);
+
+  function watch(term: XTerm): () => void {
+    term.open(host.current as HTMLDivElement);
+    let closed = false;
+    let attempt = 0;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const resize = (cols: number, rows: number) => {
+      // The pane's size is the agent's: the terminal takes it, and the font shrinks to fit.
+      const width = host.current?.clientWidth ?? 800;
+      term.options.fontSize = Math.max(6, Math.min(14, Math.floor(width / (cols * 0.62))));
+      term.resize(cols, rows);
+    };
+    const input = term.onData((data) => {
+      if (control.value === "on") socket.current?.send(JSON.stringify({ type: "input", data }));
+    });
+
+    async function connect() {
+      phase.value = "connecting";
+      let token: string | null;
+      try {
+        token = await urlToken();
+      } catch {
+        return retry();
+      }
+      if (closed) return;
+      const scheme = location.protocol === "https:" ? "wss" : "ws";
+      const query = token ? `?token=${encodeURIComponent(token)}` : "";
+      const ws = new WebSocket(
+        `${scheme}://${location.host}/v1/sessions/${encodeURIComponent(sessionId)}/terminal${query}`,
+      );
+      ws.binaryType = "arraybuffer";
+      socket.current = ws;
+      ws.onmessage = (event) => {
+        if (event.data instanceof ArrayBuffer) return term.write(new Uint8Array(event.data));
+        let msg: { type?: string; [key: string]: unknown };
+        try {
+          msg = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (msg.type === "snapshot") {
+          attempt = 0;
+          phase.value = "live";
+          term.reset();
+          resize(Number(msg.cols) || 80, Number(msg.rows) || 24);
+          term.write(String(msg.data ?? ""));
+          const cursor = msg.cursor as { x: number; y: number } | undefined;
+          if (cursor) term.write(`\x1b[${cursor.y + 1};${cursor.x + 1}H`);
+        } else if (msg.type === "control") {
+          control.value = msg.granted ? "on" : "off";
+          term.options.disableStdin = !msg.granted;
+          message.value = msg.granted ? null : `Control refused: ${msg.reason ?? "not allowed"}`;
+          if (msg.granted) term.focus();
+        } else if (msg.type === "ended") {
+          phase.value = "ended";
+        } else if (msg.type === "error") {
+          message.value = String(msg.message ?? msg.error ?? "terminal error");
+        }
+      };
+      ws.onclose = () => {
+        if (socket.current === ws) socket.current = null;
+        control.value = "off";
+        term.options.disableStdin = true;
+        if (closed || phase.value === "ended") return;
+        retry();
+      };
+    }
+    function retry() {
+      if (closed) return;
+      phase.value = "closed";
+      timer = setTimeout(connect, Math.min(RETRY_FIRST_MS * 2 ** attempt++, RETRY_MAX_MS));
+    }
+    void connect();
+    return () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      input.dispose();
+      socket.current?.close();
+      term.dispose();
+    };
+  }
+
+  return (
+    <section class="terminal" aria-labelledby="terminal-title">
+      <div class="terminal-head">
+        <h3 id="terminal-title">Terminal</h3>
+        <span class="terminal-state" data-state={phase.value}>
+          {phase.value === "live" ? (control.value === "on" ? "you have control" : "watching") : phase.value}
+        </span>
+        {phase.value === "live" && control.value !== "on" && (
+          <button
+            type="button"
+            id="take-control"
+            onClick={() => {
+              control.value = "asked";
+              socket.current?.send(JSON.stringify({ type: "control" }));
+            }}
+          >
+            Take control
+          </button>
+        )}
+        {control.value === "on" && (
+          <button
+            type="button"
+            onClick={() => {
+              control.value = "off";
+              socket.current?.send(JSON.stringify({ type: "release" }));
+            }}
+          >
+            Release
+          </button>
+        )}
+      </div>
+      {message.value && <p class="error">{message.value}</p>}
+      <div ref={host} class="xterm-host" role="img" aria-label="The agent's screen" />
+    </section>
+  );
+}

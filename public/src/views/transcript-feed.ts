@@ -1,0 +1,99 @@
+/**
+ * A session's transcript as the cursor API pages it: the newest page first, older pages on
+ * demand, and what the agent writes next followed live (each message.* event asks for the
+ * newest page again; what is already shown is kept, by id).
+ */
+import { type Signal, signal } from "@preact/signals";
+import { api, describe } from "../api.ts";
+import type { TranscriptCursorPage, TranscriptMessage } from "../types.ts";
+
+const PAGE = 50;
+/** Beyond this many pages behind, the view starts again from the newest page. */
+const MAX_CATCH_UP_PAGES = 10;
+
+export interface TranscriptFeed {
+  messages: Signal<TranscriptMessage[]>;
+  hasMore: Signal<boolean>;
+  error: Signal<string | null>;
+  older(): Promise<void>;
+  newer(): Promise<void>;
+}
+
+export function createTranscriptFeed(sessionId: string): TranscriptFeed {
+  const base = `/v1/sessions/${encodeURIComponent(sessionId)}/transcript/cursor`;
+  const messages = signal<TranscriptMessage[]>([]);
+  const hasMore = signal(false);
+  const error = signal<string | null>(null);
+  let reading: Promise<void> | null = null;
+  let again = false;
+
+  function merge(page: TranscriptCursorPage, older: boolean) {
+    const known = new Set(messages.value.map((m) => m.id));
+    const fresh = page.messages.filter((m) => !known.has(m.id));
+    messages.value = older
+      ? [...fresh, ...messages.value]
+      : [...messages.value, ...fresh].sort((a, b) => a.id - b.id);
+  }
+
+  async function readNewest() {
+    try {
+      const last = messages.value.at(-1)?.id ?? 0;
+      let page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}`);
+      if (last === 0) hasMore.value = page.has_more;
+      // More was written than one page holds: page back to what is shown, so nothing is skipped.
+      for (let pages = 1; last > 0 && page.oldest_id > last + 1 && page.has_more; pages++) {
+        if (pages > MAX_CATCH_UP_PAGES) {
+          messages.value = [];
+          hasMore.value = true;
+          page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}`);
+          break;
+        }
+        merge(page, false);
+        page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}&before_id=${page.oldest_id}`);
+      }
+      merge(page, false);
+      error.value = null;
+    } catch (e) {
+      error.value = `Could not read the transcript: ${describe(e)}`;
+    }
+  }
+
+  return {
+    messages,
+    hasMore,
+    error,
+    async older() {
+      const oldest = messages.value[0]?.id;
+      if (oldest === undefined) return;
+      const page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}&before_id=${oldest}`);
+      hasMore.value = page.has_more;
+      merge(page, true);
+    },
+    // Reads never overlap; one asked for meanwhile runs once after.
+    newer() {
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = (async () => {
+        do {
+          again = false;
+          await readNewest();
+        } while (again);
+        reading = null;
+      })();
+      return reading;
+    },
+  };
+}
+
+/** The tool call a permission prompt is about: the newest tool_use with no result yet. */
+export function pendingToolUse(messages: TranscriptMessage[], tool?: string): TranscriptMessage | null {
+  const answered = new Set(messages.filter((m) => m.kind === "tool_result").map((m) => m.toolUseId));
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.kind !== "tool_use" || answered.has(m.toolUseId)) continue;
+    if (!tool || m.toolName === tool) return m;
+  }
+  return null;
+}
