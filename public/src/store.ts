@@ -22,6 +22,8 @@ export const sessions = signal<Session[]>([]);
 export const sessionsError = signal<string | null>(null);
 /** Estimated cost per session id, from GET /v1/metrics. */
 export const costs = signal<Record<string, number>>({});
+/** Whether the server accepted the page (token or none): views load only then. */
+export const ready = signal(false);
 /** null: not locked; "" asks for a token; otherwise why the last one was refused. */
 export const lockMessage = signal<string | null>(null);
 
@@ -39,6 +41,7 @@ export function onResync(listener: () => void): () => void {
 }
 
 function lock(message: string) {
+  ready.value = false;
   stream.lock();
   setToken(null);
   lockMessage.value = message;
@@ -73,6 +76,7 @@ async function load(): Promise<"ok" | "locked" | "down"> {
     sessions.value = await api<Session[]>("/v1/sessions");
     sessionsError.value = null;
     lockMessage.value = null;
+    ready.value = true;
   } catch (error) {
     if (isRefused(error)) {
       lock(hasToken() ? "That token was refused." : "");

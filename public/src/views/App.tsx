@@ -1,7 +1,7 @@
 import { useRef } from "preact/hooks";
-import { route, SERVER_PAGES } from "../router.ts";
+import { route } from "../router.ts";
 import { ServerView } from "../server/ServerView.tsx";
-import { lockMessage, refresh, serverState, useToken } from "../store.ts";
+import { lockMessage, ready, refresh, serverState, useToken } from "../store.ts";
 import { liveState } from "../stream.ts";
 import { NewSession } from "./NewSession.tsx";
 import { SessionList } from "./SessionList.tsx";
@@ -60,13 +60,13 @@ export function App() {
         </button>
       </header>
       <TokenForm hidden={!locked} message={lockMessage.value ?? ""} />
+      {/* Views load what they show when they open: only once the server has let the page in. */}
       <main id="content" hidden={locked}>
-        {current.view === "sessions" && <SessionList />}
-        {current.view === "session" && <SessionView id={current.id} />}
-        {current.view === "new" && <NewSession />}
-        {current.view === "server" && SERVER_PAGES.includes(current.page) && (
-          <ServerView page={current.page} />
-        )}
+        {!ready.value && <p class="muted">Connecting…</p>}
+        {ready.value && current.view === "sessions" && <SessionList />}
+        {ready.value && current.view === "session" && <SessionView id={current.id} />}
+        {ready.value && current.view === "new" && <NewSession />}
+        {ready.value && current.view === "server" && <ServerView page={current.page} />}
       </main>
     </>
   );

@@ -93,6 +93,10 @@ export function SessionView({ id }: { id: string }) {
         <span class="state" data-state={s.status}>
           {STATE_WORDS[s.status]}
         </span>
+      </header>
+      {/* What waits for a person comes first: a link from a notification lands on it. */}
+      <PendingCard session={s} messages={feed.messages.value} onDone={load} />
+      <section class="session-facts" aria-label="About this session">
         <dl class="facts">
           <dt>Work dir</dt>
           <dd>{s.workDir}</dd>
@@ -124,8 +128,7 @@ export function SessionView({ id }: { id: string }) {
             ))}
           </ul>
         )}
-      </header>
-      <PendingCard session={s} messages={feed.messages.value} onDone={load} />
+      </section>
       {!ended && <SendBox sessionId={s.id} asking={s.status === "asking"} />}
       <Actions session={s} reload={load} />
       <div class="panes">
