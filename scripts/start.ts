@@ -17,7 +17,7 @@ function newestSource(dir: string): number {
   return newest;
 }
 
-const inputs = ["src", "public"].map((d) => newestSource(join(root, d)));
+const inputs = ["src", "public", "scripts"].map((d) => newestSource(join(root, d)));
 for (const file of ["build.ts", "package.json"]) inputs.push(statSync(join(root, file)).mtimeMs);
 if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(...inputs)) {
   const build = Bun.spawnSync([process.execPath, join(root, "build.ts")], {
