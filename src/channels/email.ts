@@ -40,7 +40,7 @@ export interface EmailOptions {
   from: string;
   /** One address or several, comma-separated. */
   to: string;
-  events: readonly string[];
+  events: readonly EventName[];
   timeoutMs: number;
 }
 

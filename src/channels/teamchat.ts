@@ -26,7 +26,7 @@ const ERROR_BODY_MAX = 200;
 export interface TeamchatOptions {
   url: string;
   /** null: every event. */
-  events: readonly string[] | null;
+  events: readonly EventName[] | null;
   /** Posts to this channel instead of the webhook's own (empty: no override). */
   channel?: string;
   timeoutMs: number;

@@ -1,18 +1,22 @@
 import type { Delivery } from "../../src/channels/channel.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
 import type { EventName } from "../../src/events/names.ts";
+import { SAMPLE_PAYLOADS } from "./events.ts";
 
-/** An event about a stalled-looking session, as channel targets receive it. */
-export function sampleEvent(name: EventName, overrides: Partial<AgEvent> = {}): AgEvent {
+/** An event about a stalled-looking session, as channel targets receive it (the sample payload of its name). */
+export function sampleEvent<N extends EventName>(
+  name: N,
+  overrides: Partial<Omit<AgEvent<N>, "event">> = {},
+): AgEvent<N> {
   return {
     id: 1,
     event: name,
     timestamp: "2026-01-01T00:00:00.000Z",
     session: { id: "sess-1", name: "fix-login", workDir: "/repo/app" },
     detail: "no output for 5 minutes",
-    meta: {},
+    meta: SAMPLE_PAYLOADS[name],
     ...overrides,
-  };
+  } as AgEvent<N>;
 }
 
 /** The dispatcher's first attempt at delivering `event`. */

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
+import { sampleInput } from "../helpers/events.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 
 /** Two real receivers: one never answers, one answers at once. */
@@ -28,7 +29,7 @@ describe("channels in the runtime", () => {
     });
     try {
       const started = Date.now();
-      for (let i = 0; i < 10; i++) runtime.bus.publish({ event: "session.created", detail: `n${i}` });
+      for (let i = 0; i < 10; i++) runtime.bus.publish(sampleInput("session.created", { detail: `n${i}` }));
       const deadline = Date.now() + 2_000;
       while (fast.length < 10 && Date.now() < deadline) await Bun.sleep(10);
       expect(fast).toHaveLength(10);
@@ -103,8 +104,8 @@ describe("team chat and email through the runtime", () => {
     });
     try {
       const session = { id: "0b5e55ed-0000-4000-8000-000000000001", name: "api", workDir: "/srv/api" };
-      runtime.bus.publish({ event: "session.created", session, detail: "session api created" });
-      runtime.bus.publish({ event: "status.stall", session, detail: "working → stalled" });
+      runtime.bus.publish(sampleInput("session.created", { session, detail: "session api created" }));
+      runtime.bus.publish(sampleInput("status.stall", { session, detail: "working → stalled" }));
       const deadline = Date.now() + 10_000;
       while ((mails.length < 1 || posts.length < 2) && Date.now() < deadline) await Bun.sleep(20);
       expect(mails).toHaveLength(1);

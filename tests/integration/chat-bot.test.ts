@@ -8,6 +8,7 @@ import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { type FakeBotApi, startFakeBotApi } from "../fakes/bot-api.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { hook, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until as waitUntil } from "../helpers/until.ts";
@@ -232,22 +233,24 @@ describe("outbound delivery", () => {
   test("message.* events of a session are batched into one message, up to the next status", async () => {
     const world = startWorld({ batchWindowMs: 5_000 });
     const { bus, bot, dispatcher, app } = world;
-    bus.publish({ event: "message.user", session, detail: "fix the bug" });
-    bus.publish({ event: "message.thinking", session, detail: "hmm" });
-    bus.publish({
-      event: "message.tool_use",
-      session,
-      detail: "Read",
-      meta: { tool: "Read", input: { file_path: "/w/a" } },
-    });
-    bus.publish({
-      event: "message.tool_use",
-      session,
-      detail: "Bash",
-      meta: { tool: "Bash", input: { command: "npm test" } },
-    });
-    bus.publish({ event: "message.assistant", session, detail: "Fixed: a < b & c" });
-    bus.publish({ event: "status.idle", session, detail: "working → idle" });
+    bus.publish(sampleInput("message.user", { session, detail: "fix the bug" }));
+    bus.publish(sampleInput("message.thinking", { session, detail: "hmm" }));
+    bus.publish(
+      sampleInput("message.tool_use", {
+        session,
+        detail: "Read",
+        meta: { tool: "Read", input: { file_path: "/w/a" } },
+      }),
+    );
+    bus.publish(
+      sampleInput("message.tool_use", {
+        session,
+        detail: "Bash",
+        meta: { tool: "Bash", input: { command: "npm test" } },
+      }),
+    );
+    bus.publish(sampleInput("message.assistant", { session, detail: "Fixed: a < b & c" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
     // The status closes the batch: no waiting for the 5 s window.
     await bot.until(() => bot.messages.length === 2, 3_000);
     expect(bot.messages.map((m) => m.text)).toEqual([
@@ -266,10 +269,10 @@ describe("outbound delivery", () => {
     const world = startWorld({ batchWindowMs: 5_000 });
     const { bus, bot, dispatcher } = world;
     bot.fail("sendMessage", 400, { description: "Bad Request: not today" });
-    bus.publish({ event: "message.user", session, detail: "first" });
-    bus.publish({ event: "message.assistant", session, detail: "second" });
-    bus.publish({ event: "message.assistant", session, detail: "third" });
-    bus.publish({ event: "status.idle", session, detail: "working → idle" });
+    bus.publish(sampleInput("message.user", { session, detail: "first" }));
+    bus.publish(sampleInput("message.assistant", { session, detail: "second" }));
+    bus.publish(sampleInput("message.assistant", { session, detail: "third" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
     await bot.until(() => bot.messages.length === 2, 3_000);
     expect(bot.messages.map((m) => m.text)).toEqual([
       "🤖 second\n\n🤖 third",
@@ -284,18 +287,18 @@ describe("outbound delivery", () => {
   test("messages arriving within the window join one batch; later ones start another", async () => {
     const world = startWorld({ batchWindowMs: 400, verbose: true });
     const { bus, bot, dispatcher } = world;
-    bus.publish({ event: "message.assistant", session, detail: "one" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "one" }));
     await Bun.sleep(50);
-    bus.publish({ event: "message.thinking", session, detail: "two" });
+    bus.publish(sampleInput("message.thinking", { session, detail: "two" }));
     await bot.until(() => bot.messages.length === 1);
     await dispatcher.drained();
-    bus.publish({ event: "message.assistant", session, detail: "three" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "three" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.messages.map((m) => m.text)).toEqual(["🤖 one\n\n💭 two", "🤖 three"]);
     // Another session's message closes the run: its own message follows, in order.
     const other = { ...session, id: "6e7f4d2f-9b4c-4d8f-a021-3c4d5e6f7081", name: "other" };
-    bus.publish({ event: "message.assistant", session, detail: "four" });
-    bus.publish({ event: "message.assistant", session: other, detail: "five" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "four" }));
+    bus.publish(sampleInput("message.assistant", { session: other, detail: "five" }));
     await bot.until(() => bot.messages.length === 4, 3_000);
     expect(bot.messages.slice(2).map((m) => [m.text, m.thread_id])).toEqual([
       ["🤖 four", bot.topics[0]!.message_thread_id],
@@ -307,7 +310,7 @@ describe("outbound delivery", () => {
     const world = startWorld();
     const { bus, bot, dispatcher } = world;
     bot.fail("sendMessage", 429, { retryAfter: 1 });
-    bus.publish({ event: "status.stall", session, detail: "working → stalled" });
+    bus.publish(sampleInput("status.stall", { session, detail: "working → stalled" }));
     await bot.until(() => bot.messages.length === 1, 5_000);
     const sends = bot.callsOf("sendMessage");
     expect(sends.map((c) => c.status)).toEqual([429, 200]);
@@ -330,7 +333,7 @@ describe("outbound delivery", () => {
     const app = testApp({ bus });
     const wrong = { ...bot, token: "999:wrong-SECRET" };
     const world = startWorld({ bot: wrong, app, bus });
-    world.bus.publish({ event: "status.error", session, detail: "API error" });
+    world.bus.publish(sampleInput("status.error", { session, detail: "API error" }));
     await until(() => world.dispatcher.deadLetters("chat").length === 1);
     const [letter] = world.dispatcher.deadLetters("chat");
     expect(letter).toMatchObject({ attempts: 1, target: `group ${bot.groupId}` });
@@ -351,14 +354,14 @@ describe("topics", () => {
     const bus = createEventBus();
     const app = testApp({ bus });
     const first = startWorld({ bot, app, bus });
-    bus.publish({ event: "session.created", session, detail: "created" });
+    bus.publish(sampleInput("session.created", { session, detail: "created" }));
     await bot.until(() => bot.messages.length === 1);
     await first.dispatcher.close();
     await first.chat.close();
 
     // A new channel over the same database, as after a restart of ag.
     startWorld({ bot, app, bus });
-    bus.publish({ event: "status.working", session, detail: "idle → working" });
+    bus.publish(sampleInput("status.working", { session, detail: "idle → working" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.topics).toHaveLength(1);
     expect(bot.messages[1]!.thread_id).toBe(bot.topics[0]!.message_thread_id);
@@ -369,10 +372,10 @@ describe("topics", () => {
   test("a topic deleted in the chat is replaced by a new one", async () => {
     const world = startWorld();
     const { bus, bot } = world;
-    bus.publish({ event: "session.created", session, detail: "created" });
+    bus.publish(sampleInput("session.created", { session, detail: "created" }));
     await bot.until(() => bot.messages.length === 1);
     bot.deleteTopic(bot.topics[0]!.message_thread_id);
-    bus.publish({ event: "status.working", session, detail: "idle → working" });
+    bus.publish(sampleInput("status.working", { session, detail: "idle → working" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.topics).toHaveLength(2);
     expect(bot.messages[1]!.thread_id).toBe(bot.topics[1]!.message_thread_id);

@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { createWebhookTarget, webhookName, webhookPayload } from "../../src/channels/webhook.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
+import type { EventName, EventPayload } from "../../src/events/names.ts";
+import { SAMPLE_PAYLOADS } from "../helpers/events.ts";
 
 interface Received {
   headers: Headers;
@@ -22,14 +24,15 @@ const receiver = Bun.serve({
 afterAll(() => receiver.stop(true));
 const url = `http://127.0.0.1:${receiver.port}/hooks/ag?token=abc`;
 
-const event: AgEvent = {
-  id: 7,
-  event: "message.assistant",
-  timestamp: "2026-01-01T00:00:00.000Z",
-  session: { id: "s1", name: "one", workDir: "/w" },
-  detail: "the secret plan",
-  meta: { uuid: "u1", text: "the secret plan", nested: { content: "x", kept: 1 } },
-};
+/** An event of session "one" with this detail and meta. */
+function at<N extends EventName>(event: N, detail: string, meta: EventPayload<N>): AgEvent<N> {
+  const session = { id: "s1", name: "one", workDir: "/w" };
+  return { id: 7, event, timestamp: "2026-01-01T00:00:00.000Z", session, detail, meta } as AgEvent<N>;
+}
+const message = { uuid: "u1", timestamp: null, sidechain: false };
+// Fields beyond the catalog's payload: redaction goes by a field's name, wherever it sits.
+const extra = { text: "the secret plan", nested: { content: "x", kept: 1 } };
+const event = at("message.assistant", "the secret plan", { ...message, ...extra });
 const signal = () => new AbortController().signal;
 
 describe("webhooks against a real receiver", () => {
@@ -67,36 +70,26 @@ describe("webhooks against a real receiver", () => {
     const redacted = webhookPayload(event, true);
     expect(redacted).toMatchObject({
       detail: "[REDACTED]",
-      meta: { uuid: "u1", text: "[REDACTED]", nested: { content: "[REDACTED]", kept: 1 } },
+      meta: { ...message, text: "[REDACTED]", nested: { content: "[REDACTED]", kept: 1 } },
       session: { id: "s1" },
     });
     const tool = webhookPayload(
-      {
-        ...event,
-        event: "message.tool_use",
-        detail: "Edit",
-        meta: { tool: "Edit", input: { new_string: "code" } },
-      },
+      at("message.tool_use", "Edit", { ...message, tool: "Edit", input: { new_string: "code" } }),
       true,
     );
-    expect(tool.meta).toEqual({ tool: "Edit", input: "[REDACTED]" });
+    expect(tool.meta).toEqual({ ...message, tool: "Edit", input: "[REDACTED]" });
     // Any event's meta may hold the pending prompt's command.
     const timeout = webhookPayload(
-      {
-        ...event,
-        event: "status.permission_timeout",
-        detail: "no answer to tool prompt for 300000 ms",
-        meta: {
-          pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "curl -H 'Bearer sk-x'" },
-        },
-      },
+      at("status.permission_timeout", "no answer to tool prompt for 300000 ms", {
+        pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "curl -H 'Bearer sk-x'" },
+      }),
       true,
     );
     expect(JSON.stringify(timeout)).not.toContain("sk-x");
     expect(timeout.meta).toEqual({
       pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "[REDACTED]" },
     });
-    const state = webhookPayload({ ...event, event: "status.idle", detail: "working → idle" }, true);
+    const state = webhookPayload(at("status.idle", "working → idle", SAMPLE_PAYLOADS["status.idle"]), true);
     expect(state.detail).toBe("working → idle");
   });
 
@@ -139,7 +132,7 @@ describe("webhooks against a real receiver", () => {
       events: ["session.ended"],
     });
     expect(target.accepts(event)).toBe(false);
-    expect(target.accepts({ ...event, event: "session.ended" })).toBe(true);
+    expect(target.accepts(at("session.ended", "", SAMPLE_PAYLOADS["session.ended"]))).toBe(true);
     expect(target.timeoutMs).toBe(5000);
     expect(target.name).toMatch(/^https:\/\/example\.com#[0-9a-f]{8}$/);
     expect(target.name).not.toContain("secret");

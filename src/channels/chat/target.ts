@@ -1,4 +1,4 @@
-import type { AgEvent, EventSession } from "../../events/bus.ts";
+import { type AgEvent, type EventSession, pendingPermissionOf } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { ChannelTarget } from "../channel.ts";
@@ -124,7 +124,7 @@ export function createChatTarget(deps: ChatTargetDeps): ChannelTarget {
     await retireStalePrompt(event, signal);
     const text = formatStatus(event);
     const message = await post(session, text, signal);
-    const pending = event.meta.pendingPermission as { id?: string } | null | undefined;
+    const pending = pendingPermissionOf(event);
     if (text.keyboard && pending?.id)
       prompts.set(session.id, { messageId: message.message_id, permissionId: pending.id });
   }
@@ -136,7 +136,7 @@ export function createChatTarget(deps: ChatTargetDeps): ChannelTarget {
   async function retireStalePrompt(event: AgEvent, signal: AbortSignal): Promise<void> {
     const session = event.session!;
     const open = prompts.get(session.id);
-    const pending = event.meta.pendingPermission as { id?: string } | null | undefined;
+    const pending = pendingPermissionOf(event);
     if (!open || (event.event !== "session.ended" && pending?.id === open.permissionId)) return;
     prompts.delete(session.id);
     await api.removeKeyboard(groupId, open.messageId, signal).catch((error) => {
