@@ -14,6 +14,7 @@ import type { TSchema } from "@sinclair/typebox";
 import {
   EVENT_NAMES,
   EVENT_PAYLOADS,
+  NEEDS_HUMAN_EVENTS,
   PendingPermission,
   QuestionOption,
   SESSION_STATES,
@@ -97,15 +98,18 @@ export function renderEventPayloads(): string {
     const schema = EVENT_PAYLOADS[name] as TSchema;
     const isStatus = (STATUS_EVENT_NAMES as readonly string[]).includes(name);
     const extra = Object.keys(schema.properties ?? {}).filter((k) => !isStatus || !statusKeys.includes(k));
+    const human = (NEEDS_HUMAN_EVENTS as readonly string[]).includes(name)
+      ? " Needs a human: its notifications link to the dashboard."
+      : "";
     lines.push(`#### \`${name}\``, "");
     if (extra.length === 0) {
       const none = isStatus
         ? "The status fields."
         : `No fields${schema.description ? ` (${schema.description})` : ""}.`;
-      lines.push(none, "");
+      lines.push(`${none}${human}`, "");
       continue;
     }
-    lines.push(isStatus ? "The status fields, and:" : "Fields:", "");
+    lines.push(`${isStatus ? "The status fields, and:" : "Fields:"}${human}`, "");
     lines.push(...table(schema, isStatus ? statusKeys : []), "");
   }
   lines.push("#### Shapes", "");

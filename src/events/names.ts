@@ -242,3 +242,24 @@ export const EventNameSchema = oneOf(EVENT_NAMES, "an event name of the catalog 
 export function isEventName(value: unknown): value is EventName {
   return typeof value === "string" && Object.hasOwn(EVENT_PAYLOADS, value);
 }
+/**
+ * Events that ask a person to act for the session to go on: a prompt or a question to answer, a
+ * prompt left unanswered, a stall, a failed turn, a dead agent. Their notifications carry the
+ * session's dashboard link (CONTRACT §10).
+ */
+export const NEEDS_HUMAN_EVENTS = [
+  "permission.requested",
+  "status.permission",
+  "status.plan",
+  "status.question",
+  "status.permission_timeout",
+  "session.stalled",
+  "status.stall",
+  "status.error",
+  "status.rate_limited",
+  "status.dead",
+] as const satisfies readonly EventName[];
+
+export function needsHuman(name: EventName): boolean {
+  return (NEEDS_HUMAN_EVENTS as readonly EventName[]).includes(name);
+}

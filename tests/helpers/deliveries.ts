@@ -19,6 +19,9 @@ export function sampleEvent<N extends EventName>(
   } as AgEvent<N>;
 }
 
+/** The dashboard the channel targets of the tests link to (config `dashboardUrl`, no trailing slash). */
+export const DASHBOARD_URL = "https://ag.example.test/dashboard";
+
 /** The dispatcher's first attempt at delivering `event`. */
 export const firstAttempt = (event: AgEvent, id = "delivery-1"): Delivery => ({ id, event, attempt: 1 });
 

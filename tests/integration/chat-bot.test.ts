@@ -52,6 +52,7 @@ function startWorld(
     allowedUsers: options.allowed ?? [String(alice.id)],
     apiBase: bot.url,
     verbose: options.verbose ?? false,
+    dashboardUrl: "https://ag.example.test/dashboard/",
     sessions: app.sessions,
     db: app.db,
     logger,
@@ -103,7 +104,10 @@ describe("permission prompts answered from the chat", () => {
     expect(bot.topics).toEqual([{ message_thread_id: prompt.thread_id!, name: "api-work" }]);
     expect(bot.messages.every((m) => m.thread_id === prompt.thread_id)).toBe(true);
     expect(bot.messages[0]!.text).toStartWith("🆕 api-work started");
-    expect(prompt.text).toBe("🔐 Permission: Bash\nrm -rf build");
+    // A prompt needs a human: it links to the session's dashboard page, the URL shown as it is.
+    const link = `https://ag.example.test/dashboard/#/sessions/${id}`;
+    expect(prompt.text).toBe(`🔐 Permission: Bash\nrm -rf build\n🔗 ${link}`);
+    expect(prompt.entities.find((e) => e.type === "text_link")).toMatchObject({ url: link });
 
     // Someone not on the list is refused, and nothing reaches the agent.
     const strangers = bot.press(mallory, prompt, "Approve");
@@ -117,10 +121,11 @@ describe("permission prompts answered from the chat", () => {
     expect(bot.callbackAnswers.at(-1)).toMatchObject({ text: "Approved" });
     expect(app.tmux.typed(paneId).at(-1)).toBe("Enter");
     await bot.until(() => prompt.edits > 0);
-    expect(prompt.text).toBe("🔐 Permission: Bash\nrm -rf build\n\n✅ Approved by @alice");
+    expect(prompt.text).toBe(`🔐 Permission: Bash\nrm -rf build\n🔗 ${link}\n\n✅ Approved by @alice`);
     expect(prompt.reply_markup).toBeUndefined();
     // The original formatting survives the edit.
-    expect(prompt.entities.map((e) => e.type)).toEqual(["bold", "pre", "bold"]);
+    expect(prompt.entities.map((e) => e.type)).toEqual(["bold", "pre", "text_link", "bold"]);
+    expect(prompt.entities[2]!.url).toBe(link);
     // The answer is in the audit log, by the chat user who gave it.
     expect(app.audit.list()[0]).toMatchObject({
       actor: `chat:${alice.id}`,
@@ -303,6 +308,26 @@ describe("outbound delivery", () => {
     expect(bot.messages.slice(2).map((m) => [m.text, m.thread_id])).toEqual([
       ["🤖 four", bot.topics[0]!.message_thread_id],
       ["🤖 five", bot.topics[1]!.message_thread_id],
+    ]);
+  });
+
+  test("what needs a human links to the session's dashboard page; a mere status does not", async () => {
+    const { bus, bot } = startWorld();
+    bus.publish(sampleInput("status.stall", { session, detail: "working → stalled" }));
+    bus.publish(sampleInput("status.error", { session, detail: "API Error: 500" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
+    await bot.until(() => bot.messages.length === 3);
+    // The configured URL ends in a slash: still exactly one before the #.
+    const link = `https://ag.example.test/dashboard/#/sessions/${session.id}`;
+    expect(bot.messages.map((m) => m.text)).toEqual([
+      `⏳ stalled\nworking → stalled\n🔗 ${link}`,
+      `⚠️ error\nAPI Error: 500\n🔗 ${link}`,
+      "💤 idle, waiting for a prompt",
+    ]);
+    expect(bot.messages.map((m) => m.entities.find((e) => e.type === "text_link")?.url)).toEqual([
+      link,
+      link,
+      undefined,
     ]);
   });
 

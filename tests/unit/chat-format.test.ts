@@ -207,6 +207,28 @@ describe("status messages and permission buttons", () => {
     );
   });
 
+  test("a dashboard link ends the message: the URL as its text and its target, escaped in both", () => {
+    const link = `https://ag.example.test/d/?team=a&b="c"#/sessions/${session.id}`;
+    const out = formatStatus(
+      event("status.plan", "plan", { pendingPermission: { id: "perm-1", kind: "plan", detail: "1. do" } }),
+      link,
+    );
+    const parsed = parseHtml(out.html);
+    expect(parsed.text).toBe(`📋 Plan to approve\n1. do\n🔗 ${link}`);
+    expect(parsed.entities.at(-1)).toEqual({
+      type: "text_link",
+      offset: parsed.text.indexOf("https"),
+      length: link.length,
+      url: link,
+    });
+    // The buttons are the prompt's own, link or not.
+    expect(out.keyboard).toEqual(
+      formatStatus(
+        event("status.plan", "plan", { pendingPermission: { id: "perm-1", kind: "plan", detail: "1. do" } }),
+      ).keyboard,
+    );
+  });
+
   test("the fingerprint tells a newer prompt with a reused id from the old one", () => {
     expect(promptFingerprint(pending)).not.toBe(promptFingerprint({ ...pending, detail: "ls" }));
     expect(decodeAnswer("a:nothex:perm-1:abc")).toBeNull();

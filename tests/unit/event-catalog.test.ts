@@ -3,7 +3,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOC_PATH, renderEventPayloads, withPayloads } from "../../scripts/events-doc.ts";
 import { createEventBus } from "../../src/events/bus.ts";
-import { EVENT_NAMES, EVENT_PAYLOADS, isEventName, STATUS_EVENT_NAMES } from "../../src/events/names.ts";
+import {
+  EVENT_NAMES,
+  EVENT_PAYLOADS,
+  isEventName,
+  NEEDS_HUMAN_EVENTS,
+  STATUS_EVENT_NAMES,
+} from "../../src/events/names.ts";
 import { catalogMismatch } from "../helpers/catalog.ts";
 import { SAMPLE_PAYLOADS } from "../helpers/events.ts";
 
@@ -36,6 +42,7 @@ describe("the event catalog", () => {
     }
     expect(STATUS_EVENT_NAMES).not.toContain("status.permission_timeout");
     expect(STATUS_EVENT_NAMES).not.toContain("message.user");
+    expect(NEEDS_HUMAN_EVENTS.every((name) => EVENT_NAMES.includes(name))).toBe(true);
   });
 
   test("publishing checks meta against the catalog at compile time", () => {

@@ -3,7 +3,10 @@ import { createHmac } from "node:crypto";
 import { createWebhookTarget, webhookName, webhookPayload } from "../../src/channels/webhook.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
 import type { EventName, EventPayload } from "../../src/events/names.ts";
+import { DASHBOARD_URL } from "../helpers/deliveries.ts";
 import { SAMPLE_PAYLOADS } from "../helpers/events.ts";
+
+const OPTIONS = { version: "0", dashboardUrl: DASHBOARD_URL };
 
 interface Received {
   headers: Headers;
@@ -41,7 +44,7 @@ describe("webhooks against a real receiver", () => {
     answer = () => new Response("ok");
     const target = createWebhookTarget(
       { url, secret: "s3cret", headers: { "x-team": "blue", "X-Svc-Event": "forged" } },
-      { version: "1.2.3" },
+      { version: "1.2.3", dashboardUrl: DASHBOARD_URL },
     );
     await target.send({ id: "delivery-1", event, attempt: 1 }, signal());
     const [got] = received;
@@ -60,9 +63,49 @@ describe("webhooks against a real receiver", () => {
     expect(got!.headers.get("x-svc-signature")).toBe(`sha256=${expected}`);
   });
 
+  test("an event that needs a human carries the session's dashboard page as meta.url, signed with the rest", async () => {
+    received.length = 0;
+    answer = () => new Response("ok");
+    const target = createWebhookTarget({ url, secret: "s3cret" }, OPTIONS);
+    const prompt = at("status.permission", "Bash: npm test", SAMPLE_PAYLOADS["status.permission"]);
+    await target.send({ id: "d-1", event: prompt, attempt: 1 }, signal());
+    const body = JSON.parse(received[0]!.body);
+    expect(body.meta).toEqual({
+      ...SAMPLE_PAYLOADS["status.permission"],
+      url: "https://ag.example.test/dashboard/#/sessions/s1",
+    });
+    const expected = createHmac("sha256", "s3cret").update(received[0]!.body).digest("hex");
+    expect(received[0]!.headers.get("x-svc-signature")).toBe(`sha256=${expected}`);
+
+    // An event that needs nobody has no link, nor has one without a session.
+    await target.send(
+      { id: "d-2", event: at("status.idle", "", SAMPLE_PAYLOADS["status.idle"]), attempt: 1 },
+      signal(),
+    );
+    expect(JSON.parse(received[1]!.body).meta).toEqual(SAMPLE_PAYLOADS["status.idle"]);
+    const sessionless = { ...at("status.stall", "", SAMPLE_PAYLOADS["status.stall"]), session: undefined };
+    await target.send({ id: "d-3", event: sessionless, attempt: 1 }, signal());
+    expect(JSON.parse(received[2]!.body).meta.url).toBeUndefined();
+  });
+
+  test("redaction keeps the link: it is ag's, not what the agent wrote", () => {
+    const link = "https://ag.example.test/dashboard/#/sessions/s1";
+    const timeout = webhookPayload(
+      at("status.permission_timeout", "no answer", {
+        pendingPermission: SAMPLE_PAYLOADS["status.permission_timeout"].pendingPermission,
+      }),
+      true,
+      link,
+    );
+    expect(timeout.meta).toEqual({
+      pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "[REDACTED]" },
+      url: link,
+    });
+  });
+
   test("no secret, no signature header", async () => {
     received.length = 0;
-    await createWebhookTarget({ url }).send({ id: "d", event, attempt: 1 }, signal());
+    await createWebhookTarget({ url }, OPTIONS).send({ id: "d", event, attempt: 1 }, signal());
     expect(received[0]!.headers.get("x-svc-signature")).toBeNull();
   });
 
@@ -103,14 +146,14 @@ describe("webhooks against a real receiver", () => {
     [301, false],
   ])("HTTP %i → retryable %p", async (status, retryable) => {
     answer = () => new Response("no", { status, headers: status === 301 ? { location: "/elsewhere" } : {} });
-    const target = createWebhookTarget({ url });
+    const target = createWebhookTarget({ url }, OPTIONS);
     const error = await target.send({ id: "d", event, attempt: 1 }, signal()).catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable, message: `HTTP ${status}` });
   });
 
   test("429 with Retry-After: the wait comes back to the dispatcher", async () => {
     answer = () => new Response("slow down", { status: 429, headers: { "retry-after": "7" } });
-    const error = await createWebhookTarget({ url })
+    const error = await createWebhookTarget({ url }, OPTIONS)
       .send({ id: "d", event, attempt: 1 }, signal())
       .catch((e) => e);
     expect(error).toMatchObject({ retryable: true, retryAfterMs: 7000 });
@@ -120,17 +163,17 @@ describe("webhooks against a real receiver", () => {
     const closed = Bun.serve({ port: 0, fetch: () => new Response() });
     const port = closed.port;
     closed.stop(true);
-    const error = await createWebhookTarget({ url: `http://127.0.0.1:${port}/` })
+    const error = await createWebhookTarget({ url: `http://127.0.0.1:${port}/` }, OPTIONS)
       .send({ id: "d", event, attempt: 1 }, signal())
       .catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
   });
 
   test("events filter, timeout default 5000, name without query or credentials", () => {
-    const target = createWebhookTarget({
-      url: "https://user:pw@example.com/x?k=secret",
-      events: ["session.ended"],
-    });
+    const target = createWebhookTarget(
+      { url: "https://user:pw@example.com/x?k=secret", events: ["session.ended"] },
+      OPTIONS,
+    );
     expect(target.accepts(event)).toBe(false);
     expect(target.accepts(at("session.ended", "", SAMPLE_PAYLOADS["session.ended"]))).toBe(true);
     expect(target.timeoutMs).toBe(5000);

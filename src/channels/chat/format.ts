@@ -82,8 +82,23 @@ const STATUS: Partial<Record<EventName, { icon: string; label: string; detail: b
   "status.permission_timeout": { icon: "⏰", label: "prompt unanswered", detail: true },
 };
 
-/** A lifecycle or status event: one message of its own (a permission prompt with buttons). */
-export function formatStatus(event: AgEvent): ChatText {
+/** A link of ours (the dashboard's), in an attribute too: quotes escaped as well. */
+function linkLine(link: string): string {
+  const href = escapeHtml(link).replaceAll('"', "&quot;");
+  return `\n🔗 <a href="${href}">${escapeHtml(link)}</a>`;
+}
+
+/**
+ * A lifecycle or status event: one message of its own (a permission prompt with buttons). An
+ * event that needs a human ends with the session's dashboard link (CONTRACT §10), shown as the
+ * URL itself so it can be copied where the client does not open it (a dashboard on localhost).
+ */
+export function formatStatus(event: AgEvent, link: string | null = null): ChatText {
+  const text = formatStatusText(event);
+  return link === null ? text : { ...text, html: `${text.html}${linkLine(link)}` };
+}
+
+function formatStatusText(event: AgEvent): ChatText {
   const session = event.session!;
   if (event.event === "session.created") {
     return {
