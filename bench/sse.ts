@@ -50,20 +50,21 @@ async function serve(): Promise<void> {
   let published = 0;
   function publishOne(): number {
     const session = sessions[published % sessions.length]!;
-    const sentAt = performance.timeOrigin + performance.now();
+    // The latency probe rides in meta beside the event's own payload (extra fields are allowed).
+    const probe = { sentAt: performance.timeOrigin + performance.now() };
     const event =
       published % 2 === 0
         ? runtime.bus.publish({
             event: "status.working",
             session,
             detail: "idle → working",
-            meta: { status: "working", previous: "idle", source: "hook", sentAt },
+            meta: { status: "working", previous: "idle", pendingPermission: null, source: "hook", ...probe },
           })
         : runtime.bus.publish({
             event: "message.assistant",
             session,
             detail: text,
-            meta: { uuid: crypto.randomUUID(), sidechain: false, sentAt },
+            meta: { uuid: crypto.randomUUID(), timestamp: null, sidechain: false, ...probe },
           });
     published++;
     return event.id;

@@ -188,6 +188,7 @@ export async function startRuntime({
           allowedUsers: config.chatAllowedUsers,
           apiBase: config.chatApiBase,
           verbose: config.chatVerbose,
+          dashboardUrl: config.dashboardUrl,
           sessions,
           db,
           logger,

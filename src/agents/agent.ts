@@ -1,4 +1,5 @@
-import type { EventName } from "../events/names.ts";
+import type { EventInput } from "../events/bus.ts";
+import type { MessageEventName } from "../events/names.ts";
 import type { PendingPermission } from "../sessions/index.ts";
 import type { TranscriptFormat } from "../transcript/cursor.ts";
 
@@ -100,7 +101,8 @@ export interface TranscriptLineMeaning {
   /** When the agent wrote the line (epoch ms), when it says. */
   at?: number;
   observation?: AgentObservation;
-  messages: Array<{ event: EventName; detail: string; meta: Record<string, unknown> }>;
+  /** The line as `message.*` events (the session adds itself). */
+  messages: Array<EventInput<MessageEventName>>;
   /**
    * The tokens one of the agent's messages used, as this line reports them. A message's lines
    * repeat its usage (streaming may write a smaller count first), and a fork's transcript copies

@@ -3,6 +3,7 @@ import type { AgEvent } from "../events/bus.ts";
 import type { EventName } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
 import { type ChannelTarget, DeliveryError } from "./channel.ts";
+import { humanLinks } from "./link.ts";
 
 /** SPEC's subject prefixes; any other event is `[INFO] <event>`. */
 export const EMAIL_SUBJECTS: Partial<Record<EventName, string>> = {
@@ -40,8 +41,10 @@ export interface EmailOptions {
   from: string;
   /** One address or several, comma-separated. */
   to: string;
-  events: readonly string[];
+  events: readonly EventName[];
   timeoutMs: number;
+  /** Where the links of events that need a human point (config `dashboardUrl`). */
+  dashboardUrl: string;
 }
 
 /** Line breaks and other control characters out: a session name must not fold or end a header. */
@@ -55,16 +58,56 @@ export function emailSubject(event: AgEvent): string {
   return event.session ? `${prefix} — ${oneLine(event.session.name)}` : prefix;
 }
 
-export function emailText(event: AgEvent): string {
+function fieldsOf(event: AgEvent): [string, string][] {
   const fields: [string, string][] = [["Event", event.event]];
   if (event.session) {
     fields.push(["Session", `${event.session.name} (${event.session.id})`]);
     fields.push(["Work dir", event.session.workDir]);
   }
   fields.push(["Time", event.timestamp]);
-  const table = fields.map(([label, value]) => `${`${label}:`.padEnd(10)}${value}`).join("\n");
+  return fields;
+}
+
+const LINK_LABEL = "Open in the dashboard";
+
+/** The plain-text body; an event that needs a human ends with its dashboard link (CONTRACT §10). */
+export function emailText(event: AgEvent, link: string | null = null): string {
+  const table = fieldsOf(event)
+    .map(([label, value]) => `${`${label}:`.padEnd(10)}${value}`)
+    .join("\n");
   const detail = event.detail.trim() === "" ? "" : `\n\n${event.detail}`;
-  return `${EMAIL_SUBJECTS[event.event] ?? event.event}\n\n${table}${detail}\n`;
+  const open = link === null ? "" : `\n\n${LINK_LABEL}: ${link}`;
+  return `${EMAIL_SUBJECTS[event.event] ?? event.event}\n\n${table}${detail}${open}\n`;
+}
+
+function escapeHtml(text: string): string {
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+/** The same as HTML (the alternative mail clients show by default), every value escaped. */
+export function emailHtml(event: AgEvent, link: string | null = null): string {
+  const rows = fieldsOf(event)
+    .map(([label, value]) => `<tr><th align="left">${label}</th><td>${escapeHtml(value)}</td></tr>`)
+    .join("\n");
+  const detail =
+    event.detail.trim() === "" ? "" : `<p style="white-space: pre-wrap">${escapeHtml(event.detail)}</p>\n`;
+  const open = link === null ? "" : `<p><a href="${escapeHtml(link)}">${LINK_LABEL}</a></p>\n`;
+  const title = escapeHtml(EMAIL_SUBJECTS[event.event] ?? event.event);
+  return `<!doctype html>
+<html>
+<body style="font-family: sans-serif">
+<h2>${title}</h2>
+<table cellpadding="4">
+${rows}
+</table>
+${detail}${open}</body>
+</html>
+`;
 }
 
 /**
@@ -117,6 +160,7 @@ export function createEmailTarget(options: EmailOptions): ChannelTarget {
       return made;
     }));
   const wanted = new Set(options.events);
+  const linkOf = humanLinks(options.dashboardUrl);
   return {
     channel: "email",
     name: `${options.host}:${options.port}`,
@@ -124,12 +168,14 @@ export function createEmailTarget(options: EmailOptions): ChannelTarget {
     concurrency: 1,
     accepts: (event) => wanted.has(event.event),
     async send(delivery, signal) {
+      const link = linkOf(delivery.event);
       try {
         await (await open()).sendMail({
           from,
           to: options.to,
           subject: emailSubject(delivery.event),
-          text: emailText(delivery.event),
+          text: emailText(delivery.event, link),
+          html: emailHtml(delivery.event, link),
           headers: { "X-Svc-Event": delivery.event.event, "X-Svc-Delivery": delivery.id },
           signal,
         });

@@ -22,7 +22,11 @@ export function channelTargets(config: Config, options: { version: string }): Ch
     const base = webhookName(hook.url);
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
-    return createWebhookTarget(hook, { ...options, name: n === 1 ? base : `${base}-${n}` });
+    return createWebhookTarget(hook, {
+      ...options,
+      dashboardUrl: config.dashboardUrl,
+      name: n === 1 ? base : `${base}-${n}`,
+    });
   });
   if (config.teamchatWebhookUrl) {
     targets.push(
@@ -31,6 +35,7 @@ export function channelTargets(config: Config, options: { version: string }): Ch
         events: config.teamchatEvents,
         channel: config.teamchatChannel,
         timeoutMs: config.teamchatTimeoutMs,
+        dashboardUrl: config.dashboardUrl,
         version: options.version,
       }),
     );
@@ -47,6 +52,7 @@ export function channelTargets(config: Config, options: { version: string }): Ch
         to: config.emailTo,
         events: config.emailEvents,
         timeoutMs: config.emailTimeoutMs,
+        dashboardUrl: config.dashboardUrl,
       }),
     );
   }

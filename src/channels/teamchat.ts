@@ -1,6 +1,7 @@
 import type { AgEvent } from "../events/bus.ts";
 import type { EventName } from "../events/names.ts";
 import { type ChannelTarget, DeliveryError, httpFailure } from "./channel.ts";
+import { humanLinks } from "./link.ts";
 
 /** SPEC's colour per event; every other event gets NEUTRAL_COLOUR. */
 export const TEAMCHAT_COLOURS: Partial<Record<EventName, string>> = {
@@ -26,10 +27,12 @@ const ERROR_BODY_MAX = 200;
 export interface TeamchatOptions {
   url: string;
   /** null: every event. */
-  events: readonly string[] | null;
+  events: readonly EventName[] | null;
   /** Posts to this channel instead of the webhook's own (empty: no override). */
   channel?: string;
   timeoutMs: number;
+  /** Where the links of events that need a human point (config `dashboardUrl`). */
+  dashboardUrl: string;
   version?: string;
   fetch?: typeof fetch;
 }
@@ -45,6 +48,11 @@ function escapeMrkdwn(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
+/** A mrkdwn link: `&`, `<`, `>` escaped as everywhere in mrkdwn, and `|` (the label's separator) encoded. */
+function mrkdwnLink(url: string, label: string): string {
+  return `<${escapeMrkdwn(url).replaceAll("|", "%7C")}|${label}>`;
+}
+
 function title(event: AgEvent): string {
   return event.session ? `${event.event} · ${event.session.name}` : event.event;
 }
@@ -52,9 +60,15 @@ function title(event: AgEvent): string {
 /**
  * The incoming-webhook message: `text` for notifications and clients without blocks, and one
  * attachment whose colour bar carries SPEC's colour around the blocks (header, detail, context).
- * The detail goes out as plain_text so nothing an agent wrote can mention or link.
+ * The detail goes out as plain_text so nothing an agent wrote can mention or link. An event that
+ * needs a human ends its `text` with a link to the session's dashboard page (CONTRACT §10): the
+ * text is shown by every receiver, above the attachment where blocks are shown too.
  */
-export function teamchatPayload(event: AgEvent, channel?: string): Record<string, unknown> {
+export function teamchatPayload(
+  event: AgEvent,
+  channel?: string,
+  link: string | null = null,
+): Record<string, unknown> {
   const heading = title(event);
   const blocks: Record<string, unknown>[] = [
     { type: "header", text: { type: "plain_text", text: truncate(heading, HEADER_MAX) } },
@@ -70,18 +84,20 @@ export function teamchatPayload(event: AgEvent, channel?: string): Record<string
     elements: [{ type: "mrkdwn", text: truncate(escapeMrkdwn(context.join(" · ")), SECTION_MAX) }],
   });
   const preview = event.detail.trim() === "" ? heading : `${heading}: ${event.detail}`;
-  const text = escapeMrkdwn(truncate(preview, FALLBACK_DETAIL_MAX));
+  const summary = escapeMrkdwn(truncate(preview, FALLBACK_DETAIL_MAX));
+  const text = link === null ? summary : `${summary}\n${mrkdwnLink(link, "Open in the dashboard")}`;
   const colour = TEAMCHAT_COLOURS[event.event] ?? NEUTRAL_COLOUR;
   return {
     ...(channel ? { channel } : {}),
     text,
-    attachments: [{ color: colour, fallback: text, blocks }],
+    attachments: [{ color: colour, fallback: summary, blocks }],
   };
 }
 
 export function createTeamchatTarget(options: TeamchatOptions): ChannelTarget {
   const doFetch = options.fetch ?? fetch;
   const wanted = options.events ? new Set(options.events) : null;
+  const linkOf = humanLinks(options.dashboardUrl);
   return {
     channel: "teamchat",
     // The path of an incoming-webhook URL is its secret: name it by origin only.
@@ -91,7 +107,7 @@ export function createTeamchatTarget(options: TeamchatOptions): ChannelTarget {
     concurrency: 1,
     accepts: (event) => wanted === null || wanted.has(event.event),
     async send(delivery, signal) {
-      const body = JSON.stringify(teamchatPayload(delivery.event, options.channel));
+      const body = JSON.stringify(teamchatPayload(delivery.event, options.channel, linkOf(delivery.event)));
       let response: Response;
       try {
         response = await doFetch(options.url, {

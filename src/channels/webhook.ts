@@ -2,6 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import type { WebhookTarget as WebhookConfig } from "../config/schema.ts";
 import type { AgEvent } from "../events/bus.ts";
 import { type ChannelTarget, DeliveryError, httpFailure } from "./channel.ts";
+import { humanLinks } from "./link.ts";
 
 /** SPEC: a webhook request times out after 5000 ms unless the hook says otherwise. */
 export const WEBHOOK_TIMEOUT_MS = 5_000;
@@ -31,15 +32,22 @@ const OWN_HEADERS = new Set([
   "user-agent",
 ]);
 
-/** SPEC's payload: `{event, timestamp, session, detail, meta}` (the bus event without its id). */
-export function webhookPayload(event: AgEvent, redact: boolean): Record<string, unknown> {
+/**
+ * SPEC's payload: `{event, timestamp, session, detail, meta}` (the bus event without its id). An
+ * event that needs a human gets the session's dashboard page as `meta.url` (CONTRACT §10).
+ */
+export function webhookPayload(
+  event: AgEvent,
+  redact: boolean,
+  link: string | null = null,
+): Record<string, unknown> {
   const { id: _, ...payload } = event;
-  if (!redact) return payload;
   // Any event may carry a pending prompt's command in its meta; only some have it as detail.
+  const meta = redact ? (redactMeta(event.meta) as Record<string, unknown>) : event.meta;
   return {
     ...payload,
-    detail: CONTENT_EVENTS.test(event.event) ? REDACTED : event.detail,
-    meta: redactMeta(event.meta) as Record<string, unknown>,
+    detail: redact && CONTENT_EVENTS.test(event.event) ? REDACTED : event.detail,
+    meta: link === null ? meta : { ...meta, url: link },
   };
 }
 
@@ -67,9 +75,16 @@ export function webhookName(url: string): string {
 
 export function createWebhookTarget(
   config: WebhookConfig,
-  options: { version: string; fetch?: typeof fetch; name?: string } = { version: "0" },
+  options: {
+    version: string;
+    /** Where the links of events that need a human point (config `dashboardUrl`). */
+    dashboardUrl: string;
+    fetch?: typeof fetch;
+    name?: string;
+  },
 ): ChannelTarget {
   const doFetch = options.fetch ?? fetch;
+  const linkOf = humanLinks(options.dashboardUrl);
   const wanted = config.events ? new Set(config.events) : null;
   const extra = Object.fromEntries(
     Object.entries(config.headers ?? {}).filter(([name]) => !OWN_HEADERS.has(name.toLowerCase())),
@@ -81,7 +96,8 @@ export function createWebhookTarget(
     concurrency: CONCURRENCY,
     accepts: (event) => wanted === null || wanted.has(event.event),
     async send(delivery, signal) {
-      const body = JSON.stringify(webhookPayload(delivery.event, config.redactContent === true));
+      const { event } = delivery;
+      const body = JSON.stringify(webhookPayload(event, config.redactContent === true, linkOf(event)));
       const headers: Record<string, string> = {
         ...extra,
         "content-type": "application/json",

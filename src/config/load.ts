@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { EVENT_NAMES, EventNameSchema, isEventName } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
 import { isInContainer } from "./container.ts";
 import { type Config, type ConfigKey, type EnvKind, SETTINGS, type Setting } from "./schema.ts";
@@ -260,6 +261,13 @@ function parseJson(raw: string, setting: Setting, label: string): unknown {
 }
 
 function check(setting: Setting, schema: TSchema, value: unknown, label: string): void {
+  const unknown = unknownEventName(schema, value, setting.key);
+  if (unknown) {
+    throw new AgError(
+      "CONFIG_INVALID",
+      `invalid ${unknown.path} from ${label}: unknown event ${JSON.stringify(unknown.value)} (${eventHint(unknown.value)})`,
+    );
+  }
   const first = Value.Errors(schema, value).First();
   if (!first) return;
   const where = first.path ? `${setting.key}${first.path.replaceAll("/", ".")}` : setting.key;
@@ -267,6 +275,46 @@ function check(setting: Setting, schema: TSchema, value: unknown, label: string)
     "CONFIG_INVALID",
     `invalid ${where} from ${label}: ${first.message}${gotText(setting, first.value)}`,
   );
+}
+
+/**
+ * The first string where the schema wants an event name of the catalog and the value is none
+ * (an event filter: webhooks[].events, teamchatEvents, emailEvents), with its path. A union's
+ * own error would only say "Expected union value", and a webhook's value is never echoed.
+ */
+function unknownEventName(
+  schema: TSchema,
+  value: unknown,
+  path: string,
+): { path: string; value: unknown } | null {
+  if (schema === EventNameSchema) return isEventName(value) ? null : { path, value };
+  const inner: Array<[TSchema, unknown, string]> = [];
+  if (Array.isArray(schema.anyOf)) for (const member of schema.anyOf) inner.push([member, value, path]);
+  if (schema.type === "array" && schema.items && Array.isArray(value)) {
+    for (const [i, item] of value.entries()) inner.push([schema.items, item, `${path}.${i}`]);
+  }
+  if (schema.type === "object" && schema.properties && isPlainObject(value)) {
+    for (const [key, property] of Object.entries(schema.properties as Record<string, TSchema>))
+      inner.push([property, value[key], `${path}.${key}`]);
+  }
+  for (const [s, v, p] of inner) {
+    const found = unknownEventName(s, v, p);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The known names of the same family ("status.*"), or the families: enough to spot a typo. */
+function eventHint(value: unknown): string {
+  const name = String(value);
+  const family = name.slice(0, name.indexOf(".") + 1);
+  const kin = family ? EVENT_NAMES.filter((known) => known.startsWith(family)) : [];
+  const families = [...new Set(EVENT_NAMES.map((known) => known.replace(/\..*/, ".*")))];
+  const known =
+    kin.length > 0
+      ? `known ${family}* events: ${kin.join(", ")}`
+      : `known events: ${families.join(", ")}; see docs/events.md`;
+  return name.includes("*") ? `a filter lists names, patterns are not supported; ${known}` : known;
 }
 
 function gotText(setting: Setting, value: unknown): string {

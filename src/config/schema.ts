@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type EventName, EventNameSchema } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
 
 /**
@@ -27,7 +28,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const WebhookTarget = Type.Object(
   {
     url: Type.String({ pattern: "^https?://" }),
-    events: Type.Optional(Type.Array(Type.String())),
+    events: Type.Optional(Type.Array(EventNameSchema)),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
     secret: Type.Optional(Type.String()),
@@ -414,7 +415,7 @@ export const SETTINGS = [
     key: "teamchatEvents",
     env: "SVC_TEAMCHAT_EVENTS",
     envKind: "json",
-    schema: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    schema: Type.Union([Type.Array(EventNameSchema), Type.Null()]),
     default: null,
     description: "Events sent to team chat (JSON array); default all",
   }),
@@ -502,7 +503,7 @@ export const SETTINGS = [
     key: "emailEvents",
     env: "SVC_EMAIL_EVENTS",
     envKind: "json",
-    schema: Type.Array(Type.String()),
+    schema: Type.Array(EventNameSchema),
     default: ["status.stall", "status.dead", "status.error", "status.permission_timeout"],
     description: "Events sent by email (JSON array)",
   }),
@@ -585,7 +586,7 @@ export interface Config {
   chatAllowedUsers: string[];
   chatApiBase: string;
   teamchatWebhookUrl: string;
-  teamchatEvents: string[] | null;
+  teamchatEvents: EventName[] | null;
   teamchatChannel: string;
   teamchatTimeoutMs: number;
   emailHost: string;
@@ -596,7 +597,7 @@ export interface Config {
   emailFrom: string;
   emailSecure: boolean;
   emailTimeoutMs: number;
-  emailEvents: string[];
+  emailEvents: EventName[];
   chromiumPath: string | null;
   screenshotAllowHosts: string[];
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { AgEvent } from "../events/bus.ts";
+import { type AgEvent, isStatusEvent } from "../events/bus.ts";
 
 /** CONTRACT §8: a ring of 500; `limit` 1–500, default 50 (SPEC). */
 export const DIAGNOSTICS_SIZE = 500;
@@ -56,18 +56,15 @@ export function createDiagnostics(options: { now?: () => number; size?: number }
     follow(bus) {
       return bus.subscribe((event) => {
         const id = event.session?.id;
-        if (!id) return;
+        if (!id || !isStatusEvent(event)) return;
         const { previous, status, source } = event.meta;
-        if (typeof previous === "string" && typeof status === "string" && previous !== status) {
+        if (previous !== status) {
           // One transition publishes several events (session.idle and status.idle): note it once.
           // The same from → to twice in a row can only be that: states alternate in between.
           const key = `${previous}→${status}`;
           if (lastTransition.get(id) !== key) {
             lastTransition.set(id, key);
-            diagnostics.record(
-              "state.change",
-              `session ${id}: ${previous} → ${status}${typeof source === "string" ? ` (${source})` : ""}`,
-            );
+            diagnostics.record("state.change", `session ${id}: ${previous} → ${status} (${source})`);
           }
         }
         // An ended session's last transition is published with session.ended (always last).

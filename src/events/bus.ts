@@ -1,27 +1,45 @@
 import type { Logger } from "../shared/log.ts";
-import type { EventName } from "./names.ts";
+import {
+  type EventData,
+  type EventName,
+  type EventPayload,
+  type EventSession,
+  type PendingPermission,
+  STATUS_EVENT_NAMES,
+  type StatusEventName,
+} from "./names.ts";
 
-export interface EventSession {
-  id: string;
-  name: string;
-  workDir: string;
+export type { EventSession };
+
+/**
+ * One event as every subscriber sees it (CONTRACT §5 shape, plus an increasing id). A union over
+ * the catalog's names: checking `event.event` narrows `meta` to that event's payload.
+ */
+export type AgEvent<N extends EventName = EventName> = N extends EventName
+  ? EventData<N> & { id: number }
+  : never;
+
+/** What a publisher gives: the event without the id and time the bus adds. */
+export type EventInput<N extends EventName = EventName> = N extends EventName
+  ? { event: N; session?: EventSession; detail: string; meta: EventPayload<N> }
+  : never;
+
+/** A change of a session's state (its meta has status, previous, pendingPermission, source). */
+export function isStatusEvent(event: AgEvent): event is AgEvent<StatusEventName> {
+  return (STATUS_EVENT_NAMES as readonly EventName[]).includes(event.event);
 }
 
-/** One event as every subscriber sees it (CONTRACT §5 shape, plus an increasing id). */
-export interface AgEvent {
-  id: number;
-  event: EventName;
-  timestamp: string;
-  session?: EventSession;
-  detail: string;
-  meta: Record<string, unknown>;
+/** The prompt an event is about or that waits beside it (status events, permission timeouts). */
+export function pendingPermissionOf(event: AgEvent): PendingPermission | null {
+  return "pendingPermission" in event.meta ? event.meta.pendingPermission : null;
 }
-
-export type EventInput = Omit<AgEvent, "id" | "timestamp" | "meta"> & { meta?: Record<string, unknown> };
 
 export interface EventBus {
-  /** Returns at once: subscribers never slow the publisher, and one that throws is only logged. */
-  publish(input: EventInput): AgEvent;
+  /**
+   * Returns at once: subscribers never slow the publisher, and one that throws is only logged.
+   * `meta` must be the catalog's payload of the event (src/events/names.ts).
+   */
+  publish<N extends EventName>(input: EventInput<N>): AgEvent<N>;
   subscribe(listener: (event: AgEvent) => void): () => void;
   /** Events after `id` still in the ring (for SSE Last-Event-ID replay). */
   since(id: number): AgEvent[];
@@ -73,13 +91,8 @@ export function createEventBus(
   }
 
   return {
-    publish(input) {
-      const event: AgEvent = {
-        id: nextId++,
-        timestamp: new Date(now()).toISOString(),
-        meta: {},
-        ...input,
-      } as AgEvent;
+    publish<N extends EventName>(input: EventInput<N>): AgEvent<N> {
+      const event = { id: nextId++, timestamp: new Date(now()).toISOString(), ...input } as AgEvent<N>;
       ring.push(event);
       if (ring.length > ringSize) ring.shift();
       queue.push(event);

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { EventName } from "../events/names.ts";
 import { tenantMayUse } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { normalizeText } from "./actions.ts";
@@ -60,16 +59,17 @@ export function createSessionCreation(
 ) {
   const { live, record } = deps;
   const launcher: LauncherDeps = deps;
-  const publish = (rec: SessionRecord, event: EventName, detail: string, meta: Record<string, unknown>) =>
-    deps.bus.publish({ event, session: { id: rec.id, name: rec.name, workDir: rec.workDir }, detail, meta });
+  const sessionOf = (rec: SessionRecord) => ({ id: rec.id, name: rec.name, workDir: rec.workDir });
   // A teammate's end is also its parent's news.
   deps.bus.subscribe((event) => {
     if (event.event !== "session.ended" || !event.session) return;
     const ended = deps.repo.get(event.session.id);
     if (ended?.parentId) {
-      publish(ended, "swarm.teammate_finished", `teammate ${ended.name} ${event.detail}`, {
-        parentId: ended.parentId,
-        reason: event.meta.reason,
+      deps.bus.publish({
+        event: "swarm.teammate_finished",
+        session: sessionOf(ended),
+        detail: `teammate ${ended.name} ${event.detail}`,
+        meta: { parentId: ended.parentId, reason: event.meta.reason },
       });
     }
   });
@@ -227,7 +227,12 @@ export function createSessionCreation(
         origin: { parentId: id },
         warnings,
       });
-      publish(record(fresh.id), "swarm.teammate_spawned", `teammate of ${parent.name}`, { parentId: id });
+      deps.bus.publish({
+        event: "swarm.teammate_spawned",
+        session: sessionOf(record(fresh.id)),
+        detail: `teammate of ${parent.name}`,
+        meta: { parentId: id },
+      });
       return result(session, text, warnings, false);
     },
 

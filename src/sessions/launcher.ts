@@ -1,5 +1,6 @@
 import type { AgentAdapter } from "../agents/agent.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { sessionDir } from "./lifecycle.ts";
@@ -16,7 +17,7 @@ export interface LaunchSpec {
   /** Run in a new pane of this window (spawn) instead of a window of its own. */
   splitOf?: string;
   /** What `session.created` says about where the session came from. */
-  origin?: Record<string, unknown>;
+  origin?: Omit<SessionLaunch, "permissionMode" | "agentCommand">;
   warnings: string[];
 }
 
@@ -83,7 +84,7 @@ export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promis
   return session;
 }
 
-function launchMeta(rec: SessionRecord, origin: Record<string, unknown> = {}): Record<string, unknown> {
+function launchMeta(rec: SessionRecord, origin: LaunchSpec["origin"] = {}): SessionLaunch {
   return { permissionMode: rec.permissionMode, agentCommand: rec.agentCommand, ...origin };
 }
 

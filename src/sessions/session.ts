@@ -1,13 +1,17 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PermissionMode } from "../config/schema.ts";
+import { PendingPermission, SESSION_STATES, SessionStatus, TERMINAL_STATES } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
 
-export const LIVE_STATES = ["working", "idle", "permission_prompt", "asking", "stalled"] as const;
-export const TERMINAL_STATES = ["killed", "completed", "crashed"] as const;
-export const SESSION_STATES = [...LIVE_STATES, ...TERMINAL_STATES] as const;
-
-export const SessionStatus = literalUnion(SESSION_STATES);
-export type SessionStatus = Static<typeof SessionStatus>;
+// The states and the pending prompt are also what events carry: the event catalog defines them.
+export {
+  LIVE_STATES,
+  PendingPermission,
+  QuestionOption,
+  SESSION_STATES,
+  SessionStatus,
+  TERMINAL_STATES,
+} from "../events/names.ts";
 
 /** `running` is the CLI's word for any live state. */
 export const SessionStatusFilter = literalUnion([...SESSION_STATES, "running"] as const);
@@ -23,47 +27,6 @@ export const TokenUsage = Type.Object({
   cacheRead: Type.Integer(),
   cacheCreation: Type.Integer(),
 });
-
-export const QuestionOption = Type.Object({
-  index: Type.Integer({ minimum: 1, description: "the option's number in the dialog (answer with it)" }),
-  label: Type.String(),
-  description: Type.Optional(Type.String()),
-});
-
-export const PendingPermission = Type.Object({
-  id: Type.String(),
-  kind: Type.Union([
-    Type.Literal("tool"),
-    Type.Literal("plan"),
-    Type.Literal("trust"),
-    Type.Literal("question"),
-  ]),
-  tool: Type.Optional(Type.String()),
-  detail: Type.String(),
-  /**
-   * Which of the agent's own dialogs a `trust` prompt is: its answer keys differ per dialog, and
-   * `detail` is prose for people. Named by the agent adapter.
-   */
-  dialog: Type.Optional(
-    Type.String({
-      description: "the agent's dialog, for kind trust: folder-trust, api-key, bypass-permissions",
-    }),
-  ),
-  question: Type.Optional(Type.String({ description: "kind question: what the agent asks" })),
-  options: Type.Optional(
-    Type.Array(QuestionOption, { description: "kind question: the agent's options, answered by number" }),
-  ),
-  multiSelect: Type.Optional(
-    Type.Boolean({ description: "kind question: more than one option may be picked" }),
-  ),
-  questions: Type.Optional(
-    Type.Integer({
-      minimum: 2,
-      description: "kind question: how many questions the dialog asks, when more than one",
-    }),
-  ),
-});
-export type PendingPermission = Static<typeof PendingPermission>;
 
 export const PERMISSION_PROFILES = ["readonly", "standard", "full"] as const;
 export type PermissionProfile = (typeof PERMISSION_PROFILES)[number];

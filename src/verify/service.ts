@@ -73,7 +73,7 @@ export function createVerificationService(deps: VerificationServiceDeps): Verifi
   async function execute(
     session: { id: string; name: string; workDir: string },
     criticalOnly: boolean,
-    trigger: string,
+    trigger: "api" | "auto",
   ): Promise<VerificationResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);

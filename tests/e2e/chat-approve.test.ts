@@ -43,7 +43,10 @@ describe("the chat bot with a real agent", () => {
     await world.waitFor(id, "permission_prompt");
     await bot.until(() => bot.messages.some((m) => m.reply_markup !== undefined), 15_000);
     const prompt = bot.messages.find((m) => m.reply_markup !== undefined)!;
-    expect(prompt.text).toBe("🔐 Permission: Bash\ntouch approved.txt");
+    // The default dashboardUrl (http://localhost:<port>/dashboard) links to the session's page.
+    const link = `http://localhost:${world.env.SVC_PORT}/dashboard/#/sessions/${id}`;
+    expect(prompt.text).toBe(`🔐 Permission: Bash\ntouch approved.txt\n🔗 ${link}`);
+    expect(prompt.entities.find((e) => e.type === "text_link")?.url).toBe(link);
     expect(bot.topics).toEqual([{ message_thread_id: prompt.thread_id!, name: "chat-e2e" }]);
     expect(existsSync(join(world.workDir, "approved.txt"))).toBe(false);
 

@@ -20,6 +20,8 @@ interface Entity {
   offset: number;
   length: number;
   language?: string;
+  /** A text_link's target. */
+  url?: string;
 }
 
 export interface InlineKeyboard {
@@ -127,7 +129,7 @@ class ApiRefusal extends Error {
 export function parseHtml(html: string): { text: string; entities: Entity[] } {
   let text = "";
   const entities: Entity[] = [];
-  const open: Array<{ tag: string; offset: number; language?: string }> = [];
+  const open: Array<{ tag: string; offset: number; language?: string; url?: string }> = [];
   const refuse = (why: string) => new ApiRefusal(400, `Bad Request: can't parse entities: ${why}`);
   for (let i = 0; i < html.length; ) {
     const c = html[i]!;
@@ -160,11 +162,14 @@ export function parseHtml(html: string): { text: string; entities: Entity[] } {
             if (last.language) entity.language = last.language;
           }
           if (tag === "code" && top.language) entity.language = top.language;
+          if (tag === "a" && top.url !== undefined) entity.url = top.url;
           entities.push(entity);
         }
       } else {
         const language = /class="language-([\w+-]+)"/.exec(inner)?.[1];
-        open.push({ tag, offset: text.length, language });
+        const href = /href="([^"]*)"/.exec(inner)?.[1];
+        const url = href?.replace(/&(lt|gt|quot|amp);/g, (_m, name: string) => NAMED[name]!);
+        open.push({ tag, offset: text.length, language, url });
       }
       i = end + 1;
     } else if (c === "&") {

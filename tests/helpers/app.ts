@@ -33,6 +33,7 @@ import { migrate } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { createTemplateService, type TemplateService } from "../../src/templates/index.ts";
 import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
+import { checkAgainstCatalog } from "./catalog.ts";
 import { tempDir } from "./temp.ts";
 
 export interface TestApp extends HttpApp {
@@ -110,7 +111,10 @@ export function testApp(
   });
   const bus = options.bus ?? createEventBus({ logger });
   const events: AgEvent[] = [];
-  bus.subscribe((e) => events.push(e));
+  bus.subscribe((e) => {
+    events.push(e);
+    checkAgainstCatalog(e);
+  });
   const tmux = createFakeTmux();
   const stateDir = tempDir("ag-state-");
   const agent = createClaudeAdapter({

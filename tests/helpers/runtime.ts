@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
 import { type Runtime, startRuntime } from "../../src/runtime.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { checkAgainstCatalog } from "./catalog.ts";
 import { tempDir } from "./temp.ts";
 import { privateSocket } from "./tmux.ts";
 
@@ -35,5 +36,6 @@ export async function startTestRuntime(
     stream: { write: (l: string) => logs.push(l) } as never,
   });
   const runtime = await startRuntime({ config, logger, tmuxBinary: options.tmuxBinary });
+  runtime.bus.subscribe(checkAgainstCatalog);
   return Object.assign(runtime, { stateDir, logs });
 }

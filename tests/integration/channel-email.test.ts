@@ -5,11 +5,12 @@ import type { ChannelTarget } from "../../src/channels/channel.ts";
 import {
   createEmailTarget,
   type EmailOptions,
+  emailHtml,
   emailSubject,
   smtpTransportOptions,
 } from "../../src/channels/email.ts";
 import { isAgError } from "../../src/shared/errors.ts";
-import { firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
+import { DASHBOARD_URL, firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
 
 interface Mail {
   envelopeFrom: string;
@@ -110,7 +111,44 @@ function headers(raw: string): Map<string, string> {
     }),
   );
 }
-const body = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4).replace(/\r\n/g, "\n");
+const body = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4);
+
+/** A part's content as the sender meant it (7bit, quoted-printable or base64; UTF-8). */
+function decodePart(part: string): { type: string; text: string } {
+  const head = headers(part);
+  const content = body(part);
+  const encoding = head.get("content-transfer-encoding")?.toLowerCase() ?? "7bit";
+  const bytes =
+    encoding === "base64"
+      ? Buffer.from(content.replace(/\s+/g, ""), "base64")
+      : encoding === "quoted-printable"
+        ? Buffer.from(
+            content
+              .replace(/=\r\n/g, "")
+              .replace(/=([0-9a-f]{2})/gi, (_m, hex: string) =>
+                String.fromCharCode(Number.parseInt(hex, 16)),
+              ),
+            "latin1",
+          )
+        : Buffer.from(content, "utf8");
+  return {
+    type: head.get("content-type")!.split(";")[0]!,
+    text: bytes.toString("utf8").replace(/\r\n/g, "\n"),
+  };
+}
+
+/** The text and HTML alternatives of a multipart/alternative mail. */
+function alternatives(raw: string): { text: string; html: string } {
+  const type = headers(raw).get("content-type")!;
+  expect(type).toStartWith("multipart/alternative");
+  const boundary = /boundary="?([^";]+)"?/.exec(type)![1]!;
+  const parts = body(raw)
+    .split(`--${boundary}`)
+    .slice(1, -1)
+    .map((p) => decodePart(p.replace(/^\r\n/, "").replace(/\r\n$/, "")));
+  const of = (t: string) => parts.find((p) => p.type === t)?.text ?? "";
+  return { text: of("text/plain"), html: of("text/html") };
+}
 
 function target(port: number, overrides: Partial<EmailOptions> = {}): ChannelTarget {
   const made = createEmailTarget({
@@ -123,6 +161,7 @@ function target(port: number, overrides: Partial<EmailOptions> = {}): ChannelTar
     to: "ops@example.test, lead@example.test",
     events: ["status.stall", "status.dead", "status.error", "status.permission_timeout"],
     timeoutMs: 10_000,
+    dashboardUrl: DASHBOARD_URL,
     ...overrides,
   });
   targets.push(made);
@@ -144,8 +183,8 @@ describe("email through a real SMTP server", () => {
     expect(head.get("to")).toBe("ops@example.test, lead@example.test");
     expect(head.get("x-svc-event")).toBe("status.stall");
     expect(head.get("x-svc-delivery")).toBe("delivery-1");
-    expect(head.get("content-type")).toStartWith("text/plain");
-    expect(body(mail!.raw)).toBe(
+    const { text, html } = alternatives(mail!.raw);
+    expect(text).toBe(
       [
         "[ACTION] Session Stalled",
         "",
@@ -156,8 +195,29 @@ describe("email through a real SMTP server", () => {
         "",
         "no output for 5 minutes",
         "",
+        "Open in the dashboard: https://ag.example.test/dashboard/#/sessions/sess-1",
+        "",
       ].join("\n"),
     );
+    // The HTML alternative says the same, with the link as a link.
+    expect(html).toContain("<h2>[ACTION] Session Stalled</h2>");
+    expect(html).toContain('<tr><th align="left">Session</th><td>fix-login (sess-1)</td></tr>');
+    expect(html).toContain('<p style="white-space: pre-wrap">no output for 5 minutes</p>');
+    expect(html).toContain(
+      '<p><a href="https://ag.example.test/dashboard/#/sessions/sess-1">Open in the dashboard</a></p>',
+    );
+  });
+
+  test("an event that needs nobody mails no link", async () => {
+    const sink = await smtpSink();
+    await target(sink.port, { events: ["session.created"] }).send(
+      firstAttempt(sampleEvent("session.created", { detail: "session fix-login created" })),
+      live(),
+    );
+    const { text, html } = alternatives(sink.mails[0]!.raw);
+    expect(text).toEndWith("\n\nsession fix-login created\n");
+    expect(text).not.toContain("dashboard");
+    expect(html).not.toContain("<a ");
   });
 
   test("the pool keeps one connection for later mails; close() ends it", async () => {
@@ -266,6 +326,7 @@ describe("email settings and formatting", () => {
     to: "ops@example.test",
     events: ["status.dead"],
     timeoutMs: 10_000,
+    dashboardUrl: DASHBOARD_URL,
   };
 
   test("a pooled transport; TLS from the start on port 465 or when asked; auth only with a user", () => {
@@ -298,6 +359,18 @@ describe("email settings and formatting", () => {
     expect(emailSubject(sampleEvent("status.error", { session: { id: "s", name, workDir: "/w" } }))).toBe(
       "[ERROR] Session Error — evil Bcc: victim@example.test",
     );
+  });
+
+  test("the HTML alternative escapes what the agent or a session name says", () => {
+    const event = sampleEvent("status.error", {
+      detail: `<img src=x onerror="alert(1)"> & more`,
+      session: { id: "s", name: "<b>api</b>", workDir: "/w" },
+    });
+    const html = emailHtml(event, "https://ag.example.test/dashboard/#/sessions/s");
+    expect(html).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; more");
+    expect(html).toContain("&lt;b&gt;api&lt;/b&gt; (s)");
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain("<b>");
   });
 
   test("no recipient, or no sender at all, is a configuration error", () => {

@@ -8,6 +8,7 @@ import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { type FakeBotApi, startFakeBotApi } from "../fakes/bot-api.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { hook, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until as waitUntil } from "../helpers/until.ts";
@@ -51,6 +52,7 @@ function startWorld(
     allowedUsers: options.allowed ?? [String(alice.id)],
     apiBase: bot.url,
     verbose: options.verbose ?? false,
+    dashboardUrl: "https://ag.example.test/dashboard/",
     sessions: app.sessions,
     db: app.db,
     logger,
@@ -102,7 +104,10 @@ describe("permission prompts answered from the chat", () => {
     expect(bot.topics).toEqual([{ message_thread_id: prompt.thread_id!, name: "api-work" }]);
     expect(bot.messages.every((m) => m.thread_id === prompt.thread_id)).toBe(true);
     expect(bot.messages[0]!.text).toStartWith("🆕 api-work started");
-    expect(prompt.text).toBe("🔐 Permission: Bash\nrm -rf build");
+    // A prompt needs a human: it links to the session's dashboard page, the URL shown as it is.
+    const link = `https://ag.example.test/dashboard/#/sessions/${id}`;
+    expect(prompt.text).toBe(`🔐 Permission: Bash\nrm -rf build\n🔗 ${link}`);
+    expect(prompt.entities.find((e) => e.type === "text_link")).toMatchObject({ url: link });
 
     // Someone not on the list is refused, and nothing reaches the agent.
     const strangers = bot.press(mallory, prompt, "Approve");
@@ -116,10 +121,11 @@ describe("permission prompts answered from the chat", () => {
     expect(bot.callbackAnswers.at(-1)).toMatchObject({ text: "Approved" });
     expect(app.tmux.typed(paneId).at(-1)).toBe("Enter");
     await bot.until(() => prompt.edits > 0);
-    expect(prompt.text).toBe("🔐 Permission: Bash\nrm -rf build\n\n✅ Approved by @alice");
+    expect(prompt.text).toBe(`🔐 Permission: Bash\nrm -rf build\n🔗 ${link}\n\n✅ Approved by @alice`);
     expect(prompt.reply_markup).toBeUndefined();
     // The original formatting survives the edit.
-    expect(prompt.entities.map((e) => e.type)).toEqual(["bold", "pre", "bold"]);
+    expect(prompt.entities.map((e) => e.type)).toEqual(["bold", "pre", "text_link", "bold"]);
+    expect(prompt.entities[2]!.url).toBe(link);
     // The answer is in the audit log, by the chat user who gave it.
     expect(app.audit.list()[0]).toMatchObject({
       actor: `chat:${alice.id}`,
@@ -232,22 +238,24 @@ describe("outbound delivery", () => {
   test("message.* events of a session are batched into one message, up to the next status", async () => {
     const world = startWorld({ batchWindowMs: 5_000 });
     const { bus, bot, dispatcher, app } = world;
-    bus.publish({ event: "message.user", session, detail: "fix the bug" });
-    bus.publish({ event: "message.thinking", session, detail: "hmm" });
-    bus.publish({
-      event: "message.tool_use",
-      session,
-      detail: "Read",
-      meta: { tool: "Read", input: { file_path: "/w/a" } },
-    });
-    bus.publish({
-      event: "message.tool_use",
-      session,
-      detail: "Bash",
-      meta: { tool: "Bash", input: { command: "npm test" } },
-    });
-    bus.publish({ event: "message.assistant", session, detail: "Fixed: a < b & c" });
-    bus.publish({ event: "status.idle", session, detail: "working → idle" });
+    bus.publish(sampleInput("message.user", { session, detail: "fix the bug" }));
+    bus.publish(sampleInput("message.thinking", { session, detail: "hmm" }));
+    bus.publish(
+      sampleInput("message.tool_use", {
+        session,
+        detail: "Read",
+        meta: { tool: "Read", input: { file_path: "/w/a" } },
+      }),
+    );
+    bus.publish(
+      sampleInput("message.tool_use", {
+        session,
+        detail: "Bash",
+        meta: { tool: "Bash", input: { command: "npm test" } },
+      }),
+    );
+    bus.publish(sampleInput("message.assistant", { session, detail: "Fixed: a < b & c" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
     // The status closes the batch: no waiting for the 5 s window.
     await bot.until(() => bot.messages.length === 2, 3_000);
     expect(bot.messages.map((m) => m.text)).toEqual([
@@ -266,10 +274,10 @@ describe("outbound delivery", () => {
     const world = startWorld({ batchWindowMs: 5_000 });
     const { bus, bot, dispatcher } = world;
     bot.fail("sendMessage", 400, { description: "Bad Request: not today" });
-    bus.publish({ event: "message.user", session, detail: "first" });
-    bus.publish({ event: "message.assistant", session, detail: "second" });
-    bus.publish({ event: "message.assistant", session, detail: "third" });
-    bus.publish({ event: "status.idle", session, detail: "working → idle" });
+    bus.publish(sampleInput("message.user", { session, detail: "first" }));
+    bus.publish(sampleInput("message.assistant", { session, detail: "second" }));
+    bus.publish(sampleInput("message.assistant", { session, detail: "third" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
     await bot.until(() => bot.messages.length === 2, 3_000);
     expect(bot.messages.map((m) => m.text)).toEqual([
       "🤖 second\n\n🤖 third",
@@ -284,18 +292,18 @@ describe("outbound delivery", () => {
   test("messages arriving within the window join one batch; later ones start another", async () => {
     const world = startWorld({ batchWindowMs: 400, verbose: true });
     const { bus, bot, dispatcher } = world;
-    bus.publish({ event: "message.assistant", session, detail: "one" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "one" }));
     await Bun.sleep(50);
-    bus.publish({ event: "message.thinking", session, detail: "two" });
+    bus.publish(sampleInput("message.thinking", { session, detail: "two" }));
     await bot.until(() => bot.messages.length === 1);
     await dispatcher.drained();
-    bus.publish({ event: "message.assistant", session, detail: "three" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "three" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.messages.map((m) => m.text)).toEqual(["🤖 one\n\n💭 two", "🤖 three"]);
     // Another session's message closes the run: its own message follows, in order.
     const other = { ...session, id: "6e7f4d2f-9b4c-4d8f-a021-3c4d5e6f7081", name: "other" };
-    bus.publish({ event: "message.assistant", session, detail: "four" });
-    bus.publish({ event: "message.assistant", session: other, detail: "five" });
+    bus.publish(sampleInput("message.assistant", { session, detail: "four" }));
+    bus.publish(sampleInput("message.assistant", { session: other, detail: "five" }));
     await bot.until(() => bot.messages.length === 4, 3_000);
     expect(bot.messages.slice(2).map((m) => [m.text, m.thread_id])).toEqual([
       ["🤖 four", bot.topics[0]!.message_thread_id],
@@ -303,11 +311,31 @@ describe("outbound delivery", () => {
     ]);
   });
 
+  test("what needs a human links to the session's dashboard page; a mere status does not", async () => {
+    const { bus, bot } = startWorld();
+    bus.publish(sampleInput("status.stall", { session, detail: "working → stalled" }));
+    bus.publish(sampleInput("status.error", { session, detail: "API Error: 500" }));
+    bus.publish(sampleInput("status.idle", { session, detail: "working → idle" }));
+    await bot.until(() => bot.messages.length === 3);
+    // The configured URL ends in a slash: still exactly one before the #.
+    const link = `https://ag.example.test/dashboard/#/sessions/${session.id}`;
+    expect(bot.messages.map((m) => m.text)).toEqual([
+      `⏳ stalled\nworking → stalled\n🔗 ${link}`,
+      `⚠️ error\nAPI Error: 500\n🔗 ${link}`,
+      "💤 idle, waiting for a prompt",
+    ]);
+    expect(bot.messages.map((m) => m.entities.find((e) => e.type === "text_link")?.url)).toEqual([
+      link,
+      link,
+      undefined,
+    ]);
+  });
+
   test("a 429 answer's retry_after is honoured before the next try", async () => {
     const world = startWorld();
     const { bus, bot, dispatcher } = world;
     bot.fail("sendMessage", 429, { retryAfter: 1 });
-    bus.publish({ event: "status.stall", session, detail: "working → stalled" });
+    bus.publish(sampleInput("status.stall", { session, detail: "working → stalled" }));
     await bot.until(() => bot.messages.length === 1, 5_000);
     const sends = bot.callsOf("sendMessage");
     expect(sends.map((c) => c.status)).toEqual([429, 200]);
@@ -330,7 +358,7 @@ describe("outbound delivery", () => {
     const app = testApp({ bus });
     const wrong = { ...bot, token: "999:wrong-SECRET" };
     const world = startWorld({ bot: wrong, app, bus });
-    world.bus.publish({ event: "status.error", session, detail: "API error" });
+    world.bus.publish(sampleInput("status.error", { session, detail: "API error" }));
     await until(() => world.dispatcher.deadLetters("chat").length === 1);
     const [letter] = world.dispatcher.deadLetters("chat");
     expect(letter).toMatchObject({ attempts: 1, target: `group ${bot.groupId}` });
@@ -351,14 +379,14 @@ describe("topics", () => {
     const bus = createEventBus();
     const app = testApp({ bus });
     const first = startWorld({ bot, app, bus });
-    bus.publish({ event: "session.created", session, detail: "created" });
+    bus.publish(sampleInput("session.created", { session, detail: "created" }));
     await bot.until(() => bot.messages.length === 1);
     await first.dispatcher.close();
     await first.chat.close();
 
     // A new channel over the same database, as after a restart of ag.
     startWorld({ bot, app, bus });
-    bus.publish({ event: "status.working", session, detail: "idle → working" });
+    bus.publish(sampleInput("status.working", { session, detail: "idle → working" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.topics).toHaveLength(1);
     expect(bot.messages[1]!.thread_id).toBe(bot.topics[0]!.message_thread_id);
@@ -369,10 +397,10 @@ describe("topics", () => {
   test("a topic deleted in the chat is replaced by a new one", async () => {
     const world = startWorld();
     const { bus, bot } = world;
-    bus.publish({ event: "session.created", session, detail: "created" });
+    bus.publish(sampleInput("session.created", { session, detail: "created" }));
     await bot.until(() => bot.messages.length === 1);
     bot.deleteTopic(bot.topics[0]!.message_thread_id);
-    bus.publish({ event: "status.working", session, detail: "idle → working" });
+    bus.publish(sampleInput("status.working", { session, detail: "idle → working" }));
     await bot.until(() => bot.messages.length === 2);
     expect(bot.topics).toHaveLength(2);
     expect(bot.messages[1]!.thread_id).toBe(bot.topics[1]!.message_thread_id);

@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import type { EventInput } from "../../src/events/bus.ts";
 import { listen } from "../../src/server/listen.ts";
 import { eventRoutes } from "../../src/server/routes/events.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { countingBus, type SseMessage, sseReader } from "../helpers/sse.ts";
 
 const session = { id: "s-int", name: "int", workDir: "/srv/int" };
-const working: EventInput = { event: "session.working", session, detail: "idle → working" };
+const working = sampleInput("session.working", { session, detail: "idle → working" });
 const ids = (messages: SseMessage[]) => messages.map((m) => Number(m.id));
 
 type TestRuntime = Awaited<ReturnType<typeof startTestRuntime>>;
@@ -45,7 +45,8 @@ describe("SSE over real HTTP with the real runtime", () => {
     const seen = await reader.take(3);
     first.abort.abort();
 
-    for (let i = 0; i < 3; i++) ag.bus.publish({ ...working, event: "session.idle" });
+    for (let i = 0; i < 3; i++)
+      ag.bus.publish(sampleInput("session.idle", { session, detail: "working → idle" }));
     const lastId = seen.at(-1)!.id!;
     const again = sseReader(
       (await open(`${ag.url}/v1/events`, { ...auth, "last-event-id": lastId }).response).body!,

@@ -14,6 +14,7 @@ import {
   type VerificationSettings,
 } from "../../src/verify/index.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /**
@@ -80,7 +81,7 @@ interface Harness {
   /** A stored session in `workDir`; returns its id. */
   session(workDir: string): string;
   verify(id: string, body?: unknown): Promise<Response>;
-  verifications(): AgEvent[];
+  verifications(): AgEvent<"verification">[];
   /** Resolves with the next event of that name published from now on. */
   next(event: EventName): Promise<{ detail: string; meta: Record<string, unknown> }>;
 }
@@ -114,7 +115,7 @@ function harness(settings: Partial<VerificationSettings> = {}): Harness {
     },
     verify: (id, body) =>
       ready.request("POST", `/v1/sessions/${id}/verify`, body === undefined ? {} : { body }),
-    verifications: () => ready.events.filter((e) => e.event === "verification"),
+    verifications: () => ready.events.filter((e): e is AgEvent<"verification"> => e.event === "verification"),
     next: (name) =>
       new Promise((resolve) => {
         const stop = bus.subscribe((e) => {
@@ -346,30 +347,21 @@ describe("autoVerifyOnStop", () => {
     const workDir = tinyProject({ ts: null });
     const id = h.session(workDir);
     const session = { id, name: "auto", workDir };
-    h.bus.publish({ event: "session.created", session, detail: "created" });
-    h.bus.publish({
-      event: "session.idle",
-      session,
-      detail: "working → idle",
-      meta: { previous: "working" },
-    });
+    h.bus.publish(sampleInput("session.created", { session, detail: "created" }));
+    h.bus.publish(
+      sampleInput("session.idle", { session, detail: "working → idle", meta: { previous: "working" } }),
+    );
     expect(h.verifications()).toHaveLength(0);
 
     const verification = h.next("verification");
-    h.bus.publish({ event: "session.working", session, detail: "idle → working" });
-    h.bus.publish({
-      event: "session.idle",
-      session,
-      detail: "working → idle",
-      meta: { previous: "working" },
-    });
+    h.bus.publish(sampleInput("session.working", { session, detail: "idle → working" }));
+    h.bus.publish(
+      sampleInput("session.idle", { session, detail: "working → idle", meta: { previous: "working" } }),
+    );
     expect(h.verifications()).toHaveLength(0);
-    h.bus.publish({
-      event: "session.turn_ended",
-      session,
-      detail: "working → idle",
-      meta: { reason: "completed" },
-    });
+    h.bus.publish(
+      sampleInput("session.turn_ended", { session, detail: "working → idle", meta: { reason: "completed" } }),
+    );
     const event = await verification;
     expect(event.meta).toMatchObject({ ok: true, trigger: "auto", criticalOnly: true });
     expect(event.detail).toMatch(/^Verification passed: tsc ⏭️, build ✅, test ⏭️/);
@@ -380,8 +372,8 @@ describe("autoVerifyOnStop", () => {
     const h = harness();
     const workDir = tinyProject({ ts: null });
     const session = { id: h.session(workDir), name: "manual", workDir };
-    h.bus.publish({ event: "session.working", session, detail: "" });
-    h.bus.publish({ event: "session.idle", session, detail: "" });
+    h.bus.publish(sampleInput("session.working", { session }));
+    h.bus.publish(sampleInput("session.idle", { session }));
     // An auto run would be queued first on this workDir (or be joined): only ours shows.
     await verified(h, session.id);
     expect(h.verifications().map((e) => e.meta.trigger)).toEqual(["api"]);

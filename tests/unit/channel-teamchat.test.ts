@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createTeamchatTarget, NEUTRAL_COLOUR, truncate } from "../../src/channels/teamchat.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
 import type { EventName } from "../../src/events/names.ts";
-import { firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
+import { DASHBOARD_URL, firstAttempt, live, sampleEvent } from "../helpers/deliveries.ts";
 
 interface Received {
   path: string;
@@ -28,7 +28,13 @@ const url = `http://127.0.0.1:${receiver.port}/services/T000/B000/secret-token`;
 async function post(e: AgEvent, channel = ""): Promise<Received> {
   received.length = 0;
   answer = () => new Response("ok");
-  await createTeamchatTarget({ url, events: null, channel, timeoutMs: 5000 }).send(firstAttempt(e), live());
+  await createTeamchatTarget({
+    url,
+    events: null,
+    channel,
+    timeoutMs: 5000,
+    dashboardUrl: DASHBOARD_URL,
+  }).send(firstAttempt(e), live());
   expect(received).toHaveLength(1);
   return received[0]!;
 }
@@ -41,14 +47,35 @@ interface Attachment {
 const attachment = (got: Received) => (got.body.attachments as Attachment[])[0]!;
 
 describe("team chat against a real incoming-webhook receiver", () => {
-  test("a block message: header with event and session, the detail, a context line", async () => {
+  test("a block message: header with event and session, the detail, a context line; no link for a mere status", async () => {
+    const got = await post(sampleEvent("status.working"));
+    expect(got.body.text).toBe("status.working · fix-login: no output for 5 minutes");
+    expect(got.body.attachments).toEqual([
+      {
+        color: "#1e88e5",
+        fallback: "status.working · fix-login: no output for 5 minutes",
+        blocks: [
+          { type: "header", text: { type: "plain_text", text: "status.working · fix-login" } },
+          { type: "section", text: { type: "plain_text", text: "no output for 5 minutes" } },
+          {
+            type: "context",
+            elements: [{ type: "mrkdwn", text: "session `sess-1` · `/repo/app` · 2026-01-01T00:00:00.000Z" }],
+          },
+        ],
+      },
+    ]);
+  });
+
+  test("an event that needs a human: its text ends with a link to the session's dashboard page", async () => {
     const got = await post(sampleEvent("status.stall"));
     expect(got.path).toBe("/services/T000/B000/secret-token");
     expect(got.headers.get("content-type")).toBe("application/json");
     expect(got.headers.get("x-svc-event")).toBe("status.stall");
     expect(got.headers.get("x-svc-delivery")).toBe("delivery-1");
     expect(got.body.channel).toBeUndefined();
-    expect(got.body.text).toBe("status.stall · fix-login: no output for 5 minutes");
+    expect(got.body.text).toBe(
+      "status.stall · fix-login: no output for 5 minutes\n<https://ag.example.test/dashboard/#/sessions/sess-1|Open in the dashboard>",
+    );
     expect(got.body.attachments).toEqual([
       {
         color: "#f2c744",
@@ -100,8 +127,10 @@ describe("team chat against a real incoming-webhook receiver", () => {
     expect(header!.text!.text.endsWith("…")).toBe(true);
     expect(section!.text!.text).toBe(`${"x".repeat(2999)}…`);
     expect(context!.elements![0]!.text).toContain("`/w&lt;x&gt;`");
-    expect(got.body.text as string).toStartWith("status.error · &lt;!channel&gt; &amp; nnn");
-    expect((got.body.text as string).length).toBeLessThan(400);
+    const [preview, link] = (got.body.text as string).split("\n");
+    expect(preview).toStartWith("status.error · &lt;!channel&gt; &amp; nnn");
+    expect(preview!.length).toBeLessThan(400);
+    expect(link).toBe("<https://ag.example.test/dashboard/#/sessions/s|Open in the dashboard>");
   });
 
   test("truncate never splits a surrogate pair", () => {
@@ -110,15 +139,20 @@ describe("team chat against a real incoming-webhook receiver", () => {
   });
 
   test("the events filter decides accepts; null takes everything", () => {
-    const some = createTeamchatTarget({ url, events: ["status.dead"], timeoutMs: 5000 });
+    const some = createTeamchatTarget({
+      url,
+      events: ["status.dead"],
+      timeoutMs: 5000,
+      dashboardUrl: DASHBOARD_URL,
+    });
     expect(some.accepts(sampleEvent("status.dead"))).toBe(true);
     expect(some.accepts(sampleEvent("status.idle"))).toBe(false);
-    const all = createTeamchatTarget({ url, events: null, timeoutMs: 5000 });
+    const all = createTeamchatTarget({ url, events: null, timeoutMs: 5000, dashboardUrl: DASHBOARD_URL });
     expect(all.accepts(sampleEvent("message.thinking"))).toBe(true);
   });
 
   test("named by origin only (the path is the secret), one delivery at a time, its timeout", () => {
-    const target = createTeamchatTarget({ url, events: null, timeoutMs: 1234 });
+    const target = createTeamchatTarget({ url, events: null, timeoutMs: 1234, dashboardUrl: DASHBOARD_URL });
     expect(target.channel).toBe("teamchat");
     expect(target.name).toBe(`http://127.0.0.1:${receiver.port}`);
     expect(target.concurrency).toBe(1);
@@ -127,7 +161,7 @@ describe("team chat against a real incoming-webhook receiver", () => {
 });
 
 describe("team chat failures", () => {
-  const target = createTeamchatTarget({ url, events: null, timeoutMs: 5000 });
+  const target = createTeamchatTarget({ url, events: null, timeoutMs: 5000, dashboardUrl: DASHBOARD_URL });
   const fail = (signal = live()) =>
     target.send(firstAttempt(sampleEvent("status.dead")), signal).catch((e) => e);
 
@@ -168,7 +202,12 @@ describe("team chat failures", () => {
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const port = closed.port;
     closed.stop(true);
-    const down = createTeamchatTarget({ url: `http://127.0.0.1:${port}/x`, events: null, timeoutMs: 5000 });
+    const down = createTeamchatTarget({
+      url: `http://127.0.0.1:${port}/x`,
+      events: null,
+      timeoutMs: 5000,
+      dashboardUrl: DASHBOARD_URL,
+    });
     const error = await down.send(firstAttempt(sampleEvent("status.dead")), live()).catch((e) => e);
     expect(error).toMatchObject({ name: "DeliveryError", retryable: true });
   });

@@ -16,13 +16,15 @@ import {
   truncate,
 } from "../../src/channels/chat/format.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
-import type { EventName } from "../../src/events/names.ts";
+import type { EventName, EventPayload, PendingPermission } from "../../src/events/names.ts";
 import { parseHtml } from "../fakes/bot-api.ts";
+import { sampleInput } from "../helpers/events.ts";
 
 const session = { id: "0f8fad5b-d9cb-469f-a165-70867728950e", name: "api <main> & co", workDir: "/srv/a&b" };
 let nextId = 1;
-function event(name: EventName, detail = "", meta: Record<string, unknown> = {}): AgEvent {
-  return { id: nextId++, event: name, timestamp: "2026-01-01T00:00:00.000Z", session, detail, meta };
+function event<N extends EventName>(name: N, detail = "", meta: Partial<EventPayload<N>> = {}): AgEvent<N> {
+  const input = sampleInput(name, { session, detail, meta });
+  return { ...input, id: nextId++, timestamp: "2026-01-01T00:00:00.000Z" } as AgEvent<N>;
 }
 /** What a chat client shows for the HTML (the real API's parse, as the fake implements it). */
 const shown = (html: string) => parseHtml(html).text;
@@ -138,7 +140,12 @@ describe("what is forwarded (SPEC's verbose rules)", () => {
 });
 
 describe("status messages and permission buttons", () => {
-  const pending = { id: "perm-3", kind: "tool", tool: "Bash", detail: "rm -rf build && echo <done>" };
+  const pending: PendingPermission = {
+    id: "perm-3",
+    kind: "tool",
+    tool: "Bash",
+    detail: "rm -rf build && echo <done>",
+  };
 
   test("a permission prompt shows the tool and command with Approve / Reject buttons", () => {
     const out = formatStatus(event("status.permission", "Bash: rm", { pendingPermission: pending }));
@@ -157,7 +164,7 @@ describe("status messages and permission buttons", () => {
   });
 
   test("a question shows its options as buttons, each answering with its number, and Dismiss", () => {
-    const asked = {
+    const asked: PendingPermission = {
       id: "perm-4",
       kind: "question",
       tool: "AskUserQuestion",
@@ -197,6 +204,28 @@ describe("status messages and permission buttons", () => {
     );
     expect(shown(formatStatus(event("session.ended", "killed", { reason: "killed" })).html)).toBe(
       "🏁 ended (killed)",
+    );
+  });
+
+  test("a dashboard link ends the message: the URL as its text and its target, escaped in both", () => {
+    const link = `https://ag.example.test/d/?team=a&b="c"#/sessions/${session.id}`;
+    const out = formatStatus(
+      event("status.plan", "plan", { pendingPermission: { id: "perm-1", kind: "plan", detail: "1. do" } }),
+      link,
+    );
+    const parsed = parseHtml(out.html);
+    expect(parsed.text).toBe(`📋 Plan to approve\n1. do\n🔗 ${link}`);
+    expect(parsed.entities.at(-1)).toEqual({
+      type: "text_link",
+      offset: parsed.text.indexOf("https"),
+      length: link.length,
+      url: link,
+    });
+    // The buttons are the prompt's own, link or not.
+    expect(out.keyboard).toEqual(
+      formatStatus(
+        event("status.plan", "plan", { pendingPermission: { id: "perm-1", kind: "plan", detail: "1. do" } }),
+      ).keyboard,
     );
   });
 

@@ -58,7 +58,8 @@ test("a tool's input in its event is clipped (a Write holds a whole file); the s
     },
   });
   const [event] = reader.add(line).messages;
-  const input = event!.meta.input as { file_path: string; content: string };
+  if (event?.event !== "message.tool_use") throw new Error(`expected a tool use, got ${event?.event}`);
+  const input = event.meta.input as { file_path: string; content: string };
   expect(input.file_path).toBe("/w/big.txt");
   expect(input.content.length).toBe(2000);
   expect(input.content.endsWith("…")).toBe(true);

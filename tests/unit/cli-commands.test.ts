@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { createEventBus, type EventInput } from "../../src/events/bus.ts";
+import { createEventBus, type EventSession } from "../../src/events/bus.ts";
+import type { EventName, EventPayload } from "../../src/events/names.ts";
 import { eventRoutes } from "../../src/server/routes/events.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { collect } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -31,9 +33,10 @@ function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) 
   ag = testApp({ bus, supervise: options.supervise ?? false, plugins: [events] });
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
   atRunEnd(() => server.stop(true));
-  const publish = (
-    input: Omit<EventInput, "session"> & { session: { id: string; name: string; workDir: string } },
-  ) => bus.publish(input);
+  const publish = <N extends EventName>(
+    name: N,
+    fields: { session: EventSession; detail: string; meta?: Partial<EventPayload<N>> },
+  ) => bus.publish(sampleInput(name, fields));
   return { ag, port: String(server.port), bus, publish };
 }
 
@@ -251,11 +254,11 @@ describe("ag tail", () => {
     const out = collect(proc.stdout);
     const err = collect(proc.stderr);
     await err.until("following session tailed");
-    publish({ event: "message.assistant", session, detail: "first\nline" });
+    publish("message.assistant", { session, detail: "first\nline" });
     await out.until("first ⏎ line");
     await err.until("reconnecting: the server closed the stream");
-    publish({ event: "status.idle", session, detail: "working → idle" });
-    publish({ event: "session.ended", session, detail: "killed", meta: { reason: "killed" } });
+    publish("status.idle", { session, detail: "working → idle" });
+    publish("session.ended", { session, detail: "killed", meta: { reason: "killed" } });
     expect(await proc.exited).toBe(0);
     await out.done;
     const lines = out.text().trimEnd().split("\n");
@@ -274,7 +277,7 @@ describe("ag tail", () => {
     const proc = spawnAg(["tail", record.id, "--json", "--port", port]);
     const out = collect(proc.stdout);
     await collect(proc.stderr).until("following session");
-    publish({ event: "status.working", session, detail: "idle → working" });
+    publish("status.working", { session, detail: "idle → working" });
     await out.until("status.working");
     expect(JSON.parse(out.text())).toMatchObject({
       event: "status.working",
@@ -318,14 +321,9 @@ describe("ag run against a running server", () => {
     await err.until("session ");
     const record = app.repo.list()[0]!;
     const session = { id: record.id, name: record.name, workDir: record.workDir };
-    publish({ event: "message.assistant", session, detail: "Hello from the simulation!" });
-    publish({ event: "session.idle", session, detail: "working → idle" });
-    publish({
-      event: "session.turn_ended",
-      session,
-      detail: "working → idle",
-      meta: { reason: "completed" },
-    });
+    publish("message.assistant", { session, detail: "Hello from the simulation!" });
+    publish("session.idle", { session, detail: "working → idle" });
+    publish("session.turn_ended", { session, detail: "working → idle", meta: { reason: "completed" } });
     expect(await proc.exited).toBe(0);
     await Promise.all([out.done, err.done]);
     expect(out.text()).toBe("Hello from the simulation!\n");

@@ -5,6 +5,7 @@ import { colourEnabled, formatAge, formatTable, paint, startSpinner } from "../.
 import { createTurnFollower } from "../../src/cli/turn.ts";
 import { eventLine, messageLines } from "../../src/cli/views.ts";
 import { formatEvent, formatGap } from "../../src/events/sse.ts";
+import { SAMPLE_PAYLOADS } from "../helpers/events.ts";
 
 const SESSION = { id: "s-1", name: "one", workDir: "/w" };
 
@@ -27,7 +28,7 @@ describe("the SSE parser reads what the server writes", () => {
         timestamp: "t",
         session: SESSION,
         detail: "a\nb",
-        meta: {},
+        meta: SAMPLE_PAYLOADS["message.assistant"],
       }) +
       ":ping\n\n" +
       formatGap({ reason: "evicted", lastEventId: 3, oldestHeldId: 5 }, "t") +
@@ -36,7 +37,7 @@ describe("the SSE parser reads what the server writes", () => {
         event: "session.ended",
         timestamp: "t",
         detail: "killed",
-        meta: { reason: "killed" },
+        meta: SAMPLE_PAYLOADS["session.ended"],
       });
     for (const size of [1, 3, 17, written.length]) {
       const parse = createSseParser();

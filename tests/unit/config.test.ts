@@ -299,6 +299,49 @@ describe("bad values stop start-up with the key and its source", () => {
     expect(error.message).toContain("webhooks.0.url");
   });
 
+  test("an event filter naming an event the catalog lacks: the key, the bad name and its kin", () => {
+    const webhook = configError(() =>
+      world().load({
+        env: {
+          SVC_WEBHOOKS: JSON.stringify([
+            { url: "https://hooks.test/a?token=hunter2", events: ["session.created", "status.stalled"] },
+          ]),
+        },
+      }),
+    );
+    expect(webhook.message).toStartWith(
+      'invalid webhooks.0.events.1 from environment (SVC_WEBHOOKS): unknown event "status.stalled" (known status.* events: status.idle,',
+    );
+    expect(webhook.message).toContain("status.stall,");
+    expect(webhook.message).not.toContain("hunter2");
+
+    const teamchat = configError(() =>
+      world().load({ env: { SVC_TEAMCHAT_EVENTS: '["status.stall", "stall"]' } }),
+    );
+    expect(teamchat.message).toBe(
+      'invalid teamchatEvents.1 from environment (SVC_TEAMCHAT_EVENTS): unknown event "stall" (known events: session.*, permission.*, consensus.*, verification, message.*, status.*, swarm.*; see docs/events.md)',
+    );
+
+    const w = world();
+    w.writeJson(join(w.cwd, "svc.config.json"), { emailEvents: ["status.*"] });
+    expect(configError(() => w.load()).message).toStartWith(
+      'invalid emailEvents.0 from ./svc.config.json: unknown event "status.*" (a filter lists names, patterns are not supported; known status.* events:',
+    );
+  });
+
+  test("event filters that name the catalog's events load as they are", () => {
+    const { config } = world().load({
+      env: {
+        SVC_WEBHOOKS: JSON.stringify([{ url: "https://hooks.test/a", events: ["permission.requested"] }]),
+        SVC_TEAMCHAT_EVENTS: '["status.stall", "verification"]',
+        SVC_EMAIL_EVENTS: '["status.dead"]',
+      },
+    });
+    expect(config.webhooks[0]!.events).toEqual(["permission.requested"]);
+    expect(config.teamchatEvents).toEqual(["status.stall", "verification"]);
+    expect(config.emailEvents).toEqual(["status.dead"]);
+  });
+
   test("an unknown key is a warning, not a failure", () => {
     const w = world();
     w.writeJson(join(w.cwd, "svc.config.json"), { prot: 1 });

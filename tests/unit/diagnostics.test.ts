@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createDiagnostics, maskPaths } from "../../src/diagnostics/index.ts";
 import { createEventBus } from "../../src/events/bus.ts";
 import { testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { hook, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -36,21 +37,23 @@ describe("the diagnostics ring", () => {
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const session = { id: "s1", name: "n", workDir: "/secret/dir" };
-    const transition = { previous: "working", status: "idle", source: "hook" };
-    bus.publish({ event: "session.idle", session, detail: "the agent's reply text", meta: transition });
-    bus.publish({ event: "status.idle", session, detail: "the agent's reply text", meta: transition });
-    bus.publish({ event: "message.assistant", session, detail: "hello", meta: {} });
-    bus.publish({
-      event: "session.working",
-      session,
-      detail: "x",
-      meta: { previous: "idle", status: "working" },
-    });
-    bus.publish({ event: "session.idle", session, detail: "x", meta: transition });
+    const transition = { previous: "working", status: "idle", source: "hook" } as const;
+    const reply = { session, detail: "the agent's reply text", meta: transition };
+    bus.publish(sampleInput("session.idle", reply));
+    bus.publish(sampleInput("status.idle", reply));
+    bus.publish(sampleInput("message.assistant", { session, detail: "hello" }));
+    bus.publish(
+      sampleInput("session.working", {
+        session,
+        detail: "x",
+        meta: { previous: "idle", status: "working", source: "screen" },
+      }),
+    );
+    bus.publish(sampleInput("session.idle", { session, detail: "x", meta: transition }));
     const details = diagnostics.list().events.map((e) => `${e.type}: ${e.detail}`);
     expect(details).toEqual([
       "state.change: session s1: working → idle (hook)",
-      "state.change: session s1: idle → working",
+      "state.change: session s1: idle → working (screen)",
       "state.change: session s1: working → idle (hook)",
     ]);
     expect(JSON.stringify(diagnostics.list())).not.toMatch(/reply text|hello|secret/);
@@ -87,7 +90,7 @@ describe("GET /v1/diagnostics", () => {
 
 test("event ids can start anywhere (the server starts from its start time, so they grow across restarts)", () => {
   const bus = createEventBus({ firstId: 1_795_000_000_000_000 });
-  expect(bus.publish({ event: "session.created", detail: "" }).id).toBe(1_795_000_000_000_000);
-  expect(bus.publish({ event: "session.created", detail: "" }).id).toBe(1_795_000_000_000_001);
+  expect(bus.publish(sampleInput("session.created")).id).toBe(1_795_000_000_000_000);
+  expect(bus.publish(sampleInput("session.created")).id).toBe(1_795_000_000_000_001);
   expect(bus.since(1_795_000_000_000_000).map((e) => e.id)).toEqual([1_795_000_000_000_001]);
 });

@@ -9,10 +9,12 @@ import {
   DeliveryError,
 } from "../../src/channels/index.ts";
 import { createEventBus } from "../../src/events/bus.ts";
+import type { EventName } from "../../src/events/names.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { migrate } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { createManualClock } from "../fakes/clock.ts";
+import { SAMPLE_PAYLOADS, sampleInput } from "../helpers/events.ts";
 
 type Behaviour = (delivery: Delivery, signal: AbortSignal) => Promise<void>;
 
@@ -51,8 +53,8 @@ function world(targets: ChannelTarget[], db = freshDb()) {
     random: () => 0.5, // no jitter: exactly 1 s, 4 s, 16 s
   });
   dispatcher.start();
-  const publish = (event = "session.created") =>
-    bus.publish({ event: event as never, session: { id: "s1", name: "one", workDir: "/w" }, detail: "d" });
+  const publish = (event: EventName = "session.created") =>
+    bus.publish(sampleInput(event, { session: { id: "s1", name: "one", workDir: "/w" }, detail: "d" }));
   return { clock, bus, store, dispatcher, publish, db };
 }
 
@@ -130,7 +132,7 @@ describe("the dispatcher", () => {
       random: () => 0, // the shortest wait: 0.8 s
     });
     dispatcher.start();
-    bus.publish({ event: "session.created", detail: "" });
+    bus.publish(sampleInput("session.created"));
     await advance(clock, 799);
     expect(down.tries).toHaveLength(1);
     await advance(clock, 1);
@@ -238,7 +240,13 @@ describe("the dispatcher", () => {
       "webhook",
       "removed",
       "d-1",
-      { id: 1, event: "session.created", timestamp: "t", detail: "", meta: {} },
+      {
+        id: 1,
+        event: "session.created",
+        timestamp: "t",
+        detail: "",
+        meta: SAMPLE_PAYLOADS["session.created"],
+      },
       "t",
     );
     const w = world([], db);

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { createEventBus } from "../../src/events/bus.ts";
+import { sampleInput } from "../helpers/events.ts";
 
 const session = { id: "s1", name: "s1", workDir: "/w" };
 
@@ -7,12 +8,11 @@ test("an event published by a subscriber waits for the one being handed out: eve
   const bus = createEventBus();
   // A teammate's end is its parent's news: published from within the dispatch of session.ended.
   bus.subscribe((event) => {
-    if (event.event === "session.ended")
-      bus.publish({ event: "swarm.teammate_finished", session, detail: "" });
+    if (event.event === "session.ended") bus.publish(sampleInput("swarm.teammate_finished", { session }));
   });
   const seen: Array<[number, string]> = [];
   bus.subscribe((event) => seen.push([event.id, event.event]));
-  const ended = bus.publish({ event: "session.ended", session, detail: "killed" });
+  const ended = bus.publish(sampleInput("session.ended", { session, detail: "killed" }));
   expect(seen).toEqual([
     [ended.id, "session.ended"],
     [ended.id + 1, "swarm.teammate_finished"],
@@ -28,8 +28,8 @@ test("a subscriber that throws is logged and the others still get the event", ()
   });
   const seen: string[] = [];
   bus.subscribe((event) => seen.push(event.event));
-  bus.publish({ event: "session.idle", session, detail: "" });
-  bus.publish({ event: "session.working", session, detail: "" });
+  bus.publish(sampleInput("session.idle", { session }));
+  bus.publish(sampleInput("session.working", { session }));
   expect(seen).toEqual(["session.idle", "session.working"]);
   expect(errors).toHaveLength(2);
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { Principal } from "../../src/auth/principal.ts";
 import type { SseTokenStore } from "../../src/auth/sse-tokens.ts";
-import { type AgEvent, createEventBus, type EventBus, type EventInput } from "../../src/events/bus.ts";
+import { type AgEvent, createEventBus, type EventBus, type EventSession } from "../../src/events/bus.ts";
+import type { EventName } from "../../src/events/names.ts";
 import {
   createSseStreams,
   formatEvent,
@@ -13,14 +14,17 @@ import { eventRoutes } from "../../src/server/routes/events.ts";
 import type { Clock } from "../../src/shared/clock.ts";
 import { createManualClock, type ManualClock } from "../fakes/clock.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { countingBus, type SseMessage, sseReader } from "../helpers/sse.ts";
 
 const SETTINGS: SseSettings = { idleMs: 120_000, clientTimeoutMs: 300_000 };
 const alpha = { id: "s-alpha", name: "alpha", workDir: "/srv/alpha" };
 const beta = { id: "s-beta", name: "beta", workDir: "/srv/beta" };
 
-function input(overrides: Partial<EventInput> = {}): EventInput {
-  return { event: "session.working", session: alpha, detail: "idle → working", ...overrides };
+/** An event of `name` (session.working by default) of session alpha, unless given another or none. */
+function input(fields: { event?: EventName; session?: EventSession | undefined; detail?: string } = {}) {
+  const { event = "session.working", ...rest } = fields;
+  return sampleInput(event, { session: alpha, detail: "idle → working", ...rest });
 }
 
 /** The manual clock, counting timers that are set and neither fired nor cancelled. */
@@ -65,13 +69,13 @@ describe("message format", () => {
       timestamp: "2026-01-01T00:00:00.000Z",
       session: alpha,
       detail: "line one\nline two",
-      meta: { uuid: "u-1" },
+      meta: { uuid: "u-1", timestamp: null, sidechain: false },
     };
     expect(formatEvent(event)).toBe(
       "id: 7\nevent: message.assistant\n" +
         'data: {"event":"message.assistant","timestamp":"2026-01-01T00:00:00.000Z",' +
         '"session":{"id":"s-alpha","name":"alpha","workDir":"/srv/alpha"},"detail":"line one\\nline two",' +
-        '"meta":{"uuid":"u-1"}}\n\n',
+        '"meta":{"uuid":"u-1","timestamp":null,"sidechain":false}}\n\n',
     );
   });
 
@@ -92,7 +96,11 @@ describe("message format", () => {
 
 describe("replay plan", () => {
   const held = (from: number, to: number) =>
-    Array.from({ length: to - from + 1 }, (_, i) => ({ ...input(), id: from + i, timestamp: "", meta: {} }));
+    Array.from({ length: to - from + 1 }, (_, i) => ({
+      ...sampleInput("session.working", { session: alpha }),
+      id: from + i,
+      timestamp: "",
+    }));
 
   test("no Last-Event-ID: only new events", () => {
     expect(planReplay(held(1, 5), null)).toEqual({ events: [], floor: 0, gap: null });

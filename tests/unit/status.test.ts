@@ -180,14 +180,15 @@ describe("the end of a session", () => {
   });
 
   test("a launch is told once; an ended session resumed is working again, booting", () => {
+    const how = { permissionMode: "default", agentCommand: null };
     const launched = run(initialStatus(0, STALL, "working", { booting: true }), [
-      [5, "ag", { kind: "launched", detail: "session a created", origin: { forkedFrom: "p" } }],
+      [5, "ag", { kind: "launched", detail: "session a created", origin: { ...how, forkedFrom: "p" } }],
     ]);
     expect(launched.events).toEqual(["session.created"]);
-    expect(launched.meta[0]!["session.created"]).toEqual({ forkedFrom: "p" });
+    expect(launched.meta[0]!["session.created"]).toEqual({ ...how, forkedFrom: "p" });
     const ended = run(idleStart(), [[5, "ag", { kind: "closed", reason: "killed", detail: "" }]]).state;
     const resumed = run(ended, [
-      [9, "ag", { kind: "launched", detail: "resumed", origin: { resumed: true } }],
+      [9, "ag", { kind: "launched", detail: "resumed", origin: { ...how, resumed: true } }],
     ]);
     expect(resumed.state.status).toBe("working");
     expect(resumed.state.booting).toBe(true);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readScreen } from "../../src/agents/claude/adapter.ts";
+import { pendingPermissionOf } from "../../src/events/bus.ts";
 import { AUTO_ANSWER_GRACE_MS } from "../../src/sessions/live/auto-answer.ts";
 import { createManualClock } from "../fakes/clock.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
@@ -43,7 +44,7 @@ async function sessionOn(app: TestApp, dialog: string, options: { enterLost?: bo
 function trustPrompts(app: TestApp, id: string): Json[] {
   const published = app.events
     .filter((e) => e.session?.id === id)
-    .map((e) => e.meta.pendingPermission as Json | null | undefined);
+    .map((e) => pendingPermissionOf(e) as Json | null);
   return [...published, app.repo.get(id)!.pendingPermission].filter((p) => p?.kind === "trust") as Json[];
 }
 

@@ -1,4 +1,5 @@
-import type { AgEvent } from "../../events/bus.ts";
+import { type AgEvent, pendingPermissionOf } from "../../events/bus.ts";
+import type { EventName } from "../../events/names.ts";
 import type { InlineKeyboard } from "./api.ts";
 import { encodeAnswer } from "./callback.ts";
 
@@ -68,7 +69,7 @@ export function isForwarded(event: AgEvent, verbose: boolean): boolean {
   }
 }
 
-const STATUS: Record<string, { icon: string; label: string; detail: boolean }> = {
+const STATUS: Partial<Record<EventName, { icon: string; label: string; detail: boolean }>> = {
   "status.working": { icon: "⚙️", label: "working", detail: false },
   "status.idle": { icon: "💤", label: "idle, waiting for a prompt", detail: false },
   "status.recovered": { icon: "🔄", label: "recovered", detail: false },
@@ -81,24 +82,23 @@ const STATUS: Record<string, { icon: string; label: string; detail: boolean }> =
   "status.permission_timeout": { icon: "⏰", label: "prompt unanswered", detail: true },
 };
 
-interface Pending {
-  id: string;
-  kind: string;
-  tool?: string;
-  detail: string;
-  question?: string;
-  options?: Array<{ index: number; label: string }>;
+/** A link of ours (the dashboard's), in an attribute too: quotes escaped as well. */
+function linkLine(link: string): string {
+  const href = escapeHtml(link).replaceAll('"', "&quot;");
+  return `\n🔗 <a href="${href}">${escapeHtml(link)}</a>`;
 }
 
-function pendingOf(event: AgEvent): Pending | null {
-  const p = event.meta.pendingPermission as Partial<Pending> | null | undefined;
-  return p && typeof p.id === "string" && typeof p.kind === "string" && typeof p.detail === "string"
-    ? (p as Pending)
-    : null;
+/**
+ * A lifecycle or status event: one message of its own (a permission prompt with buttons). An
+ * event that needs a human ends with the session's dashboard link (CONTRACT §10), shown as the
+ * URL itself so it can be copied where the client does not open it (a dashboard on localhost).
+ */
+export function formatStatus(event: AgEvent, link: string | null = null): ChatText {
+  const text = formatStatusText(event);
+  return link === null ? text : { ...text, html: `${text.html}${linkLine(link)}` };
 }
 
-/** A lifecycle or status event: one message of its own (a permission prompt with buttons). */
-export function formatStatus(event: AgEvent): ChatText {
+function formatStatusText(event: AgEvent): ChatText {
   const session = event.session!;
   if (event.event === "session.created") {
     return {
@@ -106,7 +106,7 @@ export function formatStatus(event: AgEvent): ChatText {
     };
   }
   if (event.event === "session.ended") {
-    const reason = typeof event.meta.reason === "string" ? event.meta.reason : event.detail;
+    const reason = event.meta.reason || event.detail;
     return { html: `🏁 <b>ended</b> (${escapeHtml(truncate(reason, TEXT_LIMIT))})` };
   }
   if (event.event === "status.permission" || event.event === "status.plan") return formatPrompt(event);
@@ -118,7 +118,7 @@ export function formatStatus(event: AgEvent): ChatText {
 }
 
 function formatPrompt(event: AgEvent): ChatText {
-  const pending = pendingOf(event);
+  const pending = pendingPermissionOf(event);
   const plan = event.event === "status.plan";
   const what = pending?.detail ?? event.detail;
   const head = plan
@@ -144,7 +144,7 @@ function formatPrompt(event: AgEvent): ChatText {
 
 /** A question: its text, a button per option, and one to dismiss it (replies answer it too). */
 function formatQuestion(event: AgEvent): ChatText {
-  const pending = pendingOf(event);
+  const pending = pendingPermissionOf(event);
   const question = pending?.question ?? pending?.detail ?? event.detail;
   const options = pending?.options ?? [];
   const lines = options.map((o) => `${o.index}. ${escapeHtml(o.label)}`);
@@ -209,7 +209,7 @@ function formatMessage(event: AgEvent, verbose: boolean): string | null {
 }
 
 /** Verbose: the tool's label (name, and its own description if any) and what it runs. */
-function formatToolUse(event: AgEvent): string {
+function formatToolUse(event: AgEvent<"message.tool_use">): string {
   const input = (event.meta.input ?? {}) as Record<string, unknown>;
   const description =
     typeof input.description === "string" ? ` — ${escapeHtml(truncate(input.description, 200))}` : "";
@@ -220,8 +220,8 @@ function formatToolUse(event: AgEvent): string {
   return `🔧 <b>${escapeHtml(toolName(event))}</b>${description}\n<pre><code class="language-${language}">${escapeHtml(truncate(code, TOOL_CODE_LIMIT))}</code></pre>`;
 }
 
-function toolName(event: AgEvent): string {
-  return typeof event.meta.tool === "string" ? event.meta.tool : event.detail || "tool";
+function toolName(event: AgEvent<"message.tool_use">): string {
+  return event.meta.tool || event.detail || "tool";
 }
 
 /** "Bash · Read ×2 · Bash": repeats in a row are counted, the order is kept. */

@@ -16,6 +16,8 @@ export interface ChatChannelOptions {
   /** Origin of the bot API (SVC_CHAT_API_BASE). */
   apiBase: string;
   verbose: boolean;
+  /** Where the links of events that need a human point (config `dashboardUrl`). */
+  dashboardUrl: string;
   sessions: InboundDeps["sessions"];
   audit?: InboundDeps["audit"];
   /** Holds the session → topic table (created here on first use). */
@@ -56,6 +58,7 @@ export function createChatChannel(options: ChatChannelOptions): ChatChannel {
   const target = createChatTarget({
     ...shared,
     verbose: options.verbose,
+    dashboardUrl: options.dashboardUrl,
     batchWindowMs: options.batchWindowMs,
   });
   const inbound = createInbound({

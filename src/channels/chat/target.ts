@@ -1,7 +1,8 @@
-import type { AgEvent, EventSession } from "../../events/bus.ts";
+import { type AgEvent, type EventSession, pendingPermissionOf } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { ChannelTarget } from "../channel.ts";
+import { humanLinks } from "../link.ts";
 import { type BotApi, BotApiError, type ChatMessage } from "./api.ts";
 import {
   type ChatText,
@@ -32,6 +33,8 @@ export interface ChatTargetDeps {
   groupId: string;
   verbose: boolean;
   prompts: OpenPrompts;
+  /** Where the links of events that need a human point (config `dashboardUrl`). */
+  dashboardUrl: string;
   clock: Clock;
   logger: Logger;
   batchWindowMs?: number;
@@ -53,6 +56,7 @@ export interface ChatTargetDeps {
 export function createChatTarget(deps: ChatTargetDeps): ChannelTarget {
   const { api, topics, groupId, clock, logger, prompts } = deps;
   const windowMs = deps.batchWindowMs ?? BATCH_WINDOW_MS;
+  const linkOf = humanLinks(deps.dashboardUrl);
   const seen = new Map<string, { event: AgEvent; at: number }>();
   const covered = new Set<string>();
   const wakers = new Set<() => void>();
@@ -122,9 +126,9 @@ export function createChatTarget(deps: ChatTargetDeps): ChannelTarget {
   async function sendStatus(event: AgEvent, signal: AbortSignal): Promise<void> {
     const session = event.session!;
     await retireStalePrompt(event, signal);
-    const text = formatStatus(event);
+    const text = formatStatus(event, linkOf(event));
     const message = await post(session, text, signal);
-    const pending = event.meta.pendingPermission as { id?: string } | null | undefined;
+    const pending = pendingPermissionOf(event);
     if (text.keyboard && pending?.id)
       prompts.set(session.id, { messageId: message.message_id, permissionId: pending.id });
   }
@@ -136,7 +140,7 @@ export function createChatTarget(deps: ChatTargetDeps): ChannelTarget {
   async function retireStalePrompt(event: AgEvent, signal: AbortSignal): Promise<void> {
     const session = event.session!;
     const open = prompts.get(session.id);
-    const pending = event.meta.pendingPermission as { id?: string } | null | undefined;
+    const pending = pendingPermissionOf(event);
     if (!open || (event.event !== "session.ended" && pending?.id === open.permissionId)) return;
     prompts.delete(session.id);
     await api.removeKeyboard(groupId, open.messageId, signal).catch((error) => {

@@ -1,11 +1,12 @@
 import type { AgentObservation } from "../../agents/agent.ts";
+import type { SessionLaunch, StatusSource } from "../../events/names.ts";
 
 /**
  * Everything the state fusion hears, and from whom. The agent adapter speaks for the agent's
  * hooks, transcript and screen (AgentObservation); tmux says when a pane dies or a window goes;
  * ag itself says what it did (its own keys, a kill, a launch); the timer says time passed.
  */
-export type ObservationSource = "hook" | "transcript" | "screen" | "tmux" | "timer" | "ag";
+export type ObservationSource = StatusSource;
 
 /** How ag answered or cut short what the agent was doing, with its own keys. */
 export type AgKeys = "approve" | "reject" | "answer" | "interrupt" | "escape";
@@ -17,7 +18,7 @@ export type Observation =
   /** ag pressed keys that answer a dialog or interrupt the turn. */
   | { kind: "keys"; keys: AgKeys }
   /** ag launched the agent (a new session, or an ended one resumed); `origin` goes on session.created. */
-  | { kind: "launched"; detail: string; origin: Record<string, unknown> }
+  | { kind: "launched"; detail: string; origin: SessionLaunch }
   /** ag could not open the agent's window. */
   | { kind: "launch-failed"; error: string }
   /** ag ended the session: a kill, or the idle timeout. */

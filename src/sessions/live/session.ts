@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { EventBus } from "../../events/bus.ts";
-import type { EventName } from "../../events/names.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
@@ -140,7 +139,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
         return;
       }
       if (meaning.observation) api.observe(meaning.observation, "transcript");
-      for (const message of meaning.messages) publish(message.event, message.detail, message.meta);
+      for (const message of meaning.messages) deps.bus.publish({ ...message, session: sessionRef() });
       saveTokens();
     },
   });
@@ -163,13 +162,8 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     for (const wake of [...changeWaiters]) wake();
   }
 
-  function publish(event: EventName, detail: string, meta: Record<string, unknown> = {}): void {
-    deps.bus.publish({
-      event,
-      session: { id: record.id, name: record.name, workDir: record.workDir },
-      detail,
-      meta,
-    });
+  function sessionRef() {
+    return { id: record.id, name: record.name, workDir: record.workDir };
   }
 
   function observe(observation: Observation, source: ObservationSource, at = deps.clock.now()): void {
@@ -219,13 +213,12 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     if (!pending) return;
     timers.after("permission", deps.permissionTimeoutMs, () => {
       if (writer.state.pending?.id !== pending.id) return;
-      publish(
-        "status.permission_timeout",
-        `no answer to ${pending.kind} prompt for ${deps.permissionTimeoutMs} ms`,
-        {
-          pendingPermission: pending,
-        },
-      );
+      deps.bus.publish({
+        event: "status.permission_timeout",
+        session: sessionRef(),
+        detail: `no answer to ${pending.kind} prompt for ${deps.permissionTimeoutMs} ms`,
+        meta: { pendingPermission: pending },
+      });
     });
   }
 

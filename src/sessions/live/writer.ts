@@ -1,5 +1,5 @@
-import type { EventBus } from "../../events/bus.ts";
-import type { EventName } from "../../events/names.ts";
+import type { EventBus, EventInput, EventSession } from "../../events/bus.ts";
+import type { StatusEventName, StatusExtra, StatusMeta } from "../../events/names.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
@@ -70,19 +70,17 @@ export function createStatusWriter(
 
   function publish(previous: StatusState, transition: Transition, source: ObservationSource): void {
     const record = deps.record();
+    const session = { id: record.id, name: record.name, workDir: record.workDir };
+    const base: StatusMeta = {
+      status: state.status,
+      previous: previous.status,
+      pendingPermission: state.pending,
+      source,
+    };
     for (const event of transition.events) {
-      deps.bus.publish({
-        event,
-        session: { id: record.id, name: record.name, workDir: record.workDir },
-        detail: transition.details?.[event] ?? transition.detail ?? `${previous.status} → ${state.status}`,
-        meta: {
-          status: state.status,
-          previous: previous.status,
-          pendingPermission: state.pending,
-          source,
-          ...transition.meta[event as EventName],
-        },
-      });
+      const detail =
+        transition.details?.[event] ?? transition.detail ?? `${previous.status} → ${state.status}`;
+      deps.bus.publish(statusEvent(event, session, detail, base, transition.meta[event]));
     }
   }
 
@@ -124,6 +122,21 @@ export function createStatusWriter(
       return { ...transition, previous, changed };
     },
   };
+}
+
+/**
+ * A status event: the catalog defines each one's payload as StatusMeta plus its extra (the
+ * fusion's `meta` for it, typed per event), which TypeScript cannot follow through a union of
+ * names, hence the one cast.
+ */
+function statusEvent<N extends StatusEventName>(
+  event: N,
+  session: EventSession,
+  detail: string,
+  base: StatusMeta,
+  extra: StatusExtra<N> | undefined,
+): EventInput<N> {
+  return { event, session, detail, meta: { ...base, ...extra } } as EventInput<N>;
 }
 
 function samePending(a: PendingPermission | null, b: PendingPermission | null): boolean {

@@ -1,8 +1,8 @@
-import type { EventName } from "../../../events/names.ts";
+import type { StatusEventName } from "../../../events/names.ts";
 import type { SessionStatus } from "../../session.ts";
 import type { StatusState, TurnEnd } from "./state.ts";
 
-const ENTER_EVENTS: Partial<Record<SessionStatus, EventName[]>> = {
+const ENTER_EVENTS: Partial<Record<SessionStatus, StatusEventName[]>> = {
   working: ["session.working", "status.working"],
   idle: ["session.idle", "status.idle"],
   asking: ["status.question"],
@@ -16,8 +16,8 @@ export function transitionEvents(
   prev: StatusState,
   next: StatusState,
   turnEnd: TurnEnd | undefined,
-): EventName[] {
-  const events: EventName[] = [];
+): StatusEventName[] {
+  const events: StatusEventName[] = [];
   const newPermission = next.pending !== null && next.pending.id !== prev.pending?.id;
   if (prev.status !== next.status || newPermission) {
     if (prev.status === "stalled" && next.status !== "stalled") events.push("status.recovered");

@@ -1,11 +1,11 @@
 import type { PermissionRequest } from "../../../agents/agent.ts";
-import type { EventName } from "../../../events/names.ts";
+import type { StatusEventName, StatusExtra, TurnEnd } from "../../../events/names.ts";
 import type { PendingPermission, SessionStatus } from "../../session.ts";
 import { describeDialog } from "./dialogs.ts";
 
 /** What the fusion knows of one session, and the steps every part of it takes. */
 
-export type TurnEnd = "completed" | "failed" | "interrupted";
+export type { TurnEnd };
 
 export interface StatusState {
   status: SessionStatus;
@@ -47,12 +47,12 @@ export interface StatusState {
 
 export interface Transition {
   state: StatusState;
-  events: EventName[];
+  events: StatusEventName[];
   /** Extra meta per event (session.ended's reason, session.turn_ended's reason, session.created's origin). */
-  meta: Partial<Record<EventName, Record<string, unknown>>>;
+  meta: { [N in StatusEventName]?: StatusExtra<N> };
   detail?: string;
   /** A detail of its own for an event, where the transition's does not fit (session.ended: its reason). */
-  details?: Partial<Record<EventName, string>>;
+  details?: Partial<Record<StatusEventName, string>>;
   /** Why a terminal state was entered. */
   endReason?: string;
   /** When to look again even if nothing is observed (the stall check). */
@@ -71,8 +71,8 @@ export interface Transition {
 export interface Step {
   state: StatusState;
   /** Events before the transition's own (an idle timeout is told before the end). */
-  lead: EventName[];
-  events: EventName[];
+  lead: StatusEventName[];
+  events: StatusEventName[];
   meta: Transition["meta"];
   detail?: string;
   details?: Transition["details"];
