@@ -327,7 +327,8 @@ describe("ag run against a running server", () => {
     expect(await proc.exited).toBe(0);
     await Promise.all([out.done, err.done]);
     expect(out.text()).toBe("Hello from the simulation!\n");
-    expect(err.text()).toContain(`dashboard: http://127.0.0.1:${port}/dashboard/`);
+    // The session's own page: a link that opens its pending card, terminal and transcript.
+    expect(err.text()).toContain(`dashboard: http://127.0.0.1:${port}/dashboard/#/sessions/${record.id}\n`);
   });
 });
 

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
+import { sessionUrl } from "../../channels/link.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
@@ -54,7 +55,7 @@ export function createdFields(created: Created, dashboard: string): Array<[strin
         : "none",
     ],
     ...(created.warnings ?? []).map((w): [string, string] => ["warning", w]),
-    ["dashboard", dashboard],
+    ["dashboard", sessionUrl(dashboard, created.id)],
   ];
 }
 

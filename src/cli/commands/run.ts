@@ -1,5 +1,6 @@
 import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
+import { sessionUrl } from "../../channels/link.ts";
 import { type LoadedConfig, loadConfig } from "../../config/load.ts";
 import { bootstrapProjectConfig } from "../../init/project.ts";
 import { startBackgroundServer } from "../../server/background.ts";
@@ -73,7 +74,6 @@ export default defineCommand({
       return;
     }
     const end = await streamTurn(client, input, dashboard);
-    printNote(`dashboard: ${dashboard}`);
     if (end === "failed")
       throw new AgError("AGENT_UNAVAILABLE", "the session's agent died before the turn ended");
   },
@@ -218,10 +218,7 @@ async function streamTurn(
     if (signal.aborted) return "interrupted";
     created = await createSession(client, input);
     printNote(`session ${created.name} (${created.id})${created.reused ? ", reused" : ""}`);
-    if (!isDelivered(created)) {
-      printNote(`dashboard: ${dashboard}`);
-      throw notDelivered(created);
-    }
+    if (!isDelivered(created)) throw notDelivered(created);
     follower = createTurnFollower(created.id);
     // What arrived while creation ran: a quick turn may already be over.
     for (const event of early.splice(0)) if (handle(event)) stop.abort();
@@ -235,5 +232,7 @@ async function streamTurn(
     stop.abort();
     await following.catch(() => {});
     interrupt.release();
+    // Where to go on: the session's own page (its pending card, terminal, transcript).
+    printNote(`dashboard: ${created ? sessionUrl(dashboard, created.id) : dashboard}`);
   }
 }
