@@ -15,6 +15,7 @@ const KEY_BYTES: Record<string, string> = {
 
 function bytesOf(input: FakeInput): string {
   if (input.kind === "literal") return input.text;
+  if (input.kind === "bytes") return new TextDecoder().decode(input.bytes);
   if (input.kind === "paste") return `\x1b[200~${input.text.replaceAll("\n", "\r")}\x1b[201~`;
   return input.keys.map((key) => KEY_BYTES[key] ?? key).join("");
 }
@@ -24,7 +25,7 @@ function fakeProgram(fake: FakeTmux): TestProgram {
   return {
     command: ["test-program"],
     ready: async () => {},
-    say: async (paneId, text) => fake.setScreen(paneId, fake.screen(paneId) + text),
+    say: async (paneId, text) => fake.write(paneId, text),
     exit: async (paneId, status) => fake.exit(paneId, status),
     received: async (paneId) => fake.inputs(paneId).map(bytesOf).join(""),
   };
