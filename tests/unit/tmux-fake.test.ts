@@ -109,6 +109,35 @@ describe("fake tmux test controls", () => {
     expect(await fake.listPanes()).toEqual([]);
   });
 
+  test("setScreen sends watchers the bytes that draw it; write sends its own and appends them", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    const seen: string[] = [];
+    const off = fake.watchOutput(pane.paneId, (e) =>
+      seen.push(
+        e.type === "bytes" ? Buffer.from(e.bytes).toString() : `[${e.snapshot.lines.slice(0, 2).join("|")}]`,
+      ),
+    );
+    fake.setScreen(pane.paneId, "line one\nline two");
+    fake.write(pane.paneId, "\r\nthree");
+    await fake.snapshotPane(pane.paneId);
+    await Bun.sleep(0);
+    expect(seen).toEqual(["\x1b[H\x1b[2Jline one\r\nline two", "\r\nthree", "[line one|line two]"]);
+    expect(fake.screen(pane.paneId)).toBe("line one\nline two\nthree");
+    expect((await fake.snapshotPane(pane.paneId)).cursor).toEqual({ x: 5, y: 2, visible: true });
+    off();
+    expect(fake.outputListeners()).toBe(0);
+  });
+
+  test("sendBytes is recorded as bytes; typed() shows them as text", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    await fake.sendBytes(pane.paneId, new TextEncoder().encode("\x1b[Aok\r"));
+    expect(fake.typed(pane.paneId)).toEqual(["\x1b[Aok\r"]);
+  });
+
   test("a paste over 256 KiB is refused", async () => {
     const fake = createFakeTmux();
     await fake.start();
