@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { createClaudeAdapter } from "./agents/claude/adapter.ts";
 import { createAuditLog } from "./audit/index.ts";
 import { createKeyStore } from "./auth/keys.ts";
+import { currentPrincipal } from "./auth/principal.ts";
 import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
@@ -33,6 +34,7 @@ import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
 import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
+import { terminalRoutes } from "./server/routes/terminal.ts";
 import { toolRoutes } from "./server/routes/tools.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
@@ -51,6 +53,7 @@ import { acquireInstanceLock } from "./store/instance.ts";
 import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
 import { createTemplateService } from "./templates/index.ts";
+import { createTerminalService } from "./terminal/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
 import type { Tmux } from "./tmux/tmux.ts";
@@ -71,6 +74,8 @@ export interface Runtime {
   readonly db: Database;
   readonly bus: EventBus;
   readonly sessions: SessionService;
+  /** ag's tmux control client. */
+  readonly tmux: Tmux;
   /** Drains HTTP for up to graceMs, then releases the database and the state directory. */
   drain(graceMs: number): Promise<boolean>;
   /** Stops following sessions. Agent windows keep running: they are re-adopted at the next start. */
@@ -236,6 +241,14 @@ export async function startRuntime({
       () => void screenshots.close(),
       () => verification.dispose(),
     );
+    const terminals = createTerminalService({
+      tmux: control,
+      sessions,
+      bus,
+      audit,
+      logger,
+      current: (principal) => currentPrincipal(principal, keys),
+    });
     const app = createApp({
       version: VERSION,
       authToken: config.authToken,
@@ -271,6 +284,7 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agent })),
         pipelineRoutes(pipelines),
+        terminalRoutes(terminals),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
         toolRoutes(),
@@ -314,6 +328,7 @@ export async function startRuntime({
       db: openDb,
       bus,
       sessions,
+      tmux: control,
       drain: (graceMs) => server.stop(graceMs),
       close() {
         supervisor.stop();

@@ -38,7 +38,9 @@ export type ApiKey = Static<typeof ApiKey>;
 export const CreatedKey = Type.Composite([ApiKey, Type.Object({ key: Type.String() })]);
 
 export const SseToken = Type.Object({
-  token: Type.String({ description: "pass as ?token= to GET /v1/events or /v1/sessions/:id/events" }),
+  token: Type.String({
+    description: "pass as ?token= to GET /v1/events, /v1/sessions/:id/events or /v1/sessions/:id/terminal",
+  }),
   expiresAt: Type.String(),
   expiresInSeconds: Type.Integer(),
 });

@@ -1,4 +1,5 @@
 import type { ApiKey } from "./key.ts";
+import type { KeyStore } from "./keys.ts";
 import type { Grant } from "./scopes.ts";
 
 /**
@@ -51,6 +52,16 @@ export function keyPrincipal(key: ApiKey): Principal {
     tenantId: key.tenantId,
     keyId: key.id,
   };
+}
+
+/**
+ * The holder's rights as they are now: a key's current scopes and tenant (kind and actor kept),
+ * or null once its key is revoked or expired. The master and local holders do not change.
+ */
+export function currentPrincipal(holder: Principal, keys: Pick<KeyStore, "active">): Principal | null {
+  if (holder.keyId === null) return holder;
+  const key = keys.active(holder.keyId);
+  return key && { ...holder, scopes: new Set(key.scopes), tenantId: key.tenantId };
 }
 
 /**

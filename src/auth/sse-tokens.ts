@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../shared/clock.ts";
 import type { KeyStore } from "./keys.ts";
-import { keyPrincipal, type Principal } from "./principal.ts";
+import { currentPrincipal, type Principal } from "./principal.ts";
 
 /** CONTRACT §4: an SSE token lives 60 s and opens one stream. */
 export const SSE_TOKEN_TTL_MS = 60_000;
@@ -25,12 +25,6 @@ export function createSseTokenStore(deps: {
   ttlMs?: number;
 }): SseTokenStore {
   const ttl = deps.ttlMs ?? SSE_TOKEN_TTL_MS;
-  /** The holder as it is now: a key's current scopes, or nobody once the key is gone. */
-  const current = (holder: Principal): Principal | null => {
-    if (holder.keyId === null) return holder;
-    const key = deps.keys.active(holder.keyId);
-    return key && keyPrincipal(key);
-  };
   const tokens = new Map<string, { holder: Principal; expiresAt: number }>();
 
   function sweep(now: number): void {
@@ -53,7 +47,8 @@ export function createSseTokenStore(deps: {
       if (!entry) return null;
       tokens.delete(hash);
       if (entry.expiresAt <= deps.clock.now()) return null;
-      const now = current(entry.holder);
+      // The minting key as it is now: its current scopes, or nobody once it is gone.
+      const now = currentPrincipal(entry.holder, deps.keys);
       return now && { ...now, kind: "sse-token", actor: `sse-token(${now.actor})` };
     },
   };

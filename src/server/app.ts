@@ -18,6 +18,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { hookRoutes } from "./routes/hooks.ts";
 import { authorize, isServerWide, ROUTE_SCOPES, type RouteScope, unscopedRoutes } from "./routes/scopes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { bindSocketOffer, type SocketOffer } from "./sockets.ts";
 import { dashboardRoutes } from "./static.ts";
 
 /** CONTRACT §2: a request body is at most 2 MiB. */
@@ -59,6 +60,8 @@ export interface ClientInfo {
    * agent, a verification runs a build). The listener stops counting the connection idle.
    */
   handling?(): void;
+  /** The listener can upgrade this request to a WebSocket (a route that speaks it accepts). */
+  socket?: SocketOffer;
 }
 
 export interface HttpApp {
@@ -166,6 +169,7 @@ export function createApp(deps: AppDeps): HttpApp {
     async handle(request, client) {
       const routed = rewriteAlias(request);
       if (client) clients.set(routed, client);
+      if (client?.socket) bindSocketOffer(routed, client.socket);
       const response = await app.handle(routed);
       const delay = held.get(routed);
       if (delay) await Bun.sleep(delay);

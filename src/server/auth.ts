@@ -9,8 +9,9 @@ import { AgError } from "../shared/errors.ts";
  * Who may talk to ag, decided before routing so that an unknown route tells a stranger nothing.
  *
  * - With a token: every request but PUBLIC_ROUTES and agent hooks must carry `Authorization:
- *   Bearer <master token or API key>` (the event streams may instead carry `?token=<SSE token>`;
- *   no other credential is read from a query string). An address that keeps failing is slowed:
+ *   Bearer <master token or API key>` (the event streams and the live terminal, which a browser
+ *   opens without headers, may instead carry `?token=<SSE token>`; no other credential is read
+ *   from a query string). An address that keeps failing is slowed:
  *   past its budget each further failure is a delayed 429; a valid credential is never held up
  *   (a lock-out would let a stranger on a shared address lock its owner out).
  * - Without one: requests are served only for loopback host names or the configured ones (a
@@ -25,7 +26,7 @@ export interface GuardOptions {
   maxBodyBytes: number;
   /** API keys (`Authorization: Bearer agk_…`); without them only the master token is known. */
   keys?: Pick<KeyStore, "authenticate">;
-  /** Verifies `?token=` on the event streams; without it such tokens are refused. */
+  /** Verifies `?token=` where it is accepted (acceptsQueryToken); without it such tokens are refused. */
   sseTokens?: Pick<SseTokenStore, "consume">;
   /** Counts failed attempts per address; past its budget each failure becomes a slowed 429. */
   failures?: RateLimiter;
@@ -35,9 +36,14 @@ export interface GuardOptions {
 const AUTH_SLOWDOWN_STEP_MS = 100;
 const AUTH_SLOWDOWN_MAX_MS = 2_000;
 
-/** The routes that accept an SSE token: GET of the event streams, nothing else. */
-export function isEventStreamRoute(method: string, path: string): boolean {
-  return method === "GET" && (path === "/v1/events" || /^\/v1\/sessions\/[^/]+\/events$/.test(path));
+/**
+ * The routes that accept an SSE token as `?token=`: GET of the event streams (EventSource) and of
+ * the live terminal (a browser's WebSocket); they cannot send a header. Nothing else.
+ */
+export function acceptsQueryToken(method: string, path: string): boolean {
+  return (
+    method === "GET" && (path === "/v1/events" || /^\/v1\/sessions\/[^/]+\/(?:events|terminal)$/.test(path))
+  );
 }
 
 /**
@@ -85,7 +91,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
       if (key) return keyPrincipal(key);
       refuse(ip, "invalid bearer token");
     }
-    const sseToken = isEventStreamRoute(request.method, url.pathname) ? url.searchParams.get("token") : null;
+    const sseToken = acceptsQueryToken(request.method, url.pathname) ? url.searchParams.get("token") : null;
     if (sseToken !== null) {
       if (!options.sseTokens) refuse(ip, "SSE tokens are not enabled");
       return options.sseTokens.consume(sseToken) ?? refuse(ip, "invalid SSE token");

@@ -1,5 +1,6 @@
 import { AgError } from "../shared/errors.ts";
 import type { HttpApp } from "./app.ts";
+import { GOING_AWAY, type ServerSocket, type SocketHandlers, socketDispatch } from "./sockets.ts";
 
 export interface HttpServer {
   readonly host: string;
@@ -7,8 +8,9 @@ export interface HttpServer {
   /** Requests whose handler has not answered yet. */
   inFlight(): number;
   /**
-   * Stops accepting at once, lets in-flight requests finish for up to `graceMs`, then closes
-   * whatever is left (idle keep-alive sockets, streams). Resolves true when all drained in time.
+   * Stops accepting at once and closes WebSockets (1001: they never finish by themselves), lets
+   * in-flight requests finish for up to `graceMs`, then closes whatever is left (idle keep-alive
+   * sockets, streams). Resolves true when all drained in time.
    */
   stop(graceMs: number): Promise<boolean>;
 }
@@ -23,25 +25,32 @@ export async function listen(
   const idleTimeout = options.idleTimeoutS ?? IDLE_TIMEOUT_S;
   let inFlight = 0;
   let onDrained: (() => void) | null = null;
+  const sockets = new Set<ServerSocket>();
 
-  let server: ReturnType<typeof Bun.serve>;
+  let server: ReturnType<typeof Bun.serve<SocketHandlers>>;
   try {
-    server = Bun.serve({
+    server = Bun.serve<SocketHandlers>({
       hostname: options.host,
       port: options.port,
       // The app answers oversized bodies with a 413 envelope; Bun's own limit is only a backstop.
       maxRequestBodySize: options.maxBodyBytes * 2,
       idleTimeout,
+      websocket: socketDispatch(sockets),
       async fetch(request, bun) {
         inFlight++;
         try {
+          const ip = bun.requestIP(request)?.address ?? null;
+          let upgraded = false;
           // Bun counts a connection idle while its handler works, and cuts it after the idle
           // limit (measured: a 16 s handler reset at 12 s). A request that is in and authorized
           // is not idle: the limit is lifted until it is answered (headers and body still get it).
           const response = await app.handle(request, {
-            ip: bun.requestIP(request)?.address ?? null,
+            ip,
             handling: () => bun.timeout(request, 0),
+            socket: { ip, accept: (data) => (upgraded = bun.upgrade(request, { data })) },
           });
+          // The route took the connection over; its own answer is not sent.
+          if (upgraded) return undefined;
           // An event stream is quiet for long by design: its own pings and client timeout
           // (SVC_SSE_*) govern it. Any other answer, and the keep-alive after it, get the limit back.
           const stream = response.headers.get("content-type")?.startsWith("text/event-stream");
@@ -72,6 +81,7 @@ export async function listen(
     inFlight: () => inFlight,
     async stop(graceMs) {
       const stopping = server.stop(false);
+      for (const socket of sockets) socket.close(GOING_AWAY, "server shutting down");
       const drained =
         inFlight === 0 ||
         (await new Promise<boolean>((resolve) => {

@@ -33,6 +33,7 @@ import type {
   SessionListQuery,
   SessionStats,
 } from "./session.ts";
+import { isTerminal } from "./session.ts";
 
 export type { BatchResult, CreateResult, Owner } from "./creation.ts";
 export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
@@ -62,6 +63,8 @@ export interface SessionService {
   /** Ends the session and closes its window (`idle_timeout`: ag's own idle timeout did). */
   kill(id: string, reason?: "killed" | "idle_timeout"): Promise<Session>;
   pane(id: string): Promise<{ id: string; content: string }>;
+  /** Where a running session's agent draws: its tmux pane and window (SESSION_NOT_FOUND once ended). */
+  placement(id: string): { paneId: string; windowId: string };
   read(id: string): Promise<ReadResult>;
   cursor(id: string, query: CursorQuery): Promise<TranscriptCursorPage>;
   health(id: string): Promise<Static<typeof SessionHealth>>;
@@ -136,6 +139,12 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     escape: actions.escape,
     kill: (id, reason = "killed") => actions.end(id, reason),
     pane: actions.pane,
+    placement(id) {
+      const rec = record(id);
+      if (!rec.paneId || !rec.windowId || isTerminal(rec.status))
+        throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
+      return { paneId: rec.paneId, windowId: rec.windowId };
+    },
     setPolicy: actions.setPolicy,
     setProfile: actions.setProfile,
     read: reading.read,

@@ -236,6 +236,19 @@ export function captureCommand(paneId: string, o: { escapes?: boolean; historyLi
   return [...args, "-t", paneId];
 }
 
+/** Bytes per `send-keys -H` command: each is one argument of two hex digits. */
+const SEND_BYTES_CHUNK = 4096;
+
+/** `send-keys -H`: each argument one byte, written to the pane as it is (KEYC_LITERAL). */
+export function sendBytesCommands(paneId: string, bytes: Uint8Array): string[][] {
+  const commands: string[][] = [];
+  for (let at = 0; at < bytes.length; at += SEND_BYTES_CHUNK) {
+    const hex = Array.from(bytes.subarray(at, at + SEND_BYTES_CHUNK), (b) => b.toString(16).padStart(2, "0"));
+    commands.push(["send-keys", "-t", paneId, "-H", ...hex]);
+  }
+  return commands;
+}
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the bracketed-paste markers
 const BRACKET_MARKERS = /\x1b\[20[01]~/g;
 

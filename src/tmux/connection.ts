@@ -11,6 +11,11 @@ import { type ControlReply, createControlFramer } from "./framing.ts";
 export interface ControlConnection {
   /** Runs one command; resolves with its output lines, rejects with tmux's error text. */
   run(args: readonly string[]): Promise<string[]>;
+  /**
+   * Runs commands written to tmux in ONE write, one promise each. tmux reads them together and
+   * runs them one after another with no pane read in between: what they see is one instant.
+   */
+  runTogether(commands: ReadonlyArray<readonly string[]>): Array<Promise<string[]>>;
   /** Ends this client (stdin EOF = detach). The server and its windows stay. */
   close(): Promise<void>;
 }
@@ -25,6 +30,8 @@ export interface ControlConnectionOptions {
   startupTimeoutMs?: number;
   commandTimeoutMs?: number;
   onNotification(line: string): void;
+  /** `%output` of a pane, its data still escaped (framing.ts `decodeOutputData`). */
+  onOutput?(paneId: string, escaped: Uint8Array): void;
   /** Called once, when the client process is gone, with the reason. */
   onClose(reason: string): void;
 }
@@ -82,11 +89,17 @@ export async function openControlConnection(options: ControlConnectionOptions): 
         // A failing handler must not stop the reader: every later reply would hang.
       }
     },
+    output(paneId, escaped) {
+      try {
+        options.onOutput?.(paneId, escaped);
+      } catch {
+        // As above.
+      }
+    },
   });
 
   const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of proc.stdout) framer.push(decoder.decode(chunk, { stream: true }));
+    for await (const chunk of proc.stdout) framer.push(chunk);
   })().catch(() => {});
   const stderr = new Response(proc.stderr).text().catch(() => "");
 
@@ -109,37 +122,50 @@ export async function openControlConnection(options: ControlConnectionOptions): 
     options.onClose(closedReason);
   })();
 
-  const connection: ControlConnection = {
-    run(args) {
-      if (closedReason !== null) return Promise.reject(new Error(`tmux connection lost: ${closedReason}`));
-      let line: string;
-      try {
-        line = tmuxCommandLine(args);
-      } catch (error) {
-        return Promise.reject(error);
+  function runTogether(commands: ReadonlyArray<readonly string[]>): Array<Promise<string[]>> {
+    if (closedReason !== null) {
+      const lost = new Error(`tmux connection lost: ${closedReason}`);
+      return commands.map(() => Promise.reject(lost));
+    }
+    let lines: string[];
+    try {
+      lines = commands.map((args) => tmuxCommandLine(args));
+    } catch (error) {
+      return commands.map(() => Promise.reject(error));
+    }
+    const entries: Pending[] = [];
+    const promises = commands.map(
+      (args) =>
+        new Promise<string[]>((resolve, reject) => {
+          entries.push({
+            command: args[0]!,
+            resolve,
+            reject,
+            // The entry stays queued after a timeout: its late reply must still be consumed in order.
+            timer: setTimeout(
+              () => reject(new Error(`tmux ${args[0]} did not answer within ${commandTimeoutMs} ms`)),
+              commandTimeoutMs,
+            ),
+          });
+        }),
+    );
+    pending.push(...entries);
+    try {
+      proc.stdin.write(`${lines.join("\n")}\n`);
+      proc.stdin.flush();
+    } catch (error) {
+      for (const entry of entries) {
+        pending.splice(pending.indexOf(entry), 1);
+        clearTimeout(entry.timer);
+        entry.reject(new Error(`tmux connection lost: ${error}`));
       }
-      return new Promise<string[]>((resolve, reject) => {
-        const entry: Pending = {
-          command: args[0]!,
-          resolve,
-          reject,
-          // The entry stays queued after a timeout: its late reply must still be consumed in order.
-          timer: setTimeout(
-            () => reject(new Error(`tmux ${args[0]} did not answer within ${commandTimeoutMs} ms`)),
-            commandTimeoutMs,
-          ),
-        };
-        pending.push(entry);
-        try {
-          proc.stdin.write(`${line}\n`);
-          proc.stdin.flush();
-        } catch (error) {
-          pending.splice(pending.indexOf(entry), 1);
-          clearTimeout(entry.timer);
-          reject(new Error(`tmux connection lost: ${error}`));
-        }
-      });
-    },
+    }
+    return promises;
+  }
+
+  const connection: ControlConnection = {
+    run: (args) => runTogether([args])[0]!,
+    runTogether,
     async close() {
       if (closedReason === null) {
         try {

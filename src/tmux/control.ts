@@ -14,6 +14,7 @@ import {
 import { type ControlConnection, openControlConnection } from "./connection.ts";
 import { createDeathTracker } from "./deaths.ts";
 import { parseNotification } from "./framing.ts";
+import { createPaneOutput } from "./output.ts";
 import type { Tmux, TmuxEvent, TmuxHealthState } from "./tmux.ts";
 import { createWindowCommands } from "./windows.ts";
 
@@ -38,7 +39,8 @@ export interface ControlTmuxOptions {
 
 /**
  * ag's tmux layer over one long-lived control-mode client on the private socket. Events:
- * `%output` → pane-output (coalesced); `%window-close` → window-closed; pane death from a
+ * `%output` → pane-output (coalesced), and the decoded bytes to the pane's watchers, if any;
+ * `%layout-change` → window-layout; `%window-close` → window-closed; pane death from a
  * `refresh-client -B` subscription (tmux pushes changes, ≤ 1 s); the client process ending
  * (`%exit`, server killed) → server-lost, then reconnects with back-off (starting a new server
  * if needed) → connected. close() only detaches: windows and server outlive ag.
@@ -67,6 +69,19 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
   let closing = false;
   let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   let backoffMs = 100;
+  const output = createPaneOutput({
+    run: (args) => run(args),
+    runTogether: (commands) => {
+      if (!connection) {
+        const error = new Error(`tmux is not connected: ${health.error}`);
+        return commands.map(() => Promise.reject(error));
+      }
+      log?.debug(`tmux commands: ${commands.map((args) => args[0]).join(", ")}`);
+      return connection.runTogether(commands);
+    },
+    changed: (paneId) => coalescer.touch(paneId),
+    logError: (message, error) => log?.error(message, error),
+  });
   const windows = createWindowCommands({
     run: (args) => run(args),
     target,
@@ -88,9 +103,14 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
     }
   }
 
+  function onOutput(paneId: string, escaped: Uint8Array): void {
+    coalescer.touch(paneId);
+    output.deliver(paneId, escaped);
+  }
+
   function onNotification(line: string): void {
     const note = parseNotification(line);
-    if (note.kind === "output") coalescer.touch(note.paneId);
+    if (note.kind === "layout-change") emit({ type: "window-layout", windowId: note.windowId });
     else if (note.kind === "window-close") {
       for (const [paneId, windowId] of paneWindows) {
         if (windowId !== note.windowId) continue;
@@ -116,6 +136,9 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       commandTimeoutMs: options.commandTimeoutMs,
       onNotification: (line) => {
         if (connection === conn) onNotification(line);
+      },
+      onOutput: (paneId, escaped) => {
+        if (connection === conn) onOutput(paneId, escaped);
       },
       onClose: (reason) => {
         if (connection === conn) lost(reason);
@@ -225,6 +248,11 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
     },
 
     ...windows,
+
+    watchOutput: output.watchOutput,
+    outputListeners: output.outputListeners,
+    snapshotPane: output.snapshotPane,
+    sendBytes: output.sendBytes,
 
     async capturePane(paneId, o = {}) {
       // In control mode the reply's lines are the captured lines; `capture-pane -p` ends each with \n.

@@ -12,6 +12,9 @@ export { type ControlTmuxLogger, type ControlTmuxOptions, createControlTmux } fr
 export { createTmuxProbe, type TmuxHealth, type TmuxProbe, type TmuxProbeOptions } from "./probe.ts";
 export type {
   NewWindowOptions,
+  PaneModes,
+  PaneOutputEvent,
+  PaneSnapshot,
   SplitWindowOptions,
   Tmux,
   TmuxEvent,

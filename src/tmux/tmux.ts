@@ -47,9 +47,55 @@ export interface SplitWindowOptions extends Omit<NewWindowOptions, "name"> {
   horizontal?: boolean;
 }
 
+/** What a terminal must be told, besides the screen's text, to behave as the pane does. */
+export interface PaneModes {
+  /** A program (a pager, an editor) shows the alternate screen. */
+  alternateScreen: boolean;
+  /** DECCKM: cursor keys send `ESC O A` rather than `ESC [ A`. */
+  cursorKeys: boolean;
+  /** DECKPAM: the keypad sends application sequences. */
+  keypad: boolean;
+  insert: boolean;
+  /** Auto-wrap at the right margin (on unless a program turned it off). */
+  wrap: boolean;
+  /** DECOM: cursor rows count from the scroll region's top. */
+  origin: boolean;
+  /** Rows (0-based, inclusive) the program scrolls; the whole screen unless it set a region. */
+  scrollRegion: { top: number; bottom: number };
+  /** Which mouse reports the program asked for (1000, 1002, 1003), and their encodings. */
+  mouse: "off" | "standard" | "button" | "any";
+  mouseSgr: boolean;
+  mouseUtf8: boolean;
+}
+
+/** One pane's screen at one instant: enough to repaint it in a terminal of the same size. */
+export interface PaneSnapshot {
+  width: number;
+  height: number;
+  /** 0-based, in the pane. */
+  cursor: { x: number; y: number; visible: boolean };
+  /** The visible screen: `height` rows, each with its SGR escapes and no newline. */
+  lines: string[];
+  /** While the alternate screen is shown, the normal one under it (the same shape); else null. */
+  normalLines: string[] | null;
+  modes: PaneModes;
+}
+
+/**
+ * A watched pane's output, in order: the bytes its program writes, and every snapshot taken of
+ * it, each in its exact place. A snapshot stands for everything before it; the bytes after it
+ * apply on top. (Taking one pauses the pane's output for an instant, so bytes written meanwhile
+ * exist only in the snapshot: a watcher must repaint from every snapshot it is given.)
+ */
+export type PaneOutputEvent =
+  | { type: "bytes"; bytes: Uint8Array }
+  | { type: "snapshot"; snapshot: PaneSnapshot };
+
 export type TmuxEvent =
   /** The pane's screen changed (coalesced: at most one per pane per few ms, never a flood). */
   | { type: "pane-output"; paneId: string }
+  /** The window's panes were laid out again (a split, a pane closed, a resize): sizes may differ. */
+  | { type: "window-layout"; windowId: string }
   /** The pane's process exited (remain-on-exit keeps the pane). */
   | { type: "pane-died"; paneId: string; status: number | null }
   /** The window is gone (killed, or closed by tmux). */
@@ -82,10 +128,28 @@ export interface Tmux {
   listPanes(): Promise<TmuxPane[]>;
   /** The visible screen (`capture-pane -p`), optionally with escapes (-e) or N lines of history. */
   capturePane(paneId: string, options?: { escapes?: boolean; historyLines?: number }): Promise<string>;
+  /**
+   * The pane's output from now on (PaneOutputEvent): the bytes as its program wrote them
+   * (escapes and all) and the snapshots taken of it. A pane's listeners share each event: read
+   * it, never change it. Only watched panes' output is decoded. Returns the unsubscribe function.
+   */
+  watchOutput(paneId: string, listener: (event: PaneOutputEvent) => void): () => void;
+  /** How many watchOutput listeners there are, over all panes (0 once every viewer has gone). */
+  outputListeners(): number;
+  /**
+   * The pane's screen, size, cursor and modes at one instant; also given, in its place, to every
+   * listener of the pane. Asked while one is being taken, it is taken once more after that one.
+   */
+  snapshotPane(paneId: string): Promise<PaneSnapshot>;
   /** Named keys (`Enter`, `Escape`, `C-c`, `BTab`, `Up`, "1"…), each a separate key press. */
   sendKeys(paneId: string, keys: string[]): Promise<void>;
   /** Literal text as typed keys (`send-keys -l`); no key names interpreted. */
   sendLiteral(paneId: string, text: string): Promise<void>;
+  /**
+   * Bytes as the pane's terminal input, exactly (`send-keys -H`): what a terminal emulator sends
+   * for keys ("\r", "\x1b[A", "\x03"…), with no key-name or extended-key translation.
+   */
+  sendBytes(paneId: string, bytes: Uint8Array): Promise<void>;
   /** Text as ONE bracketed paste (buffer + `paste-buffer -p -d`), any size up to 256 KiB. */
   paste(paneId: string, text: string): Promise<void>;
   /** Closes the window and every pane in it; harmless when it is already gone. */

@@ -134,6 +134,77 @@ export function tmuxContract(name: string, make: () => Promise<TmuxContractSubje
       );
     });
 
+    test("a watcher gets exactly the bytes the program writes, in order, until it stops", async () => {
+      const { pane, program } = await launch();
+      const got: Uint8Array[] = [];
+      const off = tmux.watchOutput(pane.paneId, (e) => e.type === "bytes" && got.push(e.bytes.slice()));
+      expect(tmux.outputListeners()).toBe(1);
+      const text = "plain \x1b[1mbold\x1b[0m \x01\x07 back\\slash \x1b]0;title\x07 héllo 日本 🎉";
+      await program.say(pane.paneId, text);
+      await eventually(() => expect(Buffer.concat(got).toString()).toBe(text));
+      off();
+      expect(tmux.outputListeners()).toBe(0);
+      await program.say(pane.paneId, " unheard");
+      await eventually(async () => expect(await tmux.capturePane(pane.paneId)).toContain("unheard"));
+      expect(Buffer.concat(got).toString()).toBe(text);
+    });
+
+    test("a snapshot shows the screen, its size and cursor, and reaches watchers in its place", async () => {
+      const { pane, program } = await launch();
+      const events: string[] = [];
+      const off = tmux.watchOutput(pane.paneId, (e) =>
+        events.push(
+          e.type === "bytes" ? Buffer.from(e.bytes).toString() : `[snapshot ${e.snapshot.lines[0]}]`,
+        ),
+      );
+      await program.say(pane.paneId, "first words");
+      await eventually(() => expect(events.join("")).toBe("first words"));
+      const snapshot = await tmux.snapshotPane(pane.paneId);
+      expect(snapshot).toMatchObject({ width: 120, height: 40, cursor: { x: 11, y: 0, visible: true } });
+      expect(snapshot.lines).toHaveLength(40);
+      expect(snapshot.lines[0]).toBe("first words");
+      expect(snapshot.lines.slice(1).every((line) => line === "")).toBe(true);
+      expect(snapshot.normalLines).toBeNull();
+      expect(snapshot.modes).toMatchObject({ alternateScreen: false, wrap: true, mouse: "off" });
+      expect(snapshot.modes.scrollRegion).toEqual({ top: 0, bottom: 39 });
+      await program.say(pane.paneId, ", then more");
+      await eventually(() => expect(events.join("")).toBe("first words[snapshot first words], then more"));
+      off();
+    });
+
+    test("snapshots asked for together are taken in turn, and each watcher gets each one", async () => {
+      const { pane, program } = await launch();
+      await program.say(pane.paneId, "on screen");
+      await eventually(async () => expect(await tmux.capturePane(pane.paneId)).toContain("on screen"));
+      const [a, b] = [0, 1].map(() => {
+        const events: string[] = [];
+        const off = tmux.watchOutput(pane.paneId, (e) => events.push(e.type));
+        return { events, off };
+      });
+      const taken = await Promise.all([1, 2, 3].map(() => tmux.snapshotPane(pane.paneId)));
+      for (const snapshot of taken) expect(snapshot.lines[0]).toBe("on screen");
+      await eventually(() => expect(a!.events.length).toBeGreaterThanOrEqual(2));
+      expect(new Set(a!.events)).toEqual(new Set(["snapshot"]));
+      expect(b!.events).toEqual(a!.events);
+      a!.off();
+      b!.off();
+      expect(tmux.outputListeners()).toBe(0);
+    });
+
+    test("bytes sent arrive exactly, control sequences included", async () => {
+      const { pane, program } = await launch();
+      const keys = "a\r\x1b[A\x1bOB\x03\x7f\t é 日本 🎉 \x00z";
+      await tmux.sendBytes(pane.paneId, new TextEncoder().encode(keys));
+      await eventually(async () => expect(await program.received(pane.paneId)).toBe(keys));
+    });
+
+    test("splitting a window signals window-layout for it", async () => {
+      const parent = await launch("sess-parent");
+      const laid = nextEvent(tmux, (e) => e.type === "window-layout" && e.windowId === parent.pane.windowId);
+      await split(parent.pane);
+      await laid;
+    });
+
     test("literal text arrives as typed, no key names interpreted", async () => {
       const { pane, program } = await launch();
       const text = `Enter C-c héllo wörld 🎉 日本 $HOME ~ ; {x} #{pane_id} "q" 'q' \\`;
@@ -292,6 +363,9 @@ export function tmuxContract(name: string, make: () => Promise<TmuxContractSubje
 
     test("bad requests fail clearly", async () => {
       await expect(tmux.capturePane("%999999")).rejects.toThrow(/can't find pane/);
+      await expect(tmux.snapshotPane("%999999")).rejects.toThrow(/can't find pane/);
+      await expect(tmux.sendBytes("%999999", new Uint8Array([97]))).rejects.toThrow(/can't find pane/);
+      expect(() => tmux.watchOutput("nope", () => {})).toThrow(/pane id/);
       const base = { tag: "t", name: "n", cwd: tmpdir(), command: ["true"] };
       await expect(tmux.newWindow({ ...base, cwd: "/no/such/dir" })).rejects.toThrow(/no such directory/);
       await expect(tmux.newWindow({ ...base, command: [] })).rejects.toThrow(/needs a command/);

@@ -5,6 +5,7 @@ import { DASHBOARD_CSP } from "../../src/server/static.ts";
 import { VERSION } from "../../src/version.ts";
 import { agEnv, compiledBinary, freePort, runAg, startAg } from "../helpers/binary.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { openTerminal } from "../helpers/terminal.ts";
 
 let ag: string;
 let svc: string;
@@ -202,6 +203,47 @@ describe("the server, run from another directory with src/ and public/ gone", ()
       expect(
         (await fetch(`${server.url}/v1/sessions`, { headers: { authorization: "Bearer t0k" } })).status,
       ).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the live terminal WebSocket: a single-use token, a snapshot, control, typed bytes echoed", async () => {
+    const token = "binary-terminal-token";
+    const root = tempDir();
+    const script = join(root, "agent.sh");
+    writeFileSync(
+      script,
+      `#!/bin/sh\nprintf 'binary ready\\n'\nwhile IFS= read -r l; do printf 'you said: %s\\n' "$l"; done\n`,
+    );
+    chmodSync(script, 0o755);
+    const server = await startAg(ag, ["--port", "0", "--host", "127.0.0.1"], {
+      env: agEnv({ SVC_AUTH_TOKEN: token }),
+    });
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    try {
+      const created = await fetch(`${server.url}/v1/sessions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ workDir: root, agentCommand: script }),
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      const sse = (await (
+        await fetch(`${server.url}/v1/auth/sse-token`, { method: "POST", headers })
+      ).json()) as {
+        token: string;
+      };
+      const client = await openTerminal(
+        `${server.url.replace("http", "ws")}/v1/sessions/${id}/terminal?token=${sse.token}`,
+      );
+      await client.until((c) => c.texts()[0]?.type === "snapshot", 10_000);
+      expect(client.texts()[0]).toMatchObject({ cols: 120, rows: 40 });
+      client.send({ type: "control" });
+      await client.until((c) => c.texts().some((m) => m.type === "control" && m.granted));
+      client.send({ type: "input", data: "from the binary\r" });
+      await client.until((c) => c.output().includes("you said: from the binary"), 10_000);
+      client.close();
     } finally {
       await server.stop();
     }

@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import type {
   NewWindowOptions,
+  PaneOutputEvent,
+  PaneSnapshot,
   SplitWindowOptions,
   Tmux,
   TmuxEvent,
@@ -17,7 +19,8 @@ import type {
 export type FakeInput =
   | { kind: "keys"; keys: string[] }
   | { kind: "literal"; text: string }
-  | { kind: "paste"; text: string };
+  | { kind: "paste"; text: string }
+  | { kind: "bytes"; bytes: Uint8Array };
 
 export interface FakePane {
   paneId: string;
@@ -53,13 +56,23 @@ export interface FakeWindow {
 export interface FakeTmuxServer {
   windows: Map<string, FakeWindow>;
   clients: Set<(event: TmuxEvent) => void>;
+  /** Each client's ear for pane output (a program wrote these bytes). */
+  outputs: Set<(paneId: string, bytes: Uint8Array) => void>;
   nextId: number;
 }
 
 export interface FakeTmux extends Tmux {
   readonly server: FakeTmuxServer;
-  /** The pane's program drew `text` (the whole visible screen); signals pane-output. */
+  /**
+   * The pane's program drew `text` (the whole visible screen); signals pane-output. Watchers get
+   * the bytes that draw it: home, clear, the text with CR LF line ends.
+   */
   setScreen(paneId: string, text: string): void;
+  /**
+   * The pane's program wrote `data`: watchers get exactly these bytes, and the screen shows them
+   * appended (the fake renders no escapes: a line feed starts a new line, the rest is text).
+   */
+  write(paneId: string, data: string | Uint8Array): void;
   /** What the pane shows now (what capturePane returns). */
   screen(paneId: string): string;
   /** The pane's program exited; the pane stays, dead (remain-on-exit). */
@@ -77,7 +90,7 @@ export const FAKE_MAX_PASTE_BYTES = 256 * 1024;
 const BRACKET_MARKERS = /\x1b\[20[01]~/g;
 
 export function createFakeTmuxServer(): FakeTmuxServer {
-  return { windows: new Map(), clients: new Set(), nextId: 1 };
+  return { windows: new Map(), clients: new Set(), outputs: new Set(), nextId: 1 };
 }
 
 export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeTmux {
@@ -104,12 +117,44 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
   function connected(): void {
     health = { healthy: true, error: null };
     server.clients.add(onServerEvent);
+    server.outputs.add(onOutput);
+  }
+
+  /** Each watched pane's listeners. */
+  const watchers = new Map<string, Set<(event: PaneOutputEvent) => void>>();
+
+  /**
+   * Events reach listeners a microtask later, in the order they happened, as the real client
+   * delivers them: a snapshot lands between the bytes written before it and those after.
+   */
+  function toWatchers(paneId: string, event: PaneOutputEvent): void {
+    const listeners = watchers.get(paneId);
+    if (!listeners) return;
+    queueMicrotask(() => {
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // As the real client: a failing listener is not felt by tmux.
+        }
+      }
+    });
+  }
+
+  function onOutput(paneId: string, bytes: Uint8Array): void {
+    toWatchers(paneId, { type: "bytes", bytes });
+  }
+
+  function emitOutput(paneId: string, bytes: Uint8Array): void {
+    for (const output of server.outputs) output(paneId, bytes);
+    broadcast({ type: "pane-output", paneId });
   }
 
   function onServerEvent(event: TmuxEvent): void {
     if (event.type === "server-lost") {
       health = { healthy: false, error: `tmux server lost: ${event.error}` };
       server.clients.delete(onServerEvent);
+      server.outputs.delete(onOutput);
       deliver(event);
       setTimeout(() => {
         if (health.error === "closed") return;
@@ -209,6 +254,7 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
       p.width = o.horizontal ? Math.floor((w.width - n + 1) / n) : w.width;
       p.height = o.horizontal ? w.height : Math.floor((w.height - n + 1) / n);
     }
+    broadcast({ type: "window-layout", windowId });
     return toPane(pane);
   }
 
@@ -226,6 +272,7 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     },
     async close() {
       server.clients.delete(onServerEvent);
+      server.outputs.delete(onOutput);
       health = { healthy: false, error: "closed" };
     },
     health: () => ({ ...health }),
@@ -245,6 +292,27 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     },
     async capturePane(paneId) {
       return byPane(paneId).screen;
+    },
+    watchOutput(paneId, listener) {
+      if (!/^%\d+$/.test(paneId)) throw new TypeError(`not a tmux pane id: ${paneId}`);
+      const listeners = watchers.get(paneId) ?? new Set<(event: PaneOutputEvent) => void>();
+      watchers.set(paneId, listeners);
+      const own = (event: PaneOutputEvent) => listener(event);
+      listeners.add(own);
+      return () => {
+        listeners.delete(own);
+        if (listeners.size === 0 && watchers.get(paneId) === listeners) watchers.delete(paneId);
+      };
+    },
+    outputListeners: () => [...watchers.values()].reduce((n, listeners) => n + listeners.size, 0),
+    async snapshotPane(paneId) {
+      const snapshot = snapshotOf(byPane(paneId));
+      toWatchers(paneId, { type: "snapshot", snapshot });
+      return snapshot;
+    },
+    async sendBytes(paneId, bytes) {
+      const p = byPane(paneId);
+      if (bytes.length) p.inputs.push({ kind: "bytes", bytes: new Uint8Array(bytes) });
     },
     async sendKeys(paneId, keys) {
       const p = byPane(paneId);
@@ -282,7 +350,13 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     setScreen(paneId, text) {
       const p = findPane(paneId);
       p.screen = text;
-      broadcast({ type: "pane-output", paneId });
+      emitOutput(paneId, new TextEncoder().encode(`\x1b[H\x1b[2J${text.replaceAll("\n", "\r\n")}`));
+    },
+    write(paneId, data) {
+      const p = findPane(paneId);
+      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : new Uint8Array(data);
+      p.screen += new TextDecoder().decode(bytes).replaceAll("\r\n", "\n");
+      emitOutput(paneId, bytes);
     },
     screen(paneId) {
       return findPane(paneId).screen;
@@ -298,13 +372,46 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
       broadcast({ type: "server-lost", error: "server exited" });
     },
     typed(paneId) {
-      return findPane(paneId).inputs.flatMap((input) => (input.kind === "keys" ? input.keys : [input.text]));
+      return findPane(paneId).inputs.flatMap((input) => {
+        if (input.kind === "keys") return input.keys;
+        return [input.kind === "bytes" ? new TextDecoder().decode(input.bytes) : input.text];
+      });
     },
     inputs(paneId) {
       return findPane(paneId).inputs;
     },
     window(windowId) {
       return server.windows.get(windowId);
+    },
+  };
+}
+
+/**
+ * The fake's screen as a snapshot: its last `height` lines as they are (no escapes rendered), the
+ * cursor after the last character, and a terminal's default modes.
+ */
+function snapshotOf(p: FakePane): PaneSnapshot {
+  const all = p.screen.split("\n");
+  const lines = all.slice(-p.height);
+  const cursorY = lines.length - 1;
+  while (lines.length < p.height) lines.push("");
+  return {
+    width: p.width,
+    height: p.height,
+    cursor: { x: [...(lines[cursorY] ?? "")].length, y: cursorY, visible: true },
+    lines,
+    normalLines: null,
+    modes: {
+      alternateScreen: false,
+      cursorKeys: false,
+      keypad: false,
+      insert: false,
+      wrap: true,
+      origin: false,
+      scrollRegion: { top: 0, bottom: p.height - 1 },
+      mouse: "off",
+      mouseSgr: false,
+      mouseUtf8: false,
     },
   };
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startupCommand } from "../../src/tmux/commands.ts";
 import { openControlConnection } from "../../src/tmux/connection.ts";
 import { createControlTmux } from "../../src/tmux/control.ts";
-import type { Tmux, TmuxEvent, TmuxPane } from "../../src/tmux/tmux.ts";
+import type { PaneOutputEvent, Tmux, TmuxEvent, TmuxPane } from "../../src/tmux/tmux.ts";
 import { eventually, nextEvent, tmuxContract } from "../contract/tmux.contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { killTmuxServer, privateSocket, shellProgram, tmux as tmuxCli } from "../helpers/tmux.ts";
@@ -27,6 +27,24 @@ async function withClient(run: (client: Tmux, socket: string) => Promise<void>):
     await client.close();
     killTmuxServer(socket);
   }
+}
+
+/** Plays CR, LF and plain text on screen rows from a cursor (all a line-printing program writes). */
+function play(lines: string[], cursor: { x: number; y: number }, text: string): string[] {
+  const rows = [...lines];
+  let { x, y } = cursor;
+  for (const ch of text) {
+    if (ch === "\r") x = 0;
+    else if (ch === "\n") {
+      y++;
+      if (y >= rows.length) rows.push("");
+    } else {
+      const row = rows[y]!;
+      rows[y] = row.slice(0, x).padEnd(x) + ch + row.slice(x + 1);
+      x++;
+    }
+  }
+  return rows;
 }
 
 function cli(socket: string, ...args: string[]): string {
@@ -312,6 +330,92 @@ describe("control-mode client on real tmux", () => {
       expect(seen.length).toBeGreaterThan(2);
       expect(seen.length).toBeLessThanOrEqual(Math.ceil(elapsed / 30) + 2);
       expect(await seen.at(-1)!.screen).toContain("FLOOD-DONE");
+    });
+  });
+
+  test("snapshots cut a flood of output exactly (no byte lost or doubled), another pane busy too", async () => {
+    await withClient(async (client) => {
+      const counter = 'i=0; while :; do i=$((i+1)); echo "L$i"; done';
+      const busy = await client.newWindow({
+        tag: "busy",
+        name: "n",
+        cwd: tempDir(),
+        command: ["sh", "-c", counter],
+      });
+      const pane = await client.newWindow({
+        tag: "t",
+        name: "n",
+        cwd: tempDir(),
+        command: ["sh", "-c", counter],
+      });
+      // Two viewers: each gets every snapshot, its own or the other's, and must stay exact.
+      const streams: PaneOutputEvent[][] = [[], []];
+      const offs = streams.map((events) => client.watchOutput(pane.paneId, (e) => events.push(e)));
+      for (let n = 0; n < 4; n++) {
+        await Bun.sleep(60);
+        void client.snapshotPane(pane.paneId);
+      }
+      await Bun.sleep(100);
+      for (const off of offs) off();
+      await client.killWindow(busy.windowId);
+      await client.killWindow(pane.windowId);
+      for (const events of streams) {
+        const snapshots = events.flatMap((e, i) => (e.type === "snapshot" ? [i] : []));
+        expect(snapshots.length).toBe(4);
+        for (const [n, at] of snapshots.entries()) {
+          // The snapshot, then the bytes after it (up to the next snapshot), played on it.
+          const snapshot = (events[at] as Extract<PaneOutputEvent, { type: "snapshot" }>).snapshot;
+          const after = events.slice(at + 1, snapshots[n + 1] ?? events.length);
+          const bytes = after.flatMap((e) => (e.type === "bytes" ? [e.bytes] : []));
+          const rows = play(snapshot.lines, snapshot.cursor, Buffer.concat(bytes).toString("latin1"));
+          const numbers = rows
+            .filter((row) => row !== "")
+            .slice(0, -1)
+            .map((row) => Number(row.slice(1)));
+          expect(numbers.length).toBeGreaterThan(39);
+          // Consecutive across the seam: each line is the one before plus one.
+          const breaks = numbers.flatMap((v, i) =>
+            i > 0 && v !== numbers[i - 1]! + 1 ? [[numbers[i - 1], v]] : [],
+          );
+          expect(breaks).toEqual([]);
+        }
+      }
+      expect(client.outputListeners()).toBe(0);
+    });
+  });
+
+  test("a snapshot reports the alternate screen with the normal one under it, and the modes", async () => {
+    await withClient(async (client) => {
+      const modes =
+        "\\033[?1049h\\033[Halt screen\\033[?25l\\033[?1h\\033=\\033[?1002h\\033[?1006h\\033[5;20r";
+      const script = `printf 'normal text\\n'; printf '${modes}'; exec sleep 600`;
+      const pane = await client.newWindow({
+        tag: "t",
+        name: "n",
+        cwd: tempDir(),
+        command: ["sh", "-c", script],
+      });
+      await eventually(async () =>
+        expect((await client.snapshotPane(pane.paneId)).modes.alternateScreen).toBe(true),
+      );
+      const snapshot = await client.snapshotPane(pane.paneId);
+      expect(snapshot.lines[0]).toBe("alt screen");
+      expect(snapshot.normalLines?.[0]).toBe("normal text");
+      expect(snapshot.normalLines).toHaveLength(40);
+      // DECSTBM homes the cursor.
+      expect(snapshot.cursor).toEqual({ x: 0, y: 0, visible: false });
+      expect(snapshot.modes).toEqual({
+        alternateScreen: true,
+        cursorKeys: true,
+        keypad: true,
+        insert: false,
+        wrap: true,
+        origin: false,
+        scrollRegion: { top: 4, bottom: 19 },
+        mouse: "button",
+        mouseSgr: true,
+        mouseUtf8: false,
+      });
     });
   });
 

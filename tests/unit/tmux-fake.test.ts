@@ -15,6 +15,7 @@ const KEY_BYTES: Record<string, string> = {
 
 function bytesOf(input: FakeInput): string {
   if (input.kind === "literal") return input.text;
+  if (input.kind === "bytes") return new TextDecoder().decode(input.bytes);
   if (input.kind === "paste") return `\x1b[200~${input.text.replaceAll("\n", "\r")}\x1b[201~`;
   return input.keys.map((key) => KEY_BYTES[key] ?? key).join("");
 }
@@ -24,7 +25,7 @@ function fakeProgram(fake: FakeTmux): TestProgram {
   return {
     command: ["test-program"],
     ready: async () => {},
-    say: async (paneId, text) => fake.setScreen(paneId, fake.screen(paneId) + text),
+    say: async (paneId, text) => fake.write(paneId, text),
     exit: async (paneId, status) => fake.exit(paneId, status),
     received: async (paneId) => fake.inputs(paneId).map(bytesOf).join(""),
   };
@@ -106,6 +107,35 @@ describe("fake tmux test controls", () => {
     expect(events).toEqual(["connected", "server-lost", "connected"]);
     expect(fake.health()).toEqual({ healthy: true, error: null });
     expect(await fake.listPanes()).toEqual([]);
+  });
+
+  test("setScreen sends watchers the bytes that draw it; write sends its own and appends them", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    const seen: string[] = [];
+    const off = fake.watchOutput(pane.paneId, (e) =>
+      seen.push(
+        e.type === "bytes" ? Buffer.from(e.bytes).toString() : `[${e.snapshot.lines.slice(0, 2).join("|")}]`,
+      ),
+    );
+    fake.setScreen(pane.paneId, "line one\nline two");
+    fake.write(pane.paneId, "\r\nthree");
+    await fake.snapshotPane(pane.paneId);
+    await Bun.sleep(0);
+    expect(seen).toEqual(["\x1b[H\x1b[2Jline one\r\nline two", "\r\nthree", "[line one|line two]"]);
+    expect(fake.screen(pane.paneId)).toBe("line one\nline two\nthree");
+    expect((await fake.snapshotPane(pane.paneId)).cursor).toEqual({ x: 5, y: 2, visible: true });
+    off();
+    expect(fake.outputListeners()).toBe(0);
+  });
+
+  test("sendBytes is recorded as bytes; typed() shows them as text", async () => {
+    const fake = createFakeTmux();
+    await fake.start();
+    const pane = await fake.newWindow({ tag: "t", name: "n", cwd: tmpdir(), command: ["x"] });
+    await fake.sendBytes(pane.paneId, new TextEncoder().encode("\x1b[Aok\r"));
+    expect(fake.typed(pane.paneId)).toEqual(["\x1b[Aok\r"]);
   });
 
   test("a paste over 256 KiB is refused", async () => {

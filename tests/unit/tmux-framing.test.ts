@@ -1,19 +1,35 @@
 import { describe, expect, test } from "bun:test";
 import { createOutputCoalescer } from "../../src/tmux/coalesce.ts";
 import { createDeathTracker } from "../../src/tmux/deaths.ts";
-import { type ControlReply, createControlFramer, parseNotification } from "../../src/tmux/framing.ts";
+import {
+  type ControlReply,
+  createControlFramer,
+  decodeOutputData,
+  parseNotification,
+} from "../../src/tmux/framing.ts";
 
-function frame(chunks: string[]) {
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function frame(chunks: Array<string | Uint8Array>) {
   const replies: ControlReply[] = [];
   const notes: string[] = [];
-  const framer = createControlFramer({ reply: (r) => replies.push(r), notification: (n) => notes.push(n) });
-  for (const chunk of chunks) framer.push(chunk);
-  return { replies, notes };
+  const outputs: Array<[string, Uint8Array]> = [];
+  const framer = createControlFramer({
+    reply: (r) => replies.push(r),
+    notification: (n) => notes.push(n),
+    // Copied: the framer hands out views of its input.
+    output: (paneId, escaped) => outputs.push([paneId, escaped.slice()]),
+  });
+  for (const chunk of chunks) framer.push(typeof chunk === "string" ? bytes(chunk) : chunk);
+  return { replies, notes, outputs };
 }
 
+const decoded = (outputs: Array<[string, Uint8Array]>) =>
+  outputs.map(([paneId, escaped]) => [paneId, Buffer.from(decodeOutputData(escaped)).toString("latin1")]);
+
 describe("control-mode framing", () => {
-  test("a reply's lines sit between its guards; notifications around them", () => {
-    const { replies, notes } = frame([
+  test("a reply's lines sit between its guards; notifications and pane output around them", () => {
+    const { replies, notes, outputs } = frame([
       "%begin 1700000000 260 0\n%end 1700000000 260 0\n%window-add @0\n",
       "%begin 1700000000 266 1\n@1 %1 123\n%end 1700000000 266 1\n%output %1 hi\\015\\012\n",
     ]);
@@ -21,7 +37,28 @@ describe("control-mode framing", () => {
       { number: 260, flags: 0, ok: true, lines: [] },
       { number: 266, flags: 1, ok: true, lines: ["@1 %1 123"] },
     ]);
-    expect(notes).toEqual(["%window-add @0", "%output %1 hi\\015\\012"]);
+    expect(notes).toEqual(["%window-add @0"]);
+    expect(decoded(outputs)).toEqual([["%1", "hi\r\n"]]);
+  });
+
+  test("pane output is framed as bytes: a character split between notifications stays whole", () => {
+    // "é" is C3 A9; tmux cut the program's write between the two bytes. Neither line is UTF-8.
+    const first = Buffer.concat([bytes("%output %3 caf"), Buffer.from([0xc3]), bytes("\n%output %3 ")]);
+    const second = Buffer.concat([Buffer.from([0xa9]), bytes("\\012\n%window-close @2\n")]);
+    const { outputs, notes } = frame([first, second]);
+    const joined = Buffer.concat(outputs.map(([, escaped]) => decodeOutputData(escaped)));
+    expect(joined.toString("utf8")).toBe("café\n");
+    expect(outputs.map(([paneId]) => paneId)).toEqual(["%3", "%3"]);
+    expect(notes).toEqual(["%window-close @2"]);
+  });
+
+  test("%extended-output carries its data after ' : ', and empty output is empty", () => {
+    const { outputs } = frame(["%extended-output %7 1234 : a : b\\134\n%output %8 \n%output %9\n"]);
+    expect(decoded(outputs)).toEqual([
+      ["%7", "a : b\\"],
+      ["%8", ""],
+      ["%9", ""],
+    ]);
   });
 
   test("lines split across chunks are joined", () => {
@@ -47,9 +84,31 @@ describe("control-mode framing", () => {
   });
 });
 
+describe("pane output decoding", () => {
+  test("every octal escape tmux writes (bytes below 32, backslash) comes back as its byte", () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    // tmux's control_append_data: `\\%03o` for < 0x20 and '\\', the byte itself otherwise.
+    let escaped = "";
+    for (const b of all)
+      escaped += b < 32 || b === 92 ? `\\${b.toString(8).padStart(3, "0")}` : String.fromCharCode(b);
+    expect(decodeOutputData(Buffer.from(escaped, "latin1"))).toEqual(all);
+  });
+
+  test("escapes, UTF-8 and raw high bytes mix; nothing else is touched", () => {
+    const escaped = Buffer.concat([bytes("\\033[31mred\\033[0m ü \\134x "), Buffer.from([0xff, 0x80])]);
+    const expected = Buffer.concat([bytes("\x1b[31mred\x1b[0m ü \\x "), Buffer.from([0xff, 0x80])]);
+    expect(Buffer.from(decodeOutputData(escaped))).toEqual(expected);
+    // tmux never writes a bare backslash; one not followed by three octal digits is kept as is.
+    expect(Buffer.from(decodeOutputData(bytes("a\\9b\\01"))).toString()).toBe("a\\9b\\01");
+  });
+});
+
 describe("notifications", () => {
-  test("output, window close, exit and pane-dead subscriptions are read", () => {
-    expect(parseNotification("%output %12 some \\033[1mtext")).toEqual({ kind: "output", paneId: "%12" });
+  test("layout change, window close, exit and pane-dead subscriptions are read", () => {
+    expect(parseNotification("%layout-change @3 b25d,80x24,0,0,2 b25d,80x24,0,0,2 *")).toEqual({
+      kind: "layout-change",
+      windowId: "@3",
+    });
     expect(parseNotification("%window-close @4")).toEqual({ kind: "window-close", windowId: "@4" });
     expect(parseNotification("%unlinked-window-close @5")).toEqual({ kind: "window-close", windowId: "@5" });
     expect(parseNotification("%exit")).toEqual({ kind: "exit", reason: "" });

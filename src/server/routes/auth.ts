@@ -89,7 +89,8 @@ export function authRoutes(deps: { keys: KeyStore; sseTokens: SseTokenStore }) {
       {
         response: { 201: SseToken },
         detail: {
-          summary: "A single-use token for ?token= on the event streams, valid 60 s, with this key's scopes",
+          summary:
+            "A single-use token for ?token= on the event streams and the live terminal, valid 60 s, with this key's scopes",
           tags: ["auth"],
         },
       },

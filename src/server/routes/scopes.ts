@@ -62,6 +62,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/screenshot": only("sessions:read"),
   "/v1/sessions/:id/verify": only("sessions:write"),
   "/v1/sessions/:id/events": SESSIONS,
+  "/v1/sessions/:id/terminal": SESSIONS,
   "/v1/sessions/:id/memories": domain("memory"),
   "/v1/events": SESSIONS,
   "/v1/swarm": SESSIONS,

@@ -1,0 +1,247 @@
+import { Value } from "@sinclair/typebox/value";
+import type { AuditLog } from "../audit/index.ts";
+import type { Principal } from "../auth/principal.ts";
+import { grants } from "../auth/scopes.ts";
+import type { AgEvent, EventBus } from "../events/bus.ts";
+import { describeError, type ErrorCode } from "../shared/errors.ts";
+import type { Logger } from "../shared/log.ts";
+import type { PaneOutputEvent, Tmux, TmuxEvent } from "../tmux/index.ts";
+import { paintSnapshot } from "./paint.ts";
+import {
+  CLOSE,
+  ClientMessage,
+  type EndReason,
+  MAX_BUFFERED_BYTES,
+  MAX_INPUT_BYTES,
+  type ServerMessage,
+} from "./protocol.ts";
+
+/** The client's end of a terminal, as the transport (a WebSocket) offers it. */
+export interface TerminalPeer {
+  sendText(text: string): void;
+  sendBytes(bytes: Uint8Array): void;
+  /** Bytes queued for the client and not yet sent. */
+  buffered(): number;
+  close(code: number, reason: string): void;
+}
+
+/** What the transport tells a terminal about its client. */
+export interface TerminalConnection {
+  received(message: string | Uint8Array): void;
+  /** The client's queue has room again (after backpressure). */
+  drained(): void;
+  /** The client is gone: everything it held is let go. */
+  closed(): void;
+}
+
+export interface TerminalTarget {
+  sessionId: string;
+  paneId: string;
+  windowId: string;
+}
+
+/** Who looks: decided at the HTTP upgrade, before any byte about the session. */
+export interface TerminalViewer {
+  principal: Principal;
+  ip: string | null;
+}
+
+export interface ViewerDeps {
+  tmux: Pick<Tmux, "on" | "watchOutput" | "snapshotPane" | "sendBytes">;
+  bus: Pick<EventBus, "subscribe">;
+  audit: Pick<AuditLog, "append">;
+  logger: Logger;
+  /** The viewer's rights as they are now: a key revoked since the socket opened has none. */
+  current(principal: Principal): Principal | null;
+  maxBufferedBytes?: number;
+}
+
+const USAGE = 'send {"type":"control"}, then {"type":"input","data":"…"}';
+
+/**
+ * One client watching one pane: the snapshot, then the pane's bytes, until the pane or the session
+ * ends. Typing needs `sessions:write` and an explicit control request (audited). A client too
+ * slow for the output misses bytes and gets a fresh snapshot once it has caught up.
+ */
+export function openViewer(
+  deps: ViewerDeps,
+  target: TerminalTarget,
+  viewer: TerminalViewer,
+  peer: TerminalPeer,
+): TerminalConnection {
+  const maxBuffered = deps.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+  const release: Array<() => void> = [];
+  const encoder = new TextEncoder();
+  let ended = false;
+  /** A snapshot has been sent: bytes apply on top of it. */
+  let painted = false;
+  /** Output was skipped for a slow client: nothing more until the next snapshot. */
+  let stale = false;
+  let refreshing = false;
+  let control = false;
+  let refusalRecorded = false;
+
+  const send = (message: ServerMessage) => peer.sendText(JSON.stringify(message));
+  const fail = (code: ErrorCode, error: string) => send({ type: "error", code, error });
+
+  function end(reason: EndReason): void {
+    if (ended) return;
+    send({ type: "ended", reason });
+    letGo();
+    peer.close(CLOSE.ENDED, reason);
+  }
+
+  function letGo(): void {
+    ended = true;
+    for (const off of release.splice(0)) off();
+  }
+
+  /** The snapshot reaches onOutput in its place among the bytes (as every watcher's does). */
+  function refresh(): void {
+    if (ended) return;
+    refreshing = true;
+    deps.tmux.snapshotPane(target.paneId).then(
+      () => {
+        refreshing = false;
+        // Skipped for a queue still full: the drains may all have come meanwhile.
+        catchUp();
+      },
+      (error) => {
+        refreshing = false;
+        deps.logger.debug(`terminal of ${target.sessionId}: no snapshot: ${describeError(error)}`);
+        end("unavailable");
+      },
+    );
+  }
+
+  /** A client that fell behind is repainted once its queue is half empty. */
+  function catchUp(): void {
+    if (stale && !refreshing && !ended && peer.buffered() <= maxBuffered / 2) refresh();
+  }
+
+  function onOutput(event: PaneOutputEvent): void {
+    if (ended) return;
+    if (peer.buffered() > maxBuffered) {
+      stale = true;
+      return;
+    }
+    if (event.type === "bytes") {
+      if (painted && !stale) peer.sendBytes(event.bytes);
+      return;
+    }
+    const { snapshot } = event;
+    const { x, y } = snapshot.cursor;
+    const data = paintSnapshot(snapshot);
+    send({ type: "snapshot", cols: snapshot.width, rows: snapshot.height, cursor: { x, y }, data });
+    painted = true;
+    stale = false;
+  }
+
+  function onTmux(event: TmuxEvent): void {
+    if (event.type === "window-closed" && event.windowId === target.windowId) end("closed");
+    else if (event.type === "pane-died" && event.paneId === target.paneId) end("exited");
+    else if (event.type === "server-lost") end("tmux-lost");
+    // The pane may have a new size: a snapshot carries it.
+    else if (event.type === "window-layout" && event.windowId === target.windowId) refresh();
+  }
+
+  function onEvent(event: AgEvent): void {
+    if (event.event !== "session.ended" || event.session?.id !== target.sessionId) return;
+    // A window closing ends its session on the way (tmux's listeners run in turn): the pane's
+    // own reason, given in the same turn, is the more precise one.
+    queueMicrotask(() => end("session-ended"));
+  }
+
+  /** Holds the scope now (not only when the socket opened)? */
+  function mayType(): { ok: true } | { ok: false; reason: string } {
+    const now = deps.current(viewer.principal);
+    if (now === null)
+      return { ok: false, reason: "the credential this terminal was opened with is no longer valid" };
+    if (!grants(now.scopes, "sessions:write"))
+      return { ok: false, reason: `${now.actor} lacks the scope sessions:write` };
+    return { ok: true };
+  }
+
+  function record(outcome: "success" | "denied"): void {
+    const { actor, tenantId } = viewer.principal;
+    try {
+      deps.audit.append({
+        actor,
+        tenantId,
+        ip: viewer.ip,
+        action: "session.terminal_control",
+        target: target.sessionId,
+        outcome,
+      });
+    } catch (error) {
+      deps.logger.error(`audit record of terminal control of ${target.sessionId} failed`, error);
+    }
+  }
+
+  /** Granted at most once per terminal and audited; a refusal is recorded once per terminal too. */
+  function takeControl(): void {
+    const may = control ? ({ ok: true } as const) : mayType();
+    if (may.ok && !control) record("success");
+    else if (!may.ok && !refusalRecorded) record("denied");
+    refusalRecorded ||= !may.ok;
+    control = may.ok;
+    send(
+      may.ok ? { type: "control", granted: true } : { type: "control", granted: false, reason: may.reason },
+    );
+  }
+
+  function input(data: string): void {
+    if (!control) {
+      fail("FORBIDDEN", `input before control is ignored: ${USAGE}`);
+      return;
+    }
+    const may = mayType();
+    if (!may.ok) {
+      control = false;
+      send({ type: "control", granted: false, reason: may.reason });
+      return;
+    }
+    const bytes = encoder.encode(data);
+    if (bytes.length > MAX_INPUT_BYTES) {
+      fail("PAYLOAD_TOO_LARGE", `input is ${bytes.length} bytes; at most ${MAX_INPUT_BYTES} per message`);
+      return;
+    }
+    deps.tmux.sendBytes(target.paneId, bytes).catch((error) => {
+      deps.logger.debug(`terminal of ${target.sessionId}: input not typed: ${describeError(error)}`);
+      if (!ended) fail("TMUX_UNAVAILABLE", "the input could not be typed into the pane");
+    });
+  }
+
+  /** A client message: JSON text, one of ClientMessage; anything else is answered, never fatal. */
+  function receive(message: string | Uint8Array): void {
+    if (typeof message !== "string") {
+      fail("VALIDATION_ERROR", `binary messages are not read: ${USAGE}`);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      fail("VALIDATION_ERROR", `not JSON: ${USAGE}`);
+      return;
+    }
+    if (!Value.Check(ClientMessage, parsed)) fail("VALIDATION_ERROR", `unknown message: ${USAGE}`);
+    else if (parsed.type === "control") takeControl();
+    else input(parsed.data);
+  }
+
+  release.push(
+    deps.tmux.on(onTmux),
+    deps.bus.subscribe(onEvent),
+    deps.tmux.watchOutput(target.paneId, onOutput),
+  );
+  refresh();
+
+  return {
+    received(message) {
+      if (!ended) receive(message);
+    },
+    drained: catchUp,
+    closed: letGo,
+  };
+}
