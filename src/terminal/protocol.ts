@@ -14,6 +14,7 @@ export const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export const ClientMessage = Type.Union([
   Type.Object({ type: Type.Literal("control") }, { description: "ask to type into the pane" }),
+  Type.Object({ type: Type.Literal("release") }, { description: "stop typing: back to watching" }),
   Type.Object(
     { type: Type.Literal("input"), data: Type.String({ description: "as xterm's onData gives it" }) },
     { description: "keystrokes, typed into the pane as these exact bytes (UTF-8)" },
@@ -41,7 +42,7 @@ export type ServerMessage =
    * (a resize, a slow client catching up, another viewer's snapshot): repaint from it each time.
    */
   | { type: "snapshot"; cols: number; rows: number; cursor: { x: number; y: number }; data: string }
-  | { type: "control"; granted: boolean; reason?: string }
+  | { type: "control"; granted: boolean; reason?: string; released?: boolean }
   | { type: "ended"; reason: EndReason }
   | { type: "error"; code: ErrorCode; error: string };
 

@@ -178,7 +178,7 @@ export function openViewer(
     }
   }
 
-  /** Granted at most once per terminal and audited; a refusal is recorded once per terminal too. */
+  /** Each grant is audited (again after a release); a refusal is recorded once per terminal. */
   function takeControl(): void {
     const may = control ? ({ ok: true } as const) : mayType();
     if (may.ok && !control) record("success");
@@ -227,7 +227,11 @@ export function openViewer(
     }
     if (!Value.Check(ClientMessage, parsed)) fail("VALIDATION_ERROR", `unknown message: ${USAGE}`);
     else if (parsed.type === "control") takeControl();
-    else input(parsed.data);
+    else if (parsed.type === "release") {
+      // Back to watching; taking control again is granted (and audited) again.
+      control = false;
+      send({ type: "control", granted: false, released: true });
+    } else input(parsed.data);
   }
 
   release.push(

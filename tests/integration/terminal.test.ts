@@ -223,6 +223,21 @@ describe("the live terminal, auth on", () => {
       outcome: "success",
       ip: "127.0.0.1",
     });
+
+    // Released: watching again, input refused until control is asked (and audited) anew.
+    client.send({ type: "release" });
+    await client.until((c) => last(c)?.type === "control" && last(c)?.released === true);
+    expect(last(client)).toEqual({ type: "control", granted: false, released: true });
+    client.send({ type: "input", data: "after release\r" });
+    await client.until((c) => last(c)?.type === "error");
+    expect(last(client)).toMatchObject({ type: "error", code: "FORBIDDEN" });
+    client.send({ type: "control" });
+    await client.until((c) => last(c)?.type === "control" && last(c)?.granted === true);
+    const grants = (await world.api("GET", "/v1/audit?limit=50")).body.filter(
+      (r: Json) => r.action === "session.terminal_control" && r.target === id && r.outcome === "success",
+    );
+    expect(grants.length).toBe(2);
+    expect(client.output()).not.toContain("after release");
     client.close();
   });
 

@@ -14,6 +14,7 @@ import {
 } from "../../src/terminal/index.ts";
 import type { TmuxPane } from "../../src/tmux/tmux.ts";
 import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: messages are inspected field by field
@@ -186,11 +187,7 @@ describe("how a terminal ends", () => {
     [
       "its session ends",
       () =>
-        void bus.publish({
-          event: "session.ended",
-          session: { id: "s1", name: "n", workDir: "/" },
-          detail: "",
-        }),
+        void bus.publish(sampleInput("session.ended", { session: { id: "s1", name: "n", workDir: "/" } })),
       "session-ended",
     ],
     ["tmux is lost", () => fake.killServer(), "tmux-lost"],

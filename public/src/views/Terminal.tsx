@@ -91,7 +91,8 @@ export function Terminal({ sessionId }: { sessionId: string }) {
         } else if (msg.type === "control") {
           control.value = msg.granted ? "on" : "off";
           term.options.disableStdin = !msg.granted;
-          message.value = msg.granted ? null : `Control refused: ${msg.reason ?? "not allowed"}`;
+          message.value =
+            msg.granted || msg.released ? null : `Control refused: ${msg.reason ?? "not allowed"}`;
           if (msg.granted) term.focus();
         } else if (msg.type === "ended") {
           phase.value = "ended";
