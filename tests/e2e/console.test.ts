@@ -173,6 +173,8 @@ for (const viewport of VIEWPORTS) {
         await page.keyboard.type("console line two");
         await page.keyboard.press("Enter");
         await page.waitForSelector(".send-box .notice");
+        // Delivered is confirmed by the agent's own hook; its request to the model follows.
+        for (let i = 0; i < 100 && world.prompts().length === before; i++) await Bun.sleep(50);
         expect(world.prompts().slice(before)).toEqual(["console line one\nconsole line two"]);
 
         // The reply reaches the screen; the terminal shows it within a second of the pane.
@@ -223,6 +225,8 @@ describe("the server view", () => {
       receiverUp = true;
       await page.click('.dead-letters[data-channel="webhook"] button.retry');
       await page.waitForSelector("#no-dead-letters");
+      // Requeued, then delivered by the channel's worker: the receiver gets it.
+      for (let i = 0; i < 100 && !received.some((e) => e.session?.id === id); i++) await Bun.sleep(50);
       expect(received.map((e) => [e.event, e.session?.id])).toContainEqual(["session.created", id]);
       await page.screenshot({ path: join(shots, "console-desk-channels.png") });
       expect(problems).toEqual([]);
