@@ -15,3 +15,4 @@ export type {
   TerminalViewer,
   ViewerDeps,
 } from "./viewer.ts";
+export { MAX_BYTES_PER_WINDOW, RATE_WINDOW_MS } from "./viewer.ts";

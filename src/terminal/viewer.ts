@@ -3,6 +3,7 @@ import type { AuditLog } from "../audit/index.ts";
 import type { Principal } from "../auth/principal.ts";
 import { grants } from "../auth/scopes.ts";
 import type { AgEvent, EventBus } from "../events/bus.ts";
+import { type Clock, systemClock } from "../shared/clock.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { PaneOutputEvent, Tmux, TmuxEvent } from "../tmux/index.ts";
@@ -54,7 +55,20 @@ export interface ViewerDeps {
   /** The viewer's rights as they are now: a key revoked since the socket opened has none. */
   current(principal: Principal): Principal | null;
   maxBufferedBytes?: number;
+  /** Bytes a client gets per RATE_WINDOW_MS before it is repainted instead (tests lower it). */
+  maxBytesPerWindow?: number;
+  clock?: Clock;
 }
+
+/**
+ * A pane printing as fast as it can (a build's log, `yes`) would make every viewer's browser
+ * parse megabytes a second that nobody can read. Past this budget a client's bytes are skipped
+ * and it is repainted once the window is over: at most a few snapshots a second, the screen
+ * always true. 64 KiB per 250 ms is more than any person reads, and far more than an agent's UI
+ * redraws.
+ */
+export const RATE_WINDOW_MS = 250;
+export const MAX_BYTES_PER_WINDOW = 64 * 1024;
 
 const USAGE = 'send {"type":"control"}, then {"type":"input","data":"…"}';
 
@@ -70,6 +84,12 @@ export function openViewer(
   peer: TerminalPeer,
 ): TerminalConnection {
   const maxBuffered = deps.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+  const maxPerWindow = deps.maxBytesPerWindow ?? MAX_BYTES_PER_WINDOW;
+  const clock = deps.clock ?? systemClock;
+  let windowStart = 0;
+  let windowBytes = 0;
+  /** Cancels the repaint due at the end of a window whose budget was spent. */
+  let windowTimer: (() => void) | null = null;
   const release: Array<() => void> = [];
   const encoder = new TextEncoder();
   let ended = false;
@@ -93,6 +113,7 @@ export function openViewer(
 
   function letGo(): void {
     ended = true;
+    windowTimer?.();
     for (const off of release.splice(0)) off();
   }
 
@@ -114,9 +135,24 @@ export function openViewer(
     );
   }
 
-  /** A client that fell behind is repainted once its queue is half empty. */
+  /** Counts bytes in the current window: true when these would go past its budget. */
+  function overBudget(bytes: number): boolean {
+    const now = clock.now();
+    if (now - windowStart >= RATE_WINDOW_MS) {
+      windowStart = now;
+      windowBytes = 0;
+    }
+    windowBytes += bytes;
+    return windowBytes > maxPerWindow;
+  }
+
+  /**
+   * A client that fell behind is repainted once its queue is half empty, and (when it was too
+   * fast) once its window is over.
+   */
   function catchUp(): void {
-    if (stale && !refreshing && !ended && peer.buffered() <= maxBuffered / 2) refresh();
+    if (!stale || refreshing || ended || windowTimer !== null || peer.buffered() > maxBuffered / 2) return;
+    refresh();
   }
 
   function onOutput(event: PaneOutputEvent): void {
@@ -126,7 +162,19 @@ export function openViewer(
       return;
     }
     if (event.type === "bytes") {
-      if (painted && !stale) peer.sendBytes(event.bytes);
+      if (!painted || stale) return;
+      if (overBudget(event.bytes.length)) {
+        stale = true;
+        windowTimer ??= clock.setTimer(
+          () => {
+            windowTimer = null;
+            catchUp();
+          },
+          windowStart + RATE_WINDOW_MS - clock.now(),
+        );
+        return;
+      }
+      peer.sendBytes(event.bytes);
       return;
     }
     const { snapshot } = event;

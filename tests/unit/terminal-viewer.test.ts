@@ -9,10 +9,12 @@ import { createLogger } from "../../src/shared/log.ts";
 import {
   createTerminalService,
   MAX_INPUT_BYTES,
+  RATE_WINDOW_MS,
   type TerminalConnection,
   type TerminalService,
 } from "../../src/terminal/index.ts";
 import type { TmuxPane } from "../../src/tmux/tmux.ts";
+import { createManualClock } from "../fakes/clock.ts";
 import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
 import { sampleInput } from "../helpers/events.ts";
 import { until } from "../helpers/until.ts";
@@ -130,6 +132,40 @@ describe("what a viewer is sent", () => {
     expect(snapshotsOf(peer)[1]!.data).toContain("lost in the backlog and this");
     fake.write(pane.paneId, "!");
     await until(() => peer.output() === "!");
+  });
+
+  test("a pane printing faster than anyone reads: past the window's budget, repainted when it ends", async () => {
+    const clock = createManualClock();
+    const fast = createTerminalService({
+      tmux: fake,
+      bus,
+      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
+      logger: createLogger({ level: "silent", json: true }),
+      current: (principal) => principal,
+      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
+      maxBytesPerWindow: 10,
+      clock,
+    });
+    const peer = fakePeer();
+    fast.open("s1", { principal: LOCAL, ip: "127.0.0.1" }, peer);
+    await until(() => snapshotsOf(peer).length === 1);
+    fake.write(pane.paneId, "12345");
+    fake.write(pane.paneId, "67890");
+    await until(() => peer.output() === "1234567890");
+    // The budget is spent: the rest of this window is not sent byte by byte…
+    fake.write(pane.paneId, "flood");
+    fake.write(pane.paneId, " more");
+    await Bun.sleep(5);
+    expect(peer.output()).toBe("1234567890");
+    expect(snapshotsOf(peer)).toHaveLength(1);
+    // …but painted as it stands once the window is over.
+    clock.advance(RATE_WINDOW_MS);
+    await until(() => snapshotsOf(peer).length === 2);
+    expect(snapshotsOf(peer)[1]!.data).toContain("1234567890flood more");
+    // A new window: bytes again.
+    clock.advance(RATE_WINDOW_MS);
+    fake.write(pane.paneId, "!");
+    await until(() => peer.output().endsWith("!"));
   });
 
   test("a client that drained while its repaint was being taken is repainted all the same", async () => {
