@@ -67,6 +67,10 @@ await check("the embedded dashboard is served with its CSP", async () => {
   assert(page.status === 200, `status ${page.status}`);
   assert(csp.includes("default-src 'self'") && csp.includes("frame-ancestors 'none'"), `CSP: ${csp}`);
   assert((await page.text()).includes("<title>ag dashboard</title>"), "not the dashboard page");
+  // The built console is inside the binary too, under the same policy.
+  const app = await fetch(`${url}/dashboard/app.js`);
+  assert(app.status === 200 && (await app.text()).length > 10_000, `app.js: status ${app.status}`);
+  assert(app.headers.get("content-security-policy") === csp, "app.js without the CSP");
 });
 await check("an unknown route answers the error envelope", async () => {
   const body = await (await fetch(`${url}/v1/nope`)).json();

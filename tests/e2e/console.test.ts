@@ -237,6 +237,89 @@ describe("the server view", () => {
   }, 60_000);
 });
 
+describe("forms and server views", () => {
+  test("the new-session form shows the API's refusal, then starts a session and opens it", async () => {
+    const { page, problems, close } = await open(VIEWPORTS[0], "#/new");
+    const started: string[] = [];
+    try {
+      await page.fill('#new-session input[name="workDir"]', "not/absolute");
+      await page.click('#new-session button[type="submit"]');
+      await page.waitForSelector("#new-error");
+      expect(await page.textContent("#new-error")).toContain("VALIDATION_ERROR");
+
+      const workDir = tempDir("ag-console-form-");
+      await page.fill('#new-session input[name="workDir"]', workDir);
+      await page.fill('#new-session input[name="name"]', "from-the-form");
+      await page.fill('#new-session textarea[name="prompt"]', "say hello");
+      await page.click('#new-session button[type="submit"]');
+      await page.waitForSelector('.session-view h2:text("from-the-form")');
+      const id = await page.getAttribute(".session-view", "data-id");
+      started.push(id!);
+      expect(page.url()).toContain(`#/sessions/${id}`);
+      const session = await world.api<Json>("GET", `/v1/sessions/${id}`);
+      expect(session.body).toMatchObject({ name: "from-the-form", workDir });
+      // The transcript follows: the prompt, then the agent's answer.
+      await page.waitForSelector('.messages [data-kind="prompt"]:has-text("say hello")', { timeout: 30_000 });
+      await page.waitForSelector('.messages [data-kind="text"]', { timeout: 30_000 });
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+      for (const id of started) await kill(id);
+    }
+  }, 90_000);
+
+  test("keys: created with scopes and shown once, listed by prefix, revoked; the audit log pages", async () => {
+    const { page, problems, close } = await open(VIEWPORTS[0], "#/server/keys");
+    try {
+      await page.fill('.new-key input[name="name"]', "phone");
+      await page.check('.new-key input[value="sessions:read"]');
+      await page.check('.new-key input[value="sessions:write"]');
+      await page.click('.new-key button[type="submit"]');
+      await page.waitForSelector("#created-key");
+      const key = (await page.textContent("#created-key"))!;
+      // The key works, with exactly its scopes.
+      const asKey = (path: string) =>
+        fetch(`${world.ag.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect((await asKey("/v1/sessions")).status).toBe(200);
+      expect((await asKey("/v1/audit")).status).toBe(403);
+      await page.waitForSelector('#keys tbody tr:has-text("phone")');
+      expect(await page.textContent('#keys tbody tr:has-text("phone")')).toContain(
+        "sessions:read, sessions:write",
+      );
+      // Shown once: gone when dismissed, never listed.
+      await page.click('.created-key button:text("Done")');
+      expect(await page.content()).not.toContain(key);
+
+      page.once("dialog", (d) => d.accept());
+      await page.click('#keys tbody tr:has-text("phone") button:text("Revoke")');
+      await page.waitForSelector('#keys tbody tr:has-text("phone")', { state: "detached" });
+      expect((await asKey("/v1/sessions")).status).toBe(401);
+
+      await page.click('a[href="#/server/audit"]');
+      await page.waitForSelector('#audit tbody tr:has-text("key.create")');
+      await page.click('#audit button:text("Verify the chain")');
+      await page.waitForSelector('#audit [role="status"]:has-text("Chain intact")');
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a dark system gets the dark theme", async () => {
+    const context = await browser.newContext({ colorScheme: "dark" });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${world.ag.url}/dashboard/`);
+      await page.waitForSelector("#token-form:not([hidden])");
+      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const [r, g, b] = background.match(/\d+/g)!.map(Number);
+      expect(r! + g! + b!).toBeLessThan(3 * 60);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 test("the screenshots were written", () => {
   for (const name of ["desk-permission", "phone-permission", "desk-question", "phone-question"])
     expect(existsSync(join(shots, `console-${name}.png`))).toBe(true);

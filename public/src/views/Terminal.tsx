@@ -47,9 +47,10 @@ export function Terminal({ sessionId }: { sessionId: string }) {
     let attempt = 0;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const resize = (cols: number, rows: number) => {
-      // The pane's size is the agent's: the terminal takes it, and the font shrinks to fit.
+      // The pane's size is the agent's: the terminal takes it, the font shrinks to fit (down to a
+      // readable 9 px; a wider pane scrolls sideways).
       const width = host.current?.clientWidth ?? 800;
-      term.options.fontSize = Math.max(6, Math.min(14, Math.floor(width / (cols * 0.62))));
+      term.options.fontSize = Math.max(9, Math.min(14, Math.floor(width / (cols * 0.62))));
       term.resize(cols, rows);
     };
     const input = term.onData((data) => {
