@@ -121,7 +121,8 @@ export function SessionView({ id }: { id: string }) {
             </>
           )}
         </dl>
-        {insight.value.hints.length > 0 && (
+        {/* The hints name API routes for clients; the card above already answers a prompt. */}
+        {insight.value.hints.length > 0 && !s.pendingPermission && (
           <ul class="hints">
             {insight.value.hints.map((h) => (
               <li key={h}>{h}</li>
