@@ -74,6 +74,12 @@ async function open(viewport: (typeof VIEWPORTS)[number], path: string) {
     if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
   });
   page.on("pageerror", (e) => problems.push(e.message));
+  // A CSP violation is reported by the page itself too (Chromium also logs it as an error).
+  await page.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+    ),
+  );
   await page.goto(`${world.ag.url}/dashboard/${path}`);
   await page.waitForSelector("#token-form:not([hidden])");
   // Nothing about the sessions shows before the token.
