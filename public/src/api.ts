@@ -21,7 +21,7 @@ export class ApiError extends Error {
 }
 
 export const isRefused = (error: unknown) => error instanceof ApiError && error.status === 401;
-export const isConflict = (error: unknown) => error instanceof ApiError && error.status === 409;
+export const isForbidden = (error: unknown) => error instanceof ApiError && error.status === 403;
 
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
   const headers: Record<string, string> = {};

@@ -3,7 +3,7 @@
  * event stream (no polling), and whether it waits for a token.
  */
 import { signal } from "@preact/signals";
-import { api, hasToken, isRefused, setToken } from "./api.ts";
+import { api, hasToken, isForbidden, isRefused, setToken } from "./api.ts";
 import { createStream } from "./stream.ts";
 import type { AgEvent, Health, MetricsReport, Session } from "./types.ts";
 
@@ -83,11 +83,22 @@ async function load(): Promise<"ok" | "locked" | "down"> {
       return "locked";
     }
     sessionsError.value = `Could not load sessions: ${(error as Error).message}`;
-    return "down";
+    // A key without sessions:read (an admin key) is let in all the same: the server views are its.
+    if (!isForbidden(error)) return "down";
+    sessions.value = [];
+    lockMessage.value = null;
+    ready.value = true;
+    return "ok";
   }
   void loadCosts();
-  for (const listener of reconnectListeners) listener();
   return "ok";
+}
+
+/** After a (re)connection, a gap or a new token: the views read what they show again. */
+async function resync(): Promise<"ok" | "locked" | "down"> {
+  const result = await reload();
+  if (result === "ok") for (const listener of reconnectListeners) listener();
+  return result;
 }
 
 // Loads never overlap: a reload asked for while one runs runs once more after it, so the page
@@ -122,12 +133,13 @@ function scheduleReload() {
 
 const stream = createStream({
   load: reload,
-  opened: () => void reload(),
+  // Every (re)opened stream: events may have been missed (ag restarted and numbers anew).
+  opened: () => void resync(),
   event(event) {
     if (CHANGES_LIST.test(event.event)) scheduleReload();
     for (const listener of listeners) listener(event);
   },
-  gap: scheduleReload,
+  gap: () => void resync(),
   refused: () => lock("That token was refused."),
 });
 

@@ -18,7 +18,7 @@ export const liveState = signal<LiveState>("connecting");
 export interface StreamHooks {
   /** Before (re)connecting while nothing is loaded: "ok", "locked" (token refused) or "down". */
   load(): Promise<"ok" | "locked" | "down">;
-  /** The stream opened with no event id to resume from: what happened before must be read. */
+  /** The stream opened: what happened before it must be read. */
   opened(): void;
   event(event: AgEvent): void;
   /** Events were lost (too far behind, or the server restarted): the REST view is the truth. */
@@ -83,9 +83,10 @@ export function createStream(hooks: StreamHooks) {
     source = opened;
     opened.addEventListener("open", () => {
       attempt = 0;
-      // Without an id the server starts with the next event: what happened since the last load
-      // is read once, now that the stream is open and nothing more can slip in between.
-      if (lastEventId === null) hooks.opened();
+      // What happened before is read once more, now that the stream is open and nothing can slip
+      // in between: without an id the server starts with the next event, and after ag restarted
+      // its ids start again, so a replay from our id may miss what the new run published.
+      hooks.opened();
       if (source === opened) liveState.value = "live";
     });
     const onEvent = (message: MessageEvent<string>) => {

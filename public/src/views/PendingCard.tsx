@@ -1,5 +1,5 @@
 import { useSignal } from "@preact/signals";
-import { api, describe, isConflict } from "../api.ts";
+import { ApiError, api, describe } from "../api.ts";
 import type { PendingPermission, Session, TranscriptMessage } from "../types.ts";
 import { Diff } from "./Diff.tsx";
 import { pendingToolUse } from "./transcript-feed.ts";
@@ -33,7 +33,7 @@ export function PendingCard({
       notice.value = null;
     } catch (e) {
       // Answered elsewhere (terminal, chat, another tab): not a failure, the card is stale.
-      if (isConflict(e)) notice.value = `This was already answered elsewhere (${describe(e)}).`;
+      if (isStale(e)) notice.value = `This was already answered elsewhere (${describe(e)}).`;
       else error.value = describe(e);
     } finally {
       busy.value = false;
@@ -41,8 +41,7 @@ export function PendingCard({
     }
   }
 
-  const call =
-    pending.kind === "tool" || pending.kind === "plan" ? pendingToolUse(messages, pending.tool) : null;
+  const call = pending.kind === "tool" || pending.kind === "plan" ? pendingToolUse(messages, pending) : null;
   return (
     <section
       class="pending-card"
@@ -85,6 +84,10 @@ export function PendingCard({
     </section>
   );
 }
+
+/** The prompt is gone or is another one now: someone answered it first. */
+const isStale = (e: unknown) =>
+  e instanceof ApiError && (e.code === "NO_PENDING_PERMISSION" || e.code === "PERMISSION_MISMATCH");
 
 function title(p: PendingPermission): string {
   if (p.kind === "question") return "The agent asks";
@@ -134,9 +137,13 @@ function Context({ pending, call }: { pending: PendingPermission; call: Transcri
   }
   return (
     <>
-      <p class="detail">{pending.detail}</p>
+      <pre class="detail">{pending.detail}</pre>
       {call && <pre class="input">{JSON.stringify(call.toolInput, null, 2)}</pre>}
-      {!call && pending.dialog && <pre class="dialog">{pending.dialog}</pre>}
+      {!call && pending.kind === "tool" && (
+        <p class="muted">
+          The transcript does not yet show which call this is: the line above is the agent's own.
+        </p>
+      )}
     </>
   );
 }
@@ -187,13 +194,14 @@ function Question({
           Your own answer{" "}
           <input
             value={text.value}
+            disabled={pending.multiSelect}
             maxLength={4096}
             onInput={(e) => {
               text.value = (e.currentTarget as HTMLInputElement).value;
             }}
           />
         </label>
-        <button type="submit" disabled={disabled || !text.value.trim()}>
+        <button type="submit" disabled={disabled || pending.multiSelect || !text.value.trim()}>
           Answer
         </button>
       </form>

@@ -8,7 +8,12 @@ interface SendResult {
   answered?: boolean;
 }
 
-/** A prompt for the agent: Enter sends, Shift+Enter starts a new line; the text arrives as one message. */
+const touch = () => matchMedia("(pointer: coarse)").matches;
+
+/**
+ * A prompt for the agent: Enter sends, Shift+Enter starts a new line (on a touch screen Enter is a
+ * new line and the button sends); the text arrives as one message.
+ */
 export function SendBox({ sessionId, asking }: { sessionId: string; asking: boolean }) {
   const text = useSignal("");
   const busy = useSignal(false);
@@ -61,7 +66,8 @@ export function SendBox({ sessionId, asking }: { sessionId: string; asking: bool
           text.value = (e.currentTarget as HTMLTextAreaElement).value;
         }}
         onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          // On a touch screen Enter is the keyboard's only way to a new line: the button sends.
+          if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !touch()) {
             e.preventDefault();
             void send();
           }

@@ -1,5 +1,5 @@
 import { useSignal } from "@preact/signals";
-import { useEffect, useMemo } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
 import { api, describe } from "../api.ts";
 import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
 import { go, sessionHref } from "../router.ts";
@@ -26,19 +26,27 @@ export function SessionView({ id }: { id: string }) {
   const insight = useSignal<Insight>({ hints: [] });
   const feed = useMemo(() => createTranscriptFeed(id), [id]);
   const path = `/v1/sessions/${encodeURIComponent(id)}`;
+  // Which session the view shows now: an answer for another (a load begun before a Fork moved
+  // the view on) is dropped.
+  const shown = useRef(id);
+  shown.current = id;
 
   async function load() {
+    const wanted = id;
     try {
-      session.value = await api<Session>(path);
+      const answer = await api<Session>(path);
+      if (shown.current !== wanted) return;
+      session.value = answer;
       error.value = null;
     } catch (e) {
-      error.value = describe(e);
+      if (shown.current === wanted) error.value = describe(e);
       return;
     }
     const [metrics, health] = await Promise.allSettled([
       api<{ estimatedCost: { usd: number } }>(`${path}/metrics`),
       api<{ hints: string[] }>(`${path}/health`),
     ]);
+    if (shown.current !== wanted) return;
     insight.value = {
       cost: metrics.status === "fulfilled" ? metrics.value.estimatedCost.usd : undefined,
       hints: health.status === "fulfilled" ? health.value.hints : [],
@@ -47,6 +55,7 @@ export function SessionView({ id }: { id: string }) {
 
   useEffect(() => {
     session.value = null;
+    insight.value = { hints: [] };
     void load();
     void feed.newer();
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -95,7 +104,10 @@ export function SessionView({ id }: { id: string }) {
         </span>
       </header>
       {/* What waits for a person comes first: a link from a notification lands on it. */}
-      <PendingCard session={s} messages={feed.messages.value} onDone={load} />
+      {/* Keyed by the prompt: what one card said (a notice, a typed answer) is not the next one's. */}
+      {s.pendingPermission && (
+        <PendingCard key={s.pendingPermission.id} session={s} messages={feed.messages.value} onDone={load} />
+      )}
       <section class="session-facts" aria-label="About this session">
         <dl class="facts">
           <dt>Work dir</dt>

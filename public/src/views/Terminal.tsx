@@ -9,6 +9,53 @@ const RETRY_MAX_MS = 15_000;
 
 type Phase = "connecting" | "live" | "ended" | "closed";
 
+/** Why a terminal ended for good: its program exited, its window closed, its session ended. */
+const FINAL = new Set(["exited", "closed", "session-ended"]);
+/** One input message carries at most this many bytes (the server's bound). */
+const MAX_INPUT_BYTES = 64 * 1024;
+
+/** A long paste in pieces under the server's bound, cut between code points. */
+function pieces(data: string): string[] {
+  const out: string[] = [];
+  let piece = "";
+  let bytes = 0;
+  for (const char of data) {
+    const code = char.codePointAt(0)!;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > MAX_INPUT_BYTES) {
+      out.push(piece);
+      piece = "";
+      bytes = 0;
+    }
+    piece += char;
+    bytes += size;
+  }
+  if (piece) out.push(piece);
+  return out;
+}
+
+/**
+ * The program in the pane asks its terminal questions (device attributes, cursor position,
+ * modes, colours); tmux answers them. xterm.js would answer too, through onData — and with
+ * control taken, its answers would be typed into the agent's prompt. They are swallowed here.
+ */
+function silenceQueries(term: XTerm): { dispose(): void }[] {
+  const p = term.parser;
+  const handled = () => true;
+  return [
+    p.registerCsiHandler({ final: "c" }, handled),
+    p.registerCsiHandler({ prefix: ">", final: "c" }, handled),
+    p.registerCsiHandler({ prefix: "=", final: "c" }, handled),
+    p.registerCsiHandler({ final: "n" }, handled),
+    p.registerCsiHandler({ prefix: "?", final: "n" }, handled),
+    p.registerCsiHandler({ intermediates: "$", final: "p" }, handled),
+    p.registerCsiHandler({ prefix: "?", intermediates: "$", final: "p" }, handled),
+    p.registerCsiHandler({ final: "t" }, handled),
+    p.registerDcsHandler({ intermediates: "$", final: "q" }, handled),
+    ...[4, 10, 11, 12].map((code) => p.registerOscHandler(code, (data) => data.includes("?"))),
+  ];
+}
+
 const OPTIONS = {
   disableStdin: true,
   scrollback: 1000,
@@ -43,18 +90,25 @@ export function Terminal({ sessionId }: { sessionId: string }) {
 
   function watch(term: XTerm): () => void {
     term.open(host.current as HTMLDivElement);
+    const queries = silenceQueries(term);
     let closed = false;
     let attempt = 0;
     let timer: ReturnType<typeof setTimeout> | null = null;
-    const resize = (cols: number, rows: number) => {
+    const fit = () => {
       // The pane's size is the agent's: the terminal takes it, the font shrinks to fit (down to a
-      // readable 9 px; a wider pane scrolls sideways).
+      // readable 9 px; a wider pane scrolls sideways). Again when the page's width changes.
       const width = host.current?.clientWidth ?? 800;
-      term.options.fontSize = Math.max(9, Math.min(14, Math.floor(width / (cols * 0.62))));
-      term.resize(cols, rows);
+      term.options.fontSize = Math.max(9, Math.min(14, Math.floor(width / (term.cols * 0.62))));
     };
+    const resize = (cols: number, rows: number) => {
+      term.resize(cols, rows);
+      fit();
+    };
+    const observer = new ResizeObserver(fit);
+    observer.observe(host.current as HTMLDivElement);
     const input = term.onData((data) => {
-      if (control.value === "on") socket.current?.send(JSON.stringify({ type: "input", data }));
+      if (control.value !== "on") return;
+      for (const part of pieces(data)) socket.current?.send(JSON.stringify({ type: "input", data: part }));
     });
 
     async function connect() {
@@ -86,9 +140,8 @@ export function Terminal({ sessionId }: { sessionId: string }) {
           phase.value = "live";
           term.reset();
           resize(Number(msg.cols) || 80, Number(msg.rows) || 24);
+          // The snapshot places the cursor itself (relative to the pane's modes).
           term.write(String(msg.data ?? ""));
-          const cursor = msg.cursor as { x: number; y: number } | undefined;
-          if (cursor) term.write(`\x1b[${cursor.y + 1};${cursor.x + 1}H`);
         } else if (msg.type === "control") {
           control.value = msg.granted ? "on" : "off";
           term.options.disableStdin = !msg.granted;
@@ -96,7 +149,9 @@ export function Terminal({ sessionId }: { sessionId: string }) {
             msg.granted || msg.released ? null : `Control refused: ${msg.reason ?? "not allowed"}`;
           if (msg.granted) term.focus();
         } else if (msg.type === "ended") {
-          phase.value = "ended";
+          // The pane or the session is gone for good; anything else (tmux lost, a pane that could
+          // not be read) is worth another try while the view is open.
+          if (FINAL.has(String(msg.reason))) phase.value = "ended";
         } else if (msg.type === "error") {
           message.value = String(msg.message ?? msg.error ?? "terminal error");
         }
@@ -118,6 +173,8 @@ export function Terminal({ sessionId }: { sessionId: string }) {
     return () => {
       closed = true;
       if (timer) clearTimeout(timer);
+      observer.disconnect();
+      for (const query of queries) query.dispose();
       input.dispose();
       socket.current?.close();
       term.dispose();

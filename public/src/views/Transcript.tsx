@@ -20,7 +20,6 @@ export function Transcript({ feed }: { feed: TranscriptFeed }) {
       <ol
         ref={list}
         class="messages"
-        aria-live="polite"
         onScroll={(e) => {
           const el = e.currentTarget;
           pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;

@@ -35,10 +35,24 @@ export function createTranscriptFeed(sessionId: string): TranscriptFeed {
       : [...messages.value, ...fresh].sort((a, b) => a.id - b.id);
   }
 
+  function restarted(page: TranscriptCursorPage): boolean {
+    const shown = messages.value;
+    if (shown.length === 0 || page.messages.length === 0) return false;
+    if (page.newest_id < shown.at(-1)!.id) return true;
+    const byId = new Map(shown.map((m) => [m.id, m.uuid]));
+    return page.messages.some((m) => byId.has(m.id) && byId.get(m.id) !== m.uuid);
+  }
+
   async function readNewest() {
     try {
-      const last = messages.value.at(-1)?.id ?? 0;
       let page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}`);
+      // A new transcript (after /clear the agent starts another file) numbers from 1 again: what
+      // is shown belongs to the old one, and is replaced.
+      if (restarted(page)) {
+        messages.value = [];
+        hasMore.value = page.has_more;
+      }
+      const last = messages.value.at(-1)?.id ?? 0;
       if (last === 0) hasMore.value = page.has_more;
       // More was written than one page holds: page back to what is shown, so nothing is skipped.
       for (let pages = 1; last > 0 && page.oldest_id > last + 1 && page.has_more; pages++) {
@@ -87,13 +101,35 @@ export function createTranscriptFeed(sessionId: string): TranscriptFeed {
   };
 }
 
-/** The tool call a permission prompt is about: the newest tool_use with no result yet. */
-export function pendingToolUse(messages: TranscriptMessage[], tool?: string): TranscriptMessage | null {
+/**
+ * The tool call a permission prompt is about, or null when the transcript does not say which:
+ * among the calls with no result yet (of the prompt's tool), the one its detail names (the hook
+ * gives the whole command or file path; the screen a shorter path), else the only one. With
+ * parallel calls and none named, guessing could show one command while another is approved.
+ */
+export function pendingToolUse(
+  messages: TranscriptMessage[],
+  pending: { tool?: string; detail: string },
+): TranscriptMessage | null {
   const answered = new Set(messages.filter((m) => m.kind === "tool_result").map((m) => m.toolUseId));
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.kind !== "tool_use" || answered.has(m.toolUseId)) continue;
-    if (!tool || m.toolName === tool) return m;
+  const open = messages.filter(
+    (m) =>
+      m.kind === "tool_use" && !answered.has(m.toolUseId) && (!pending.tool || m.toolName === pending.tool),
+  );
+  const named = open.filter((m) => names(m, pending.detail));
+  if (named.length > 0) return named[0]!;
+  return open.length === 1 ? open[0]! : null;
+}
+
+/** Whether a prompt's detail names this call: its command, or its file (whole or the path's end). */
+function names(call: TranscriptMessage, detail: string): boolean {
+  const input = (call.toolInput ?? {}) as Record<string, unknown>;
+  const wanted = detail.trim();
+  if (!wanted) return false;
+  for (const key of ["command", "file_path", "notebook_path", "path", "url", "pattern"]) {
+    const value = input[key];
+    if (typeof value !== "string" || !value) continue;
+    if (value === wanted || (key !== "command" && value.endsWith(`/${wanted}`))) return true;
   }
-  return null;
+  return false;
 }
