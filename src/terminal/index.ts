@@ -7,7 +7,7 @@ export {
   MAX_INPUT_BYTES,
   type ServerMessage,
 } from "./protocol.ts";
-export { createTerminalService, type TerminalService } from "./service.ts";
+export { createTerminalService, type TerminalService, throttlePerPane } from "./service.ts";
 export type {
   TerminalConnection,
   TerminalPeer,
@@ -15,4 +15,4 @@ export type {
   TerminalViewer,
   ViewerDeps,
 } from "./viewer.ts";
-export { MAX_BYTES_PER_WINDOW, RATE_WINDOW_MS } from "./viewer.ts";
+export { ACCESS_CHECK_MS, MAX_BYTES_PER_WINDOW, RATE_WINDOW_MS } from "./viewer.ts";

@@ -33,7 +33,9 @@ export type EndReason =
   /** ag lost its tmux server. */
   | "tmux-lost"
   /** The pane could not be read (it went away as the terminal opened). */
-  | "unavailable";
+  | "unavailable"
+  /** The credential the terminal was opened with was revoked meanwhile. */
+  | "revoked";
 
 export type ServerMessage =
   /**

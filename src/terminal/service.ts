@@ -1,7 +1,9 @@
 import type { SessionService } from "../sessions/index.ts";
+import { type Clock, systemClock } from "../shared/clock.ts";
 import { CLOSE, type ServerMessage } from "./protocol.ts";
 import {
   openViewer,
+  RATE_WINDOW_MS,
   type TerminalConnection,
   type TerminalPeer,
   type TerminalTarget,
@@ -28,6 +30,12 @@ export function createTerminalService(
     sessionId,
     ...deps.sessions.placement(sessionId),
   });
+  // Every snapshot of a pane reaches all its viewers: asked for by many within one rate window,
+  // it is taken once, so a flooding pane is repainted a few times a second however many watch.
+  const viewerDeps: ViewerDeps = {
+    ...deps,
+    tmux: { ...deps.tmux, snapshotPane: throttlePerPane(deps.tmux.snapshotPane, deps.clock ?? systemClock) },
+  };
   return {
     locate,
     open(sessionId, viewer, peer) {
@@ -40,7 +48,33 @@ export function createTerminalService(
         peer.close(CLOSE.ENDED, ended.reason);
         return IDLE;
       }
-      return openViewer(deps, target, viewer, peer);
+      return openViewer(viewerDeps, target, viewer, peer);
     },
+  };
+}
+
+/**
+ * At most one snapshot of a pane per RATE_WINDOW_MS: a request within the window after one waits
+ * for the window's end and shares the snapshot taken then with every request made meanwhile.
+ */
+export function throttlePerPane<T>(
+  take: (paneId: string) => Promise<T>,
+  clock: Clock,
+): (paneId: string) => Promise<T> {
+  const last = new Map<string, number>();
+  const waiting = new Map<string, Promise<T>>();
+  return (paneId) => {
+    const queued = waiting.get(paneId);
+    if (queued) return queued;
+    const wait = (last.get(paneId) ?? Number.NEGATIVE_INFINITY) + RATE_WINDOW_MS - clock.now();
+    const run = () => {
+      waiting.delete(paneId);
+      last.set(paneId, clock.now());
+      return take(paneId);
+    };
+    if (wait <= 0) return run();
+    const later = new Promise<void>((resolve) => clock.setTimer(resolve, wait)).then(run);
+    waiting.set(paneId, later);
+    return later;
   };
 }

@@ -68,6 +68,8 @@ export interface ViewerDeps {
  * redraws.
  */
 export const RATE_WINDOW_MS = 250;
+/** How often an open terminal checks that its viewer may still watch (a key revoked meanwhile). */
+export const ACCESS_CHECK_MS = 10_000;
 export const MAX_BYTES_PER_WINDOW = 64 * 1024;
 
 const USAGE = 'send {"type":"control"}, then {"type":"input","data":"…"}';
@@ -177,6 +179,8 @@ export function openViewer(
       peer.sendBytes(event.bytes);
       return;
     }
+    checkAccess();
+    if (ended) return;
     const { snapshot } = event;
     const { x, y } = snapshot.cursor;
     const data = paintSnapshot(snapshot);
@@ -198,6 +202,11 @@ export function openViewer(
     // A window closing ends its session on the way (tmux's listeners run in turn): the pane's
     // own reason, given in the same turn, is the more precise one.
     queueMicrotask(() => end("session-ended"));
+  }
+
+  /** Still allowed to watch (its key not revoked meanwhile)? If not, the terminal ends. */
+  function checkAccess(): void {
+    if (deps.current(viewer.principal) === null) end("revoked");
   }
 
   /** Holds the scope now (not only when the socket opened)? */
@@ -282,7 +291,16 @@ export function openViewer(
     } else input(parsed.data);
   }
 
+  let cancelAccessCheck = () => {};
+  const scheduleAccessCheck = () => {
+    cancelAccessCheck = clock.setTimer(() => {
+      checkAccess();
+      if (!ended) scheduleAccessCheck();
+    }, ACCESS_CHECK_MS);
+  };
+  scheduleAccessCheck();
   release.push(
+    () => cancelAccessCheck(),
     deps.tmux.on(onTmux),
     deps.bus.subscribe(onEvent),
     deps.tmux.watchOutput(target.paneId, onOutput),

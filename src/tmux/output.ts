@@ -55,7 +55,14 @@ export function createPaneOutput(deps: PaneOutputDeps): PaneOutput {
 
   async function take(paneId: string): Promise<PaneSnapshot> {
     const { pause, together } = snapshotCommands(paneId);
-    await deps.run(pause);
+    try {
+      await deps.run(pause);
+    } catch (error) {
+      // The pause may still be run by tmux after we gave up on it: a pane left paused would send
+      // ag no more output (its screen-based state detection included). Continue, at worst twice.
+      deps.run(together.at(-1)!).catch(() => {});
+      throw error;
+    }
     held.set(paneId, []);
     try {
       const results = await Promise.allSettled(deps.runTogether(together));

@@ -7,6 +7,8 @@ import { createEventBus, type EventBus } from "../../src/events/bus.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import {
+  ACCESS_CHECK_MS,
+  CLOSE,
   createTerminalService,
   MAX_INPUT_BYTES,
   RATE_WINDOW_MS,
@@ -329,6 +331,72 @@ describe("control and input", () => {
     });
     await Bun.sleep(5);
     expect(fake.inputs(pane.paneId)).toEqual([]);
+  });
+
+  test("a key revoked while the terminal is open stops watching too: at the next check or repaint", async () => {
+    const clock = createManualClock();
+    const terminals = createTerminalService({
+      tmux: fake,
+      bus,
+      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
+      logger: createLogger({ level: "silent", json: true }),
+      current: (principal) => (principal.keyId && revoked.has(principal.keyId) ? null : principal),
+      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
+      clock,
+    });
+    const peer = fakePeer();
+    terminals.open("s1", { principal: keyHolder("watcher", ["sessions:read"]), ip: null }, peer);
+    await until(() => snapshotsOf(peer).length === 1);
+    clock.advance(ACCESS_CHECK_MS);
+    fake.write(pane.paneId, "still allowed");
+    await until(() => peer.output() === "still allowed");
+    revoked.add("watcher");
+    clock.advance(ACCESS_CHECK_MS);
+    expect(peer.last()).toEqual({ type: "ended", reason: "revoked" });
+    expect(peer.closedWith).toMatchObject({ code: CLOSE.ENDED });
+    fake.write(pane.paneId, "not for them");
+    await Bun.sleep(5);
+    expect(peer.output()).toBe("still allowed");
+  });
+
+  test("however many watch a flooding pane, it is repainted at most once per rate window", async () => {
+    const clock = createManualClock();
+    let taken = 0;
+    const counted = {
+      ...fake,
+      snapshotPane: (id: string) => {
+        taken++;
+        return fake.snapshotPane(id);
+      },
+    };
+    const terminals = createTerminalService({
+      tmux: counted,
+      bus,
+      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
+      logger: createLogger({ level: "silent", json: true }),
+      current: (principal) => principal,
+      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
+      maxBytesPerWindow: 10,
+      clock,
+    });
+    const peers = Array.from({ length: 8 }, () => fakePeer());
+    for (const [n, peer] of peers.entries()) {
+      terminals.open("s1", { principal: LOCAL, ip: null }, peer);
+      clock.advance(n % 3); // joined at staggered moments
+    }
+    clock.advance(RATE_WINDOW_MS);
+    await until(() => peers.every((p) => snapshotsOf(p).length >= 1));
+    const before = taken;
+    for (let round = 0; round < 8; round++) {
+      fake.write(pane.paneId, "x".repeat(50)); // over every viewer's budget
+      clock.advance(RATE_WINDOW_MS / 2);
+      await Bun.sleep(1);
+    }
+    clock.advance(RATE_WINDOW_MS);
+    await Bun.sleep(5);
+    // 8 rounds of half a window = 4 windows (+1 to settle): 5 repaints at most, not 8 × 5.
+    expect(taken - before).toBeLessThanOrEqual(6);
+    expect(taken - before).toBeGreaterThanOrEqual(1);
   });
 
   test("bad messages get an error and change nothing", async () => {

@@ -9,8 +9,8 @@ const RETRY_MAX_MS = 15_000;
 
 type Phase = "connecting" | "live" | "ended" | "closed";
 
-/** Why a terminal ended for good: its program exited, its window closed, its session ended. */
-const FINAL = new Set(["exited", "closed", "session-ended"]);
+/** Why a terminal ended for good: its program exited, its window closed, its session ended, its key went. */
+const FINAL = new Set(["exited", "closed", "session-ended", "revoked"]);
 /** One input message carries at most this many bytes (the server's bound). */
 const MAX_INPUT_BYTES = 64 * 1024;
 
