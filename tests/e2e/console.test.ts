@@ -177,7 +177,10 @@ for (const viewport of VIEWPORTS) {
         await page.keyboard.type("console line one");
         await page.keyboard.press("Shift+Enter");
         await page.keyboard.type("console line two");
-        await page.keyboard.press("Enter");
+        // At a desk Enter sends; on a touch screen Enter is the only way to a new line, so the
+        // button sends.
+        if (viewport.name === "phone") await page.click('.send-box button[type="submit"]');
+        else await page.keyboard.press("Enter");
         await page.waitForSelector(".send-box .notice");
         // Delivered is confirmed by the agent's own hook; its request to the model follows.
         for (let i = 0; i < 100 && world.prompts().length === before; i++) await Bun.sleep(50);
