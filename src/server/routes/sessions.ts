@@ -84,7 +84,11 @@ export function sessionRoutes(sessions: SessionService) {
       {
         body: CreateSessionInput,
         response: { 200: CreatedSession, 201: CreatedSession },
-        detail: { summary: "Create a session (201), or reuse an idle one in the same workDir (200)" },
+        detail: {
+          summary: "Create a session (201), or reuse an idle one in the same workDir (200)",
+          description:
+            "Reuse never surprises: `reuse: false` always starts a new session; a `name` given is only ever reused under that name (an idle session of another name is left alone); `reused` in the answer says which happened. A reused session keeps its name.",
+        },
       },
     )
     .post(
@@ -99,6 +103,8 @@ export function sessionRoutes(sessions: SessionService) {
         detail: {
           summary:
             "Create up to 50 sessions; partial success: {created, failed: [{index, error, code, statusCode}]}",
+          description:
+            "Each item is created as POST /v1/sessions would, reuse rules included (`reuse: false` per item for a new session every time).",
         },
       },
     )
