@@ -12,6 +12,7 @@ import { channelTargets, createChannelStore, createDispatcher } from "./channels
 import type { Config } from "./config/schema.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
+import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
@@ -110,6 +111,7 @@ export async function startRuntime({
     db = openDatabase(stateDbPath(config.stateDir));
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger, firstId: startedAt * 1000 });
+    logSessionEvents(bus, logger);
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
