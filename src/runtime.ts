@@ -12,6 +12,7 @@ import { channelTargets, createChannelStore, createDispatcher } from "./channels
 import type { Config } from "./config/schema.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
+import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
@@ -19,7 +20,7 @@ import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
-import { isLoopbackName } from "./server/auth.ts";
+import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
@@ -110,6 +111,7 @@ export async function startRuntime({
     db = openDatabase(stateDbPath(config.stateDir));
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger, firstId: startedAt * 1000 });
+    logSessionEvents(bus, logger);
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
@@ -309,11 +311,17 @@ export async function startRuntime({
       ],
     });
     const server = await listen(app, { host: config.host, port: config.port, maxBodyBytes: MAX_BODY_BYTES });
-    const url = `http://${urlHost(config.host)}:${server.port}`;
+    const url = localUrl(config.host, server.port);
     // With port 0 the derived base URL names no real port: hooks call back where we are bound.
     if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;
     lock.update({ host: config.host, port: server.port, baseUrl: url });
-    warnIfExposed(config, logger);
+    const notes = bindNotes({
+      host: config.host,
+      port: server.port,
+      authenticated: config.authToken !== "",
+      addresses: machineAddresses(),
+    });
+    for (const note of notes) logger[note.level](note.text);
     await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
     // Answers from the chat and pipeline stages act on sessions: start them once the sessions
     // are re-adopted.
@@ -358,21 +366,6 @@ function openMemoryFile(path: string): Database {
   return openDatabase(path, MEMORY_MIGRATIONS);
 }
 
-function warnIfExposed(config: Config, logger: Logger): void {
-  if (config.authToken || isLoopbackName(config.host)) return;
-  logger.warn(
-    `!!! ag listens on ${config.host} WITHOUT authentication. Anyone who can reach this address can run ` +
-      "commands on this machine through the agents. Set SVC_AUTH_TOKEN, or SVC_HOST=127.0.0.1. " +
-      "(Requests are still refused unless their Host is loopback or configured.)",
-  );
-}
-
 function hostOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, "");
-}
-
-/** The address a local client uses to reach a server bound to `host`. */
-function urlHost(host: string): string {
-  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
-  return host.includes(":") ? `[${host}]` : host;
 }

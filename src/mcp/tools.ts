@@ -44,11 +44,14 @@ const SessionId = Type.String({ minLength: 1, description: "the session's id" })
 const SessionRef = Type.Object({ sessionId: SessionId }, strict);
 const None = Type.Object({}, strict);
 
-/** `create_session` and each `batch_create_sessions` item: SPEC's workDir, name?, prompt?. */
+/**
+ * `create_session` and each `batch_create_sessions` item: SPEC's workDir, name?, prompt?, and
+ * reuse? (CONTRACT §10) so an agent can ask for a session of its own.
+ */
 const NewSession = Type.Composite(
   [
     Type.Required(Type.Pick(CreateSessionInput, ["workDir"])),
-    Type.Pick(CreateSessionInput, ["name", "prompt"]),
+    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse"]),
   ],
   strict,
 );
@@ -117,7 +120,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   tool({
     name: "create_session",
     description:
-      "Start an agent session in workDir (or reuse an idle one there) and deliver the prompt; answers once the prompt is confirmed",
+      "Start an agent session in workDir and deliver the prompt; answers once the prompt is confirmed. An idle session there may take the prompt instead (reused: true) unless reuse is false, and never one of another name than the name given",
     input: NewSession,
     call: (api, args) => api.send("POST", "/v1/sessions", args),
   }),

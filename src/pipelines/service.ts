@@ -77,14 +77,13 @@ export function createPipelineService(deps: {
       stage.status = "running";
       stage.startedAt = at();
       saved(pipeline);
-      const created = await deps.sessions.create(
-        {
-          workDir: pipeline.workDir,
-          name: `${pipeline.name}-${stage.index + 1}`,
-          prompt: stagePrompt(stage.prompt, previous),
-        },
-        { reuse: false },
-      );
+      const created = await deps.sessions.create({
+        workDir: pipeline.workDir,
+        name: `${pipeline.name}-${stage.index + 1}`,
+        prompt: stagePrompt(stage.prompt, previous),
+        // Each stage in a fresh session.
+        reuse: false,
+      });
       stage.sessionId = created.session.id;
       saved(pipeline);
       if (!created.promptDelivery?.delivered) throw new Error("the stage's prompt was not delivered");

@@ -156,7 +156,8 @@ export function isLoopbackName(host: string): boolean {
   );
 }
 
-function isWildcard(host: string): boolean {
+/** A bind address that means every interface. */
+export function isWildcard(host: string): boolean {
   return host === "0.0.0.0" || host === "::" || host === "";
 }
 

@@ -97,15 +97,16 @@ export function createSessionActions(deps: ActionDeps) {
               : `${dialog} was answered meanwhile`,
           );
       }
+      const pane = session.record().paneId;
+      // A session not placed yet has nothing to type into: saying "done" would be a lie.
+      if (!pane) throw new AgError("CONFLICT", `session ${session.id} has no pane to press keys in yet`);
       for (const [i, step] of steps.entries()) {
         // The agent redraws between keys of a dialog; a key sent into the redraw can be lost.
         if (i > 0) await new Promise<void>((resolve) => deps.clock.setTimer(resolve, 150));
-        const pane = session.record().paneId;
-        if (!pane) return;
         if ("keys" in step) await deps.tmux.sendKeys(pane, step.keys);
         else await deps.tmux.sendLiteral(pane, step.text);
       }
-      session.observe({ kind: "keys", keys: what }, "ag");
+      session.observe({ kind: "keys", keys: what, ...(dialog === undefined ? {} : { dialog }) }, "ag");
     });
   }
 
@@ -159,6 +160,15 @@ export function createSessionActions(deps: ActionDeps) {
         throw new AgError("VALIDATION_ERROR", "an answer to a question is one line without tabs");
     }
     await press(session, deps.agent.keys.answer(pending, answer), "answer", pending.id);
+  }
+
+  /**
+   * The session once an answer's keys are pressed: ag's own keys are evidence of the state like
+   * a hook (the fusion applied them before this returns), so the answer says what GET says next
+   * — the prompt cleared, working (approve, answer) or idle (reject) — not the state before.
+   */
+  function answered(session: LiveSession): Session {
+    return toSession(record(session.id));
   }
 
   /** Ends a session ag stops: its state says why (and tells the bus), then its window closes. */
@@ -236,13 +246,15 @@ export function createSessionActions(deps: ActionDeps) {
         session,
         keys.map((key) => ({ keys: [key] })),
         approve ? "approve" : "reject",
+        pending.id,
       );
-      return toSession(record(id));
+      return answered(session);
     },
 
     async answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session> {
-      await answerQuestion(deps.live.running(id), id, answer, permissionId);
-      return toSession(record(id));
+      const session = deps.live.running(id);
+      await answerQuestion(session, id, answer, permissionId);
+      return answered(session);
     },
 
     async interrupt(id: string): Promise<Session> {

@@ -74,11 +74,15 @@ export function createSessionCreation(
     }
   });
 
-  /** An idle session of the same owner in the same workDir, launched the same way. */
+  /**
+   * An idle session of the same owner in the same workDir, launched the same way, and named as
+   * asked: a create that names its session never gets one of another name (CONTRACT §10).
+   */
   function reusable(input: ResolvedCreateInput, tenantId: string | null): SessionRecord | null {
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
+      .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
       .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
@@ -152,18 +156,18 @@ export function createSessionCreation(
   }
 
   const creation = {
-    async create(request: CreateSessionInput, options?: { reuse?: boolean } & Owner): Promise<CreateResult> {
+    async create(request: CreateSessionInput, owner?: Owner): Promise<CreateResult> {
       const input = resolveCreateInput(
         request,
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
       );
-      const tenantId = tenantOf(options);
+      const tenantId = tenantOf(owner);
       // The tenant first: outside its root, whether a path exists is none of its business.
       deps.tenants?.check(tenantId, input.workDir);
       validateWorkDir(input.workDir);
       const warnings: string[] = [];
       const prompt = promptOf(input, tenantId, warnings);
-      const existing = options?.reuse === false ? null : reusable(input, tenantId);
+      const existing = request.reuse === false ? null : reusable(input, tenantId);
       if (existing) return result(live.running(existing.id), prompt, warnings, true);
       assertCapacity(launcher);
       const fresh = freshRecord({ ...input, tenantId });

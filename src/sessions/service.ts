@@ -42,8 +42,11 @@ export interface SessionService {
   list(query?: SessionListQuery, owner?: Owner): Session[];
   get(id: string): Session;
   stats(owner?: Owner): SessionStats;
-  /** `reuse: false` always launches a new session (pipelines, reviewers). */
-  create(input: CreateSessionInput, options?: { reuse?: boolean } & Owner): Promise<CreateResult>;
+  /**
+   * Launches a session, or gives the prompt to a reusable idle one (`reuse` not false, same
+   * workDir, same name when one is given).
+   */
+  create(input: CreateSessionInput, owner?: Owner): Promise<CreateResult>;
   createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult>;
   /** Ids of sessions the owner cannot see count as not found. */
   killBatch(ids: string[], owner?: Owner): Promise<{ killed: string[]; notFound: string[] }>;

@@ -73,6 +73,17 @@ export const Session = Type.Object({
 export type Session = Static<typeof Session>;
 
 /** CONTRACT §2: name ≤ 128 characters; prompt ≤ 256 KiB (checked in bytes by the route). */
+export const SessionName = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: "defaults to <workDir's folder>-<first 8 characters of the id>",
+});
+
+/** CONTRACT §10: reuse is never a surprise. */
+export const Reuse = Type.Boolean({
+  description:
+    "false: always start a new session. true (default): an idle session in the same workDir (same agentCommand / permissionMode when given) takes the prompt instead (200, reused: true), but never one with another name than the `name` given",
+});
 export const MAX_PROMPT_BYTES = 256 * 1024;
 
 /** Extra environment variables of the agent process: names as the shell knows them. */
@@ -97,7 +108,7 @@ export const StallThreshold = Type.Integer({
 
 export const CreateSessionInput = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(SessionName),
     workDir: Type.Optional(
       Type.String({
         minLength: 1,
@@ -113,6 +124,7 @@ export const CreateSessionInput = Type.Object(
     templateId: Type.Optional(
       Type.String({ minLength: 1, description: "apply this template; fields given here override it" }),
     ),
+    reuse: Type.Optional(Reuse),
   },
   { additionalProperties: false },
 );
@@ -165,11 +177,12 @@ export const BatchCreateInput = Type.Object(
     sessions: Type.Array(
       Type.Object(
         {
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+          name: Type.Optional(SessionName),
           workDir: Type.String({ minLength: 1 }),
           prompt: Type.Optional(Type.String()),
           permissionMode: Type.Optional(PermissionMode),
           agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+          reuse: Type.Optional(Reuse),
         },
         { additionalProperties: false },
       ),

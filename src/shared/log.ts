@@ -23,6 +23,18 @@ const LEVEL_NUMBER: Record<LogLevel, number> = {
   trace: LogLevels.trace,
 };
 
+/**
+ * Fields for JSON logs only: a line whose words already say them (a session's event) would
+ * only repeat them as `key=value` in the text format.
+ */
+export class JsonFields {
+  constructor(readonly fields: Record<string, unknown>) {}
+}
+
+export function jsonFields(fields: Record<string, unknown>): JsonFields {
+  return new JsonFields(fields);
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const stream = options.stream ?? process.stderr;
   const reporter = options.json ? jsonReporter(stream) : textReporter(stream);
@@ -37,6 +49,7 @@ function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
       const words: string[] = [];
       for (const arg of entry.args) {
         if (arg instanceof Error) record.error = { message: arg.message, stack: arg.stack };
+        else if (arg instanceof JsonFields) Object.assign(record, arg.fields);
         else if (arg !== null && typeof arg === "object") Object.assign(record, arg);
         else words.push(String(arg));
       }
@@ -54,6 +67,7 @@ function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
       for (const arg of entry.args) {
         if (arg instanceof Error)
           parts.push(entry.level <= LogLevels.error ? (arg.stack ?? arg.message) : arg.message);
+        else if (arg instanceof JsonFields) continue;
         else if (arg !== null && typeof arg === "object") {
           for (const [k, v] of Object.entries(arg))
             parts.push(`${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);

@@ -273,7 +273,14 @@ describe("the server, run from another directory with src/ and public/ gone", ()
   test("a non-loopback bind without a token is warned about loudly", async () => {
     const server = await startAg(ag, ["--port", "0", "--host", "0.0.0.0"]);
     try {
-      expect(server.stderr()).toContain("WITHOUT authentication");
+      // The warning and the listening line agree: all interfaces, and the URL to use here.
+      const [warning, listening] = server.stderr().trim().split("\n");
+      expect(warning).toContain(
+        `ag listens on all interfaces (0.0.0.0, port ${server.port}) WITHOUT authentication`,
+      );
+      expect(warning).toContain(`use ${server.url}.`);
+      expect(listening).toContain(`listening on ${server.url}`);
+      expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
       const evil = await fetch(`http://127.0.0.1:${server.port}/v1/sessions`, {
         headers: { host: "evil.example.com" },
       });

@@ -97,6 +97,58 @@ describe("the runtime over real HTTP", () => {
   });
 });
 
+describe("what start-up says about where ag listens (real listener, port 0)", () => {
+  const notes = (logs: string[]) =>
+    logs
+      .map((l) => JSON.parse(l) as { level: string; msg: string })
+      .filter((r) => r.msg.includes("listens on"));
+
+  test("127.0.0.1: nothing beyond the listening URL, which answers", async () => {
+    const runtime = await startTestRuntime({ SVC_HOST: "127.0.0.1" });
+    try {
+      expect(runtime.url).toBe(`http://127.0.0.1:${runtime.server.port}`);
+      expect(notes(runtime.logs)).toEqual([]);
+      expect((await fetch(`${runtime.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+  });
+
+  test("0.0.0.0 without a token: the warning names all interfaces and the very URL that answers here", async () => {
+    const runtime = await startTestRuntime({ SVC_HOST: "0.0.0.0" });
+    try {
+      const port = runtime.server.port;
+      expect(runtime.url).toBe(`http://127.0.0.1:${port}`);
+      const [warning, ...more] = notes(runtime.logs);
+      expect(more).toEqual([]);
+      expect(warning!.level).toBe("warn");
+      expect(warning!.msg).toStartWith(
+        `!!! ag listens on all interfaces (0.0.0.0, port ${port}) WITHOUT authentication`,
+      );
+      expect(warning!.msg).toContain(`use ${runtime.url}.`);
+      expect(warning!.msg).not.toContain("http://0.0.0.0");
+      expect((await fetch(`${runtime.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+  });
+
+  test("0.0.0.0 with a token: an info line, no warning", async () => {
+    const runtime = await startTestRuntime({ SVC_HOST: "0.0.0.0", SVC_AUTH_TOKEN: "t0ken-for-the-banner" });
+    try {
+      const [line, ...more] = notes(runtime.logs);
+      expect(more).toEqual([]);
+      expect(line).toMatchObject({ level: "info" });
+      expect(line!.msg).toContain(`${runtime.url} from this machine`);
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+  });
+});
+
 describe("draining", () => {
   test("a request in flight completes; new connections are refused", async () => {
     const runtime = await startTestRuntime({}, { tmuxBinary: slowTmux(1) });

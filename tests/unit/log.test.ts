@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { createLogger } from "../../src/shared/log.ts";
+import { createLogger, jsonFields } from "../../src/shared/log.ts";
 
 function capture(level: Parameters<typeof createLogger>[0]["level"], json: boolean) {
   const lines: string[] = [];
@@ -39,4 +39,17 @@ test("text logs: time, level, message, fields", () => {
   const { logger, lines } = capture("info", false);
   logger.info("listening", { port: 9100, host: "127.0.0.1" });
   expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}listening port=9100 host=127\.0\.0\.1\n$/);
+});
+
+test("fields for JSON logs only: merged into the record, left out of the text line", () => {
+  const text = capture("info", false);
+  text.logger.info("session a: idle", jsonFields({ event: "status.idle", sessionId: "a" }));
+  expect(text.lines[0]).toMatch(/INFO {2}session a: idle\n$/);
+  const json = capture("info", true);
+  json.logger.info("session a: idle", jsonFields({ event: "status.idle", sessionId: "a" }));
+  expect(JSON.parse(json.lines[0]!)).toMatchObject({
+    msg: "session a: idle",
+    event: "status.idle",
+    sessionId: "a",
+  });
 });

@@ -137,6 +137,7 @@ describe("what ag mcp offers", () => {
         workDir: create.properties.workDir,
         name: create.properties.name,
         prompt: create.properties.prompt,
+        reuse: create.properties.reuse,
       },
     });
     expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);
@@ -186,6 +187,7 @@ describe("each tool is one call of the REST API", () => {
       ["list_sessions", {}, "GET /v1/sessions"],
       ["get_status", s, `GET ${at}`],
       ["create_session", { workDir: "/w", prompt: "p" }, 'POST /v1/sessions {"workDir":"/w","prompt":"p"}'],
+      ["create_session", { workDir: "/w", reuse: false }, 'POST /v1/sessions {"workDir":"/w","reuse":false}'],
       ["kill_session", s, `DELETE ${at}`],
       ["escape_session", s, `POST ${at}/escape`],
       ["interrupt_session", s, `POST ${at}/interrupt`],
@@ -346,6 +348,18 @@ describe("tools drive sessions through the REST API", () => {
 
     const killed = await call("kill_session", { sessionId: id });
     expect(killed.structuredContent).toMatchObject({ id, status: "killed" });
+  });
+
+  test("create_session reuses an idle session of the workDir only as asked: reuse false, or another name, is a new one", async () => {
+    const { id } = await idleSession();
+    const { workDir, name } = app.repo.get(id)!;
+    const fresh = await call("create_session", { workDir, reuse: false });
+    expect(fresh.structuredContent).toMatchObject({ reused: false, workDir });
+    expect(fresh.structuredContent.id).not.toBe(id);
+    const other = await call("create_session", { workDir, name: "someone-else" });
+    expect(other.structuredContent).toMatchObject({ reused: false, name: "someone-else" });
+    const same = await call("create_session", { workDir, name });
+    expect(same.structuredContent).toMatchObject({ id, reused: true, name });
   });
 
   test("send_bash prefixes !, send_command prefixes / unless it is there", async () => {

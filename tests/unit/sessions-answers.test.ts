@@ -221,3 +221,57 @@ describe("what the agent records its own way", () => {
     expect(app.repo.get(id)!.status).toBe("working");
   });
 });
+
+describe("approve, reject and answer answer the session as it is after the keys", () => {
+  async function waiting(tool = "Write") {
+    const app = testApp();
+    simulateAgents(app);
+    const { id, paneId } = await idleSession(app);
+    await hook(app, id, "UserPromptSubmit", { prompt: "edit file", prompt_id: "e1" });
+    await hook(app, id, "PermissionRequest", { tool_name: tool, tool_input: { file_path: "/w/hello.txt" } });
+    expect(app.repo.get(id)!.status).toBe("permission_prompt");
+    const get = async () => (await (await app.request("GET", `/v1/sessions/${id}`)).json()) as Json;
+    return { app, id, paneId, get };
+  }
+
+  test("approve: the prompt cleared, working — what GET says right after", async () => {
+    const { app, id, get } = await waiting();
+    const approved = await post(app, `/v1/sessions/${id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ id, status: "working", pendingPermission: null });
+    expect(await get()).toMatchObject({ status: "working", pendingPermission: null });
+  });
+
+  test("reject: the prompt cleared, idle (the turn ends)", async () => {
+    const { app, id, get } = await waiting();
+    const rejected = await post(app, `/v1/sessions/${id}/reject`);
+    expect(rejected.body).toMatchObject({ id, status: "idle", pendingPermission: null });
+    expect(await get()).toMatchObject({ status: "idle", pendingPermission: null });
+  });
+
+  test("a plan approved: working, the plan no longer pending", async () => {
+    const { app, id } = await waiting("ExitPlanMode");
+    expect(app.repo.get(id)!.pendingPermission).toMatchObject({ kind: "plan" });
+    const approved = await post(app, `/v1/sessions/${id}/approve`);
+    expect(approved.body).toMatchObject({ status: "working", pendingPermission: null });
+  });
+
+  test("answer to a question: working, nothing pending; the same session GET shows", async () => {
+    const { app, id } = await asking();
+    const answered = await post(app, `/v1/sessions/${id}/answer`, { text: "Green please" });
+    expect(answered.body).toMatchObject({ id, status: "working", pendingPermission: null });
+    const got = (await (await app.request("GET", `/v1/sessions/${id}`)).json()) as Json;
+    expect(got).toEqual(answered.body);
+  });
+
+  test("two approvals of one dialog at once: one Enter; the second is refused (it would land on what comes next)", async () => {
+    const { app, id, paneId } = await waiting();
+    const [first, second] = await Promise.all([
+      post(app, `/v1/sessions/${id}/approve`),
+      post(app, `/v1/sessions/${id}/approve`),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([200, 409]);
+    expect([first, second].find((r) => r.status === 409)!.body.code).toBe("NO_PENDING_PERMISSION");
+    expect(app.tmux.typed(paneId).filter((k) => k === "Enter")).toHaveLength(1);
+  });
+});

@@ -441,6 +441,38 @@ describe("answers", () => {
     expect(r.state.pending?.id).toBe("perm-2");
   });
 
+  test("keys for a dialog its tool's hook already closed tell nothing more: not an interrupt", () => {
+    const started: Observation = { kind: "tool", tool: "Bash", phase: "started", toolUseId: "t1" };
+    const r = run(waiting(), [
+      [1000, "hook", started], // the agent took the Enter before ag said it pressed it
+      [1001, "ag", { kind: "keys", keys: "approve", dialog: "perm-1" }],
+    ]);
+    expect(r.statuses).toEqual(["working", "working"]);
+    expect(r.state.screenJudges).toBe(false);
+    expect(r.state.interruptedByAg).toBe(false);
+    expect(r.last.events).toEqual([]);
+  });
+
+  test("keys for a dialog the next one replaced leave the next one pending", () => {
+    const next: PermissionRequest = { kind: "tool", tool: "Bash", detail: "rm x" };
+    const r = run(waiting(), [
+      [1000, "hook", { kind: "tool", tool: "Bash", phase: "finished", toolUseId: "t1" }],
+      [1005, "hook", dialog(next)],
+      [1010, "ag", { kind: "keys", keys: "answer", dialog: "perm-1" }],
+    ]);
+    expect(r.state.status).toBe("permission_prompt");
+    expect(r.state.pending).toMatchObject({ id: "perm-2", detail: "rm x" });
+  });
+
+  test("a reject whose dialog is gone lands in the working turn: the screen judges, as for an interrupt", () => {
+    const r = run(waiting(), [
+      [1000, "hook", { kind: "tool", tool: "Bash", phase: "started", toolUseId: "t1" }],
+      [1001, "ag", { kind: "keys", keys: "reject", dialog: "perm-1" }],
+    ]);
+    expect(r.state.status).toBe("working");
+    expect(r.state.screenJudges).toBe(true);
+  });
+
   test("ag's reject ends the turn at once (the agent sends no hook for it)", () => {
     const r = run(waiting(), [[1000, "ag", { kind: "keys", keys: "reject" }]]);
     expect(r.state.status).toBe("idle");

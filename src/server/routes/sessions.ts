@@ -42,6 +42,9 @@ const CursorQueryParams = t.Object({
   role: TranscriptCursorQuery.properties.role,
 });
 const Pane = Type.Object({ id: Type.String(), content: Type.String() });
+/** Approve, reject and answer say what their keys did (docs/sessions.md, Answering). */
+const AFTER_KEYS =
+  "Answers the session as it is once ag's keys are pressed (what GET shows next), not as it was: pendingPermission null, status";
 
 /** How a delivery went; why not, when it failed; whether the text answered a question instead. */
 function deliveryBody(result: DeliveryResult & { answered?: boolean }) {
@@ -84,7 +87,11 @@ export function sessionRoutes(sessions: SessionService) {
       {
         body: CreateSessionInput,
         response: { 200: CreatedSession, 201: CreatedSession },
-        detail: { summary: "Create a session (201), or reuse an idle one in the same workDir (200)" },
+        detail: {
+          summary: "Create a session (201), or reuse an idle one in the same workDir (200)",
+          description:
+            "Reuse never surprises: `reuse: false` always starts a new session; a `name` given is only ever reused under that name (an idle session of another name is left alone); `reused` in the answer says which happened. A reused session keeps its name.",
+        },
       },
     )
     .post(
@@ -99,6 +106,8 @@ export function sessionRoutes(sessions: SessionService) {
         detail: {
           summary:
             "Create up to 50 sessions; partial success: {created, failed: [{index, error, code, statusCode}]}",
+          description:
+            "Each item is created as POST /v1/sessions would, reuse rules included (`reuse: false` per item for a new session every time).",
         },
       },
     )
@@ -175,6 +184,7 @@ export function sessionRoutes(sessions: SessionService) {
         detail: {
           summary:
             "Answer the agent's question: one of pendingPermission.options by number, or text of one's own",
+          description: `${AFTER_KEYS} working.`,
         },
       },
     )
@@ -185,7 +195,10 @@ export function sessionRoutes(sessions: SessionService) {
         params: Id,
         body: Type.Optional(PermissionAnswer),
         response: Session,
-        detail: { summary: "Allow the pending permission prompt once" },
+        detail: {
+          summary: "Allow the pending permission prompt once",
+          description: `${AFTER_KEYS} working.`,
+        },
       },
     )
     .post(
@@ -195,7 +208,10 @@ export function sessionRoutes(sessions: SessionService) {
         params: Id,
         body: Type.Optional(PermissionAnswer),
         response: Session,
-        detail: { summary: "Reject the pending permission prompt" },
+        detail: {
+          summary: "Reject the pending permission prompt",
+          description: `${AFTER_KEYS} idle (the turn ends).`,
+        },
       },
     )
     .post("/v1/sessions/:id/interrupt", ({ params }) => sessions.interrupt(params.id), {

@@ -15,8 +15,11 @@ export type Observation =
   | AgentObservation
   /** The window is gone without ag closing it. */
   | { kind: "gone" }
-  /** ag pressed keys that answer a dialog or interrupt the turn. */
-  | { kind: "keys"; keys: AgKeys }
+  /**
+   * ag pressed keys that answer a dialog or interrupt the turn. `dialog`: the id of the dialog
+   * the keys answered (approve, reject, answer), as it was pending when they were pressed.
+   */
+  | { kind: "keys"; keys: AgKeys; dialog?: string }
   /** ag launched the agent (a new session, or an ended one resumed); `origin` goes on session.created. */
   | { kind: "launched"; detail: string; origin: SessionLaunch }
   /** ag could not open the agent's window. */

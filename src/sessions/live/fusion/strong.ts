@@ -66,7 +66,7 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       endTurn(step, "failed", at);
       return;
     case "keys":
-      pressed(step, obs.keys, at);
+      pressed(step, obs.keys, obs.dialog, at);
       return;
     case "session-ended":
       // Not an end by itself: `claude --resume` was seen sending SessionEnd while it kept
@@ -108,9 +108,17 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
  * ag pressed keys. Approving or answering a dialog lets the agent go on; refusing or cancelling
  * one ends the turn (Claude Code then waits for the user, and sends no hook to say so). An
  * interrupt of a working turn leaves the outcome to the screen: it stops, or it had just ended.
+ *
+ * Keys meant for a dialog that is no longer the pending one (the tool's hook, or the next
+ * dialog, arrived while they were pressed) say nothing about the state now: what the agent did
+ * with them was already told. A refusal whose dialog is gone from a working turn is an Escape
+ * into that turn, judged as an interrupt is.
  */
-function pressed(step: Step, keys: string, at: number): void {
+function pressed(step: Step, keys: string, dialog: string | undefined, at: number): void {
   const s = step.state;
+  if (dialog !== undefined && s.pending?.id !== dialog) {
+    if (keys === "approve" || keys === "answer" || s.pending !== null) return;
+  }
   const hadDialog = s.pending !== null;
   const startUp = s.pending?.kind === "trust";
   closePending(s, at);
