@@ -7,19 +7,26 @@ import { startBackgroundServer } from "../../server/background.ts";
 import { AgError } from "../../shared/errors.ts";
 import { selfCommand } from "../../shared/self.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
-import { type ApiClient, createApiClient, resolveServerUrl } from "../client.ts";
-import { dashboardUrl } from "../connect.ts";
+import { createApiClient, resolveServerUrl } from "../client.ts";
+import { type Connection, dashboardUrl } from "../connect.ts";
 import { followEvents, type StreamedEvent } from "../events.ts";
+import { canAsk } from "../keys.ts";
 import { printFields, printLine, printNote, startSpinner } from "../output.ts";
+import { askAtTerminal, terminalPromptDeps } from "../prompt.ts";
 import { abortOnInterrupt } from "../signals.ts";
-import { createTurnFollower, type TurnEnd } from "../turn.ts";
+import { createTurnFollower, type TurnEnd, type TurnStep } from "../turn.ts";
+import { attachSession } from "./attach.ts";
 import {
   type Created,
+  type CreateInput,
   createdFields,
+  createInput,
   createSession,
   createTimeoutMs,
   isDelivered,
   notDelivered,
+  reusedNote,
+  SESSION_FLAGS,
 } from "./create.ts";
 
 /** How long a server started in the background has to answer (SPEC). */
@@ -37,11 +44,7 @@ export default defineCommand({
   args: {
     ...GLOBAL_ARGS,
     prompt: { type: "positional", required: true, description: "The prompt" },
-    cwd: {
-      type: "string",
-      description: "The session's working directory (default: this one)",
-      valueHint: "path",
-    },
+    ...SESSION_FLAGS,
     stream: {
       type: "boolean",
       default: true,
@@ -64,16 +67,17 @@ export default defineCommand({
       token,
       timeoutMs: createTimeoutMs(loaded.config.createWaitMs),
     });
-    const input = { workDir: resolve(args.cwd ?? process.cwd()), prompt: args.prompt };
+    const input = createInput(args, args.prompt);
     const dashboard = dashboardUrl(loaded, baseUrl);
 
     if (!args.stream) {
       const created = await createSession(client, input);
       printFields(createdFields(created, dashboard));
+      if (created.reused) printNote(reusedNote(created));
       if (!isDelivered(created)) throw notDelivered(created);
       return;
     }
-    const end = await streamTurn(client, input, dashboard);
+    const end = await streamTurn({ loaded, client }, input, dashboard);
     if (end === "failed")
       throw new AgError("AGENT_UNAVAILABLE", "the session's agent died before the turn ended");
   },
@@ -151,15 +155,40 @@ async function startServer(loaded: LoadedConfig, portFlag: number | undefined, c
 }
 
 /**
+ * Holds output back while the person's terminal belongs to tmux (attached from a prompt), and
+ * lets it out, in order, when they detach.
+ */
+function createGate() {
+  let held: Array<() => void> | null = null;
+  const pass = (write: () => void) => (held ? held.push(write) : write());
+  return {
+    print: (text: string) => pass(() => printLine(text)),
+    note: (text: string) => pass(() => printNote(text)),
+    hold() {
+      held ??= [];
+    },
+    release() {
+      const writes = held ?? [];
+      held = null;
+      for (const write of writes) write();
+    },
+  };
+}
+
+/**
  * Creates the session and prints its assistant text as it arrives until the turn ends. The
  * all-sessions stream opens BEFORE the session exists, so no event of it can be missed; its
- * events are told apart by id once creation answers.
+ * events are told apart by id once creation answers. A prompt the agent stops at is offered to
+ * the person at a terminal (prompt.ts); elsewhere, how to answer it is noted on stderr.
  */
 async function streamTurn(
-  client: ApiClient,
-  input: { workDir: string; prompt: string },
+  connection: Connection,
+  input: CreateInput,
   dashboard: string,
 ): Promise<TurnEnd | "interrupted"> {
+  const { client } = connection;
+  const interactive = canAsk();
+  const out = createGate();
   const interrupt = abortOnInterrupt();
   const stop = new AbortController();
   const signal = AbortSignal.any([interrupt.signal, stop.signal]);
@@ -168,6 +197,41 @@ async function streamTurn(
   let follower: ReturnType<typeof createTurnFollower> | null = null;
   let created: Created | null = null;
   let end: TurnEnd | null = null;
+  /** The prompt being asked about (or left for later), withdrawn when the session moves on. */
+  let asking: { id: string; withdraw: AbortController } | null = null;
+  /** The question at the terminal; awaited at the end: a person attached from it must detach first. */
+  let askTask: Promise<unknown> = Promise.resolve();
+
+  const attach = async () => {
+    out.hold();
+    try {
+      await attachSession(connection, created!, false);
+    } finally {
+      out.release();
+    }
+  };
+  const promptDeps = terminalPromptDeps(client, attach, out.note);
+
+  const onPending = (step: TurnStep) => {
+    if (step.pending === undefined) return;
+    if (asking && asking.id !== step.pending?.id) {
+      asking.withdraw.abort();
+      asking = null;
+    }
+    if (!step.ask || asking) return;
+    if (!interactive) {
+      if (step.note) out.note(step.note);
+      asking = { id: step.ask.id, withdraw: new AbortController() };
+      return;
+    }
+    const withdraw = new AbortController();
+    asking = { id: step.ask.id, withdraw };
+    const previous = askTask;
+    const ask = step.ask;
+    askTask = previous.then(() =>
+      askAtTerminal(created!, ask, AbortSignal.any([signal, withdraw.signal]), promptDeps),
+    );
+  };
 
   const handle = (event: StreamedEvent): boolean => {
     if (!follower) {
@@ -175,8 +239,8 @@ async function streamTurn(
       return false;
     }
     const step = follower.step(event);
-    if (step.print !== undefined) printLine(step.print);
-    if (step.note) printNote(step.note);
+    if (step.print !== undefined) out.print(step.print);
+    onPending(step);
     if (step.end && end === null) {
       end = step.end;
       if (end === "turn") void finishTurn();
@@ -184,7 +248,6 @@ async function streamTurn(
     }
     return false;
   };
-
   /** The agent reports a turn's end before its last lines are written: /read waits for them. */
   async function finishTurn() {
     const read = await client.get<{ output: string }>(`/v1/sessions/${created!.id}/read`).catch(() => null);
@@ -194,7 +257,7 @@ async function streamTurn(
       if (follower!.printed() === seen) break;
       seen = follower!.printed();
     }
-    if (follower!.printed() === 0 && read?.output) printLine(read.output);
+    if (follower!.printed() === 0 && read?.output) out.print(read.output);
     stop.abort();
   }
 
@@ -202,7 +265,7 @@ async function streamTurn(
     signal,
     onOpen: () => opened.resolve(),
     onEvent: handle,
-    onReconnect: (why) => printNote(`reconnecting to the event stream: ${why}`),
+    onReconnect: (why) => out.note(`reconnecting to the event stream: ${why}`),
   }).then(
     (outcome) => {
       opened.resolve(); // Ctrl+C before the stream opened: nothing to wait for
@@ -217,7 +280,8 @@ async function streamTurn(
     await opened.promise;
     if (signal.aborted) return "interrupted";
     created = await createSession(client, input);
-    printNote(`session ${created.name} (${created.id})${created.reused ? ", reused" : ""}`);
+    printNote(`session ${created.name} (${created.id})`);
+    if (created.reused) printNote(reusedNote(created));
     if (!isDelivered(created)) throw notDelivered(created);
     follower = createTurnFollower(created.id);
     // What arrived while creation ran: a quick turn may already be over.
@@ -231,6 +295,8 @@ async function streamTurn(
   } finally {
     stop.abort();
     await following.catch(() => {});
+    await askTask.catch(() => {});
+    out.release();
     interrupt.release();
     // Where to go on: the session's own page (its pending card, terminal, transcript).
     printNote(`dashboard: ${created ? sessionUrl(dashboard, created.id) : dashboard}`);
