@@ -12,11 +12,12 @@ export const GLOBAL_ARGS = {
   debug: { type: "boolean", description: "Print stack traces with errors" },
 } as const satisfies ArgsDef;
 
-/** The `<id>` of the session verbs; connect.ts's resolveSessionId accepts a unique prefix. */
-export const SESSION_ID_ARG = {
+/** The `<session>` of the session verbs; resolve.ts finds it by id, id prefix or name. */
+export const SESSION_ARG = {
   type: "positional",
   required: true,
-  description: "Session id, or a unique start of one",
+  description: "The session: its id, a unique start of the id, or its name",
+  valueHint: "session",
 } as const;
 
 export function parsePortFlag(value: string | undefined): number | undefined {

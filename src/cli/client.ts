@@ -31,13 +31,11 @@ export function createApiClient(options: { baseUrl: string; token?: string; time
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? 10_000;
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
-  const unreachable = (error: unknown) => {
-    const why = error instanceof Error && error.name === "TimeoutError" ? "timed out" : "is not reachable";
-    return new AgError(
+  const unreachable = (error: unknown) =>
+    new AgError(
       "SERVER_UNREACHABLE",
-      `no ag server answers at ${baseUrl} (${why}); start one with \`ag\``,
+      `no ag server answers at ${baseUrl}: ${whyUnreachable(error, timeoutMs)}; start one with \`ag\` (or \`ag run\`)`,
     );
-  };
   async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
@@ -85,6 +83,15 @@ export function createApiClient(options: { baseUrl: string; token?: string; time
     return response.body;
   }
   return { baseUrl, get: (path) => send("GET", path), send, stream };
+}
+
+/** Why a request found no server, in a person's words. */
+export function whyUnreachable(error: unknown, timeoutMs: number): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (name === "TimeoutError") return `it did not answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (code === "ECONNREFUSED" || code === "ConnectionRefused") return "nothing listens there";
+  if (code === "ENOTFOUND") return "that host name is unknown";
+  return error instanceof Error ? error.message : String(error);
 }
 
 function safeJson(text: string): unknown {

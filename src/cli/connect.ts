@@ -1,7 +1,6 @@
 import { type LoadedConfig, loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import type { Session } from "../sessions/index.ts";
-import { AgError } from "../shared/errors.ts";
+import { readLiveInstance } from "../store/instance.ts";
 import { parsePortFlag } from "./args.ts";
 import { type ApiClient, createApiClient, resolveServerUrl } from "./client.ts";
 
@@ -26,23 +25,16 @@ export function dashboardUrl(loaded: LoadedConfig, baseUrl: string): string {
   return loaded.sources.dashboardUrl === "default" ? `${baseUrl}/dashboard/` : loaded.config.dashboardUrl;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
 /**
- * A session id as a person types it: the full id, or a unique prefix of one (`ag list` shows the
- * first 8 characters). A full id goes to the server as it is, so its own 404 speaks.
+ * Whether the server at `baseUrl` runs on this machine: a loopback address, or the server this
+ * state directory records as running here (it may have been reached by another name). What
+ * only works next to the server (attaching to its tmux, signalling its process) asks first.
  */
-export async function resolveSessionId(client: ApiClient, given: string): Promise<string> {
-  const id = given.trim();
-  if (UUID.test(id)) return id;
-  if (!/^[0-9a-f-]+$/i.test(id)) throw new AgError("SESSION_NOT_FOUND", `no session ${given}`);
-  const matches = (await client.get<Session[]>("/v1/sessions")).filter((s) =>
-    s.id.toLowerCase().startsWith(id.toLowerCase()),
-  );
-  if (matches.length === 1) return matches[0]!.id;
-  if (matches.length === 0) throw new AgError("SESSION_NOT_FOUND", `no session ${given}`);
-  throw new AgError(
-    "USAGE_ERROR",
-    `${given} is the start of ${matches.length} session ids (${matches.map((s) => s.id.slice(0, 13)).join(", ")}): give more of it`,
-  );
+export function isLocalServer(loaded: LoadedConfig, baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  if (LOOPBACK.test(url.hostname)) return true;
+  const live = readLiveInstance(loaded.config.stateDir);
+  return live?.port !== undefined && String(live.port) === (url.port || "80");
 }

@@ -110,3 +110,8 @@ export function startSpinner(
     },
   };
 }
+
+/** "1 attempt", "3 attempts"; `many` for words that do not just take an s. */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

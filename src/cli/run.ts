@@ -1,66 +1,136 @@
-import { type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
+import { type ArgsDef, type CommandDef, runCommand } from "citty";
 import { AgError } from "../shared/errors.ts";
 import { VERSION } from "../version.ts";
-import { colourEnabled, printError, printLine } from "./output.ts";
+import { nearest, renderCommandHelp, renderRootHelp } from "./help.ts";
+import { printError, printLine } from "./output.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
-/** Subcommands load lazily: `ag status` never pays for the server's imports. */
-const COMMANDS: Record<string, { description: string; hidden?: boolean; load: () => Promise<AnyCommand> }> = {
-  hook: {
-    description: "Forward an agent hook payload (used by the agents' settings)",
-    hidden: true,
-    load: () => import("./commands/hook.ts").then((m) => m.default as AnyCommand),
-  },
-  init: {
-    description: "Create .svc/config.yaml; --from-template writes starter agent files",
-    load: () => import("./commands/init.ts").then((m) => m.default as AnyCommand),
-  },
-  doctor: {
-    description: "Check starter files, tmux, the agent CLI, the config and the server",
-    load: () => import("./commands/doctor.ts").then((m) => m.default as AnyCommand),
-  },
-  auth: {
-    description: "Move clientAuthToken from .svc/config.yaml to the token file: ag auth migrate",
-    load: () => import("./commands/auth.ts").then((m) => m.default as AnyCommand),
-  },
-  channels: {
-    description: "Channel health, and dead letters: list, retry or clear them",
-    load: () => import("./commands/channels.ts").then((m) => m.default as AnyCommand),
-  },
-  status: {
-    description: "Version, status, uptime, port and session counts of the running server",
-    load: () => import("./commands/status.ts").then((m) => m.default as AnyCommand),
-  },
+interface CommandEntry {
+  description: string;
+  group: "sessions" | "server" | "setup";
+  hidden?: boolean;
+  load: () => Promise<AnyCommand>;
+}
+
+const command = (load: () => Promise<unknown>) => () => load() as Promise<AnyCommand>;
+
+/** Subcommands load lazily: `ag status` never pays for the server's imports. In help order. */
+const COMMANDS: Record<string, CommandEntry> = {
   run: {
+    group: "sessions",
     description: "Start a server if none runs, create a session with the prompt, stream its answer",
-    load: () => import("./commands/run.ts").then((m) => m.default as AnyCommand),
+    load: command(() => import("./commands/run.ts").then((m) => m.default)),
   },
   create: {
+    group: "sessions",
     description: "Create a session with a first prompt; waits until the agent has it",
-    load: () => import("./commands/create.ts").then((m) => m.default as AnyCommand),
+    load: command(() => import("./commands/create.ts").then((m) => m.default)),
   },
   list: {
-    description: "List sessions (--status to filter)",
-    load: () => import("./commands/list.ts").then((m) => m.default as AnyCommand),
+    group: "sessions",
+    description: "Running sessions, what each waits for, tokens and cost (--all: ended ones too)",
+    load: command(() => import("./commands/list.ts").then((m) => m.default)),
+  },
+  send: {
+    group: "sessions",
+    description: 'Send a message to a session ("-" reads it from stdin)',
+    load: command(() => import("./commands/send.ts").then((m) => m.default)),
+  },
+  approve: {
+    group: "sessions",
+    description: "Allow what the session asks permission for, once",
+    load: command(() => import("./commands/decide.ts").then((m) => m.approve)),
+  },
+  reject: {
+    group: "sessions",
+    description: "Refuse what the session asks permission for",
+    load: command(() => import("./commands/decide.ts").then((m) => m.reject)),
+  },
+  answer: {
+    group: "sessions",
+    description: "Answer the session's question: an option's number, or --text \"…\"",
+    load: command(() => import("./commands/answer.ts").then((m) => m.default)),
   },
   read: {
+    group: "sessions",
     description: "A session's messages, a page at a time (page 1 = newest)",
-    load: () => import("./commands/read.ts").then((m) => m.default as AnyCommand),
+    load: command(() => import("./commands/read.ts").then((m) => m.default)),
   },
   tail: {
-    description: "Follow a session's events until Ctrl+C or the session ends",
-    load: () => import("./commands/tail.ts").then((m) => m.default as AnyCommand),
+    group: "sessions",
+    description: "Follow what a session does, a line each, until Ctrl+C or its end",
+    load: command(() => import("./commands/tail.ts").then((m) => m.default)),
+  },
+  attach: {
+    group: "sessions",
+    description: "This terminal on the session's own tmux window (--read-only to watch)",
+    load: command(() => import("./commands/attach.ts").then((m) => m.default)),
+  },
+  interrupt: {
+    group: "sessions",
+    description: "Stop the session's current turn (Ctrl+C in the agent)",
+    load: command(() => import("./commands/press.ts").then((m) => m.interruptCommand)),
+  },
+  escape: {
+    group: "sessions",
+    description: "Press Escape in the session",
+    load: command(() => import("./commands/press.ts").then((m) => m.escapeCommand)),
+  },
+  open: {
+    group: "sessions",
+    description: "Print the dashboard's link (a session's page) and open it in a browser",
+    load: command(() => import("./commands/open.ts").then((m) => m.default)),
   },
   kill: {
-    description: "Kill a session",
-    load: () => import("./commands/kill.ts").then((m) => m.default as AnyCommand),
+    group: "sessions",
+    description: "Kill a session (its agent window closes)",
+    load: command(() => import("./commands/kill.ts").then((m) => m.default)),
+  },
+  status: {
+    group: "server",
+    description: "Version, status, uptime, port and session counts of the running server",
+    load: command(() => import("./commands/status.ts").then((m) => m.default)),
+  },
+  stop: {
+    group: "server",
+    description: "Stop the running server; the agents keep running",
+    load: command(() => import("./commands/stop.ts").then((m) => m.default)),
   },
   mcp: {
+    group: "server",
     description: "Start the MCP server (stdio) for the running ag server",
-    load: () => import("./commands/mcp.ts").then((m) => m.default as AnyCommand),
+    load: command(() => import("./commands/mcp.ts").then((m) => m.default)),
+  },
+  channels: {
+    group: "server",
+    description: "Channel health, and dead letters: list, retry or clear them",
+    load: command(() => import("./commands/channels.ts").then((m) => m.default)),
+  },
+  init: {
+    group: "setup",
+    description: "Create .svc/config.yaml; --from-template writes starter agent files",
+    load: command(() => import("./commands/init.ts").then((m) => m.default)),
+  },
+  doctor: {
+    group: "setup",
+    description: "Check starter files, tmux, the agent CLI, the config and the server",
+    load: command(() => import("./commands/doctor.ts").then((m) => m.default)),
+  },
+  auth: {
+    group: "setup",
+    description: "Move clientAuthToken from .svc/config.yaml to the token file: ag auth migrate",
+    load: command(() => import("./commands/auth.ts").then((m) => m.default)),
+  },
+  hook: {
+    group: "setup",
+    description: "Forward an agent hook payload (used by the agents' settings)",
+    hidden: true,
+    load: command(() => import("./commands/hook.ts").then((m) => m.default)),
   },
 };
+
+const GROUP_TITLES = { sessions: "SESSIONS", server: "SERVER", setup: "SETUP" } as const;
 
 const loadServe = () => import("./commands/serve.ts").then((m) => m.default as AnyCommand);
 
@@ -77,6 +147,7 @@ const VALUE_FLAGS = new Set([
   "--secret-file",
   "--name",
   "--from-template",
+  "--text",
 ]);
 
 export async function runCli(argv: string[]): Promise<number> {
@@ -87,7 +158,7 @@ export async function runCli(argv: string[]): Promise<number> {
     if (name !== undefined && !(name in COMMANDS)) {
       // `ag --prot 9100`: the typo, not its value, is what to report.
       rejectUnknownFlags(argv.slice(0, index), (await loadServe()).args as ArgsDef);
-      throw new AgError("USAGE_ERROR", `unknown command "${name}" (see ag --help)`);
+      throw unknownCommand(name);
     }
     const command = name ? await COMMANDS[name]!.load() : await loadServe();
     const rest = index === -1 ? argv : [...argv.slice(0, index), ...argv.slice(index + 1)];
@@ -131,33 +202,43 @@ function rejectUnknownFlags(args: string[], defs: ArgsDef): void {
   }
   for (const arg of args) {
     if (arg === "--") break;
-    if (!arg.startsWith("-") || /^-\d/.test(arg)) continue;
+    // "-" is a value (stdin, for ag send), and so is a negative number.
+    if (!arg.startsWith("-") || arg === "-" || /^-\d/.test(arg)) continue;
     const flag = arg.replace(/^--?(no-)?/, "").split("=")[0]!;
-    if (!known.has(flag))
-      throw new AgError("USAGE_ERROR", `unknown option ${arg.split("=")[0]} (see ag --help)`);
+    if (!known.has(flag)) {
+      const guess = nearest(
+        flag,
+        [...known].filter((k) => k.length > 1),
+      );
+      const hint = guess ? `did you mean --${guess}?` : "see ag --help";
+      throw new AgError("USAGE_ERROR", `unknown option ${arg.split("=")[0]} (${hint})`);
+    }
   }
+}
+
+function unknownCommand(name: string): AgError {
+  const shown = Object.entries(COMMANDS)
+    .filter(([, c]) => !c.hidden)
+    .map(([n]) => n);
+  const guess = nearest(name, shown);
+  const hint = guess ? `did you mean \`ag ${guess}\`?` : "see ag --help";
+  return new AgError("USAGE_ERROR", `unknown command "${name}" (${hint})`);
 }
 
 async function usage(command: AnyCommand, name: string | undefined): Promise<string> {
-  const root: AnyCommand = {
-    meta: { name: "ag", version: VERSION, description: "Coding-agent session orchestrator" },
-  };
-  let text = await renderUsage(command, name ? root : undefined);
-  if (!name) {
-    const shown = Object.entries(COMMANDS).filter(([, c]) => !c.hidden);
-    const width = Math.max(...shown.map(([n]) => n.length));
-    const lines = shown.map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
-    text += `\n\nCOMMANDS\n\n  ${"(none)".padEnd(width)}  Start the server\n${lines.join("\n")}\n\nUse ag <command> --help for more about a command.`;
-  }
-  // citty pads every option line to the widest description: trailing blanks are only noise.
-  const shown = colourEnabled() ? text : stripAnsi(text);
-  return shown
-    .split("\n")
-    .map((line) => line.trimEnd())
-    .join("\n");
+  const args = (await resolveValue(command.args)) ?? {};
+  if (name) return renderCommandHelp(name, (await resolveValue(command.meta)) ?? {}, args);
+  const groups = (Object.keys(GROUP_TITLES) as Array<keyof typeof GROUP_TITLES>).map((group) => ({
+    title: GROUP_TITLES[group],
+    commands: Object.entries(COMMANDS)
+      .filter(([, c]) => c.group === group && !c.hidden)
+      .map(([n, c]) => ({ name: n, description: c.description })),
+  }));
+  return renderRootHelp(VERSION, args, groups);
 }
 
-function stripAnsi(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what is removed
-  return text.replace(/\u001b\[[0-9;]*m/g, "");
+async function resolveValue<T>(
+  value: T | (() => T | Promise<T>) | Promise<T> | undefined,
+): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
 }

@@ -376,3 +376,26 @@ function expandPath(path: string, home: string, cwd: string): string {
 export function readTerminalEnv(env: Record<string, string | undefined> = process.env): { noColor: boolean } {
   return { noColor: env.NO_COLOR !== undefined && env.NO_COLOR !== "" };
 }
+
+export interface DesktopEnv {
+  /** A graphical session a browser can open in: a display on Linux, a local login on macOS. */
+  graphical: boolean;
+  /** The socket path of the tmux server this shell runs inside ($TMUX), if any. */
+  tmuxSocketPath: string | null;
+  /** Where tmux keeps its sockets (`$TMUX_TMPDIR`, default /tmp). */
+  tmuxTmpDir: string;
+}
+
+/** What `ag open` and `ag attach` need to know about the person's terminal and desktop. */
+export function readDesktopEnv(
+  env: Record<string, string | undefined> = process.env,
+  platform: NodeJS.Platform = process.platform,
+): DesktopEnv {
+  const overSsh = Boolean(env.SSH_CONNECTION || env.SSH_TTY);
+  const display = Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+  return {
+    graphical: platform === "darwin" ? !overSsh : display,
+    tmuxSocketPath: env.TMUX ? (env.TMUX.split(",")[0] ?? null) : null,
+    tmuxTmpDir: env.TMUX_TMPDIR || "/tmp",
+  };
+}

@@ -70,6 +70,36 @@ export function readLiveInstance(stateDir: string): InstanceInfo | null {
   return info && isAgProcess(info.pid) ? info : null;
 }
 
+/**
+ * Asks the live server of a state directory to stop the way Ctrl+C or a service manager does:
+ * SIGTERM, on which it drains requests, closes and releases this file (src/server/shutdown.ts;
+ * agent windows are left running). Resolves once the file no longer names it, or the process is
+ * gone; "timeout" when neither happened within `timeoutMs`. Null when no server runs here.
+ */
+export async function stopLiveInstance(
+  stateDir: string,
+  options: { timeoutMs: number },
+): Promise<{ info: InstanceInfo; outcome: "stopped" | "timeout" } | null> {
+  const info = readLiveInstance(stateDir);
+  if (!info) return null;
+  try {
+    process.kill(info.pid, "SIGTERM");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return { info, outcome: "stopped" };
+    throw new AgError(
+      "FORBIDDEN",
+      `not allowed to stop the ag server (pid ${info.pid}) of ${stateDir}: it runs as another user`,
+    );
+  }
+  for (const deadline = Date.now() + options.timeoutMs; Date.now() < deadline; ) {
+    if (readInstanceInfo(stateDir)?.pid !== info.pid || !isAgProcess(info.pid)) {
+      return { info, outcome: "stopped" };
+    }
+    await Bun.sleep(50);
+  }
+  return { info, outcome: "timeout" };
+}
+
 function readInstanceInfo(stateDir: string): InstanceInfo | null {
   try {
     const info = JSON.parse(readFileSync(instanceFile(stateDir), "utf8")) as InstanceInfo;

@@ -74,3 +74,13 @@ export function isPaneId(value: string): boolean {
 export function isWindowId(value: string): boolean {
   return /^@\d+$/.test(value);
 }
+
+/**
+ * A person's terminal attached to ag's tmux server at one pane: `attach-session -t %N` attaches
+ * to the pane's tmux session and makes that pane's window the current one. `-r` makes the client
+ * read-only (tmux ≥ 3.1: keys reach no pane, only detach works; its size is ignored too).
+ */
+export function attachArgv(binary: string, socket: string, paneId: string, readOnly: boolean): string[] {
+  if (!isPaneId(paneId)) throw new TypeError(`not a tmux pane id: ${paneId}`);
+  return tmuxArgv(binary, socket, "attach-session", ...(readOnly ? ["-r"] : []), "-t", paneId);
+}

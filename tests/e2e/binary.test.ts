@@ -43,7 +43,7 @@ describe("the command line", () => {
     expect(command.stderr).toBe('ag: unknown command "frobnicate" (see ag --help) [USAGE_ERROR]\n');
     const option = await runAg(ag, ["--prot", "9100"]);
     expect(option.exitCode).toBe(1);
-    expect(option.stderr).toBe("ag: unknown option --prot (see ag --help) [USAGE_ERROR]\n");
+    expect(option.stderr).toBe("ag: unknown option --prot (did you mean --port?) [USAGE_ERROR]\n");
   });
 
   test("a bad configuration stops start-up with one line naming the key and its source", async () => {

@@ -1,75 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { createEventBus, type EventSession } from "../../src/events/bus.ts";
-import type { EventName, EventPayload } from "../../src/events/names.ts";
-import { eventRoutes } from "../../src/server/routes/events.ts";
-import { systemClock } from "../../src/shared/clock.ts";
-import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
-import { atRunEnd } from "../helpers/cleanup.ts";
-import { sampleInput } from "../helpers/events.ts";
+import { ag, cliEnv, insert, serve, spawnAg } from "../helpers/cli.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { collect } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
 
-/**
- * The CLI verbs as a person runs them: `bun src/main.ts <verb>` as a real process against the
- * real app (fake tmux, simulated agent screens) served over real HTTP on a free port.
- */
-
-const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+/** The CLI verbs as a person runs them, against the real app over HTTP (tests/helpers/cli.ts). */
 const SAMPLE = join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl");
-
-/** `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions. */
-function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) {
-  const bus = createEventBus();
-  let ag: TestApp | undefined;
-  const events = eventRoutes({
-    bus,
-    sessions: { get: (id) => ag!.sessions.get(id) },
-    clock: systemClock,
-    settings: { idleMs: 15_000, clientTimeoutMs: options.clientTimeoutMs ?? 60_000 },
-  });
-  ag = testApp({ bus, supervise: options.supervise ?? false, plugins: [events] });
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
-  atRunEnd(() => server.stop(true));
-  const publish = <N extends EventName>(
-    name: N,
-    fields: { session: EventSession; detail: string; meta?: Partial<EventPayload<N>> },
-  ) => bus.publish(sampleInput(name, fields));
-  return { ag, port: String(server.port), bus, publish };
-}
-
-/** `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own. */
-function cliEnv(options: { colour?: boolean } = {}): Record<string, string> {
-  const home = tempDir("ag-cli-home-");
-  return {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    SVC_STATE_DIR: join(home, ".svc"),
-    ...(options.colour ? {} : { NO_COLOR: "1" }),
-  };
-}
-
-function spawnAg(args: string[], cwd = tempDir(), env = cliEnv()) {
-  return Bun.spawn([process.execPath, MAIN, ...args], { cwd, env, stdout: "pipe", stderr: "pipe" });
-}
-
-async function ag(args: string[], cwd?: string, env?: Record<string, string>) {
-  const proc = spawnAg(args, cwd, env);
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, exitCode };
-}
-
-function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {}) {
-  const record = sampleSession(overrides);
-  app.repo.insert(record);
-  return record;
-}
 
 describe("ag status", () => {
   test("version, status, uptime, port and session counts; --json adds the url and port", async () => {
@@ -108,7 +46,8 @@ describe("output for people and for scripts", () => {
     }
     // --stream is the default; --no-stream says what it does instead.
     const help = (await ag(["run", "--help"], undefined, env)).stdout;
-    expect(help).toMatch(/^ +--no-stream {4}Create the session, print it and return/m);
+    expect(help).toMatch(/^ {2}--no-stream +Create the session, print it and return/m);
+    expect(help).not.toMatch(/^ +--stream/m);
   });
 });
 
@@ -117,18 +56,33 @@ describe("ag list", () => {
     const { ag: app, port } = serve();
     const idle = insert(app, { name: "alpha", status: "idle", workDir: "/work/alpha" });
     const done = insert(app, { name: "beta", status: "completed", workDir: "/work/beta" });
+    const waiting = insert(app, {
+      name: "gamma",
+      status: "permission_prompt",
+      workDir: "/work/gamma",
+      pendingPermission: { id: "perm-1", kind: "tool", tool: "Bash", detail: "rm -rf build" },
+      tokenUsage: { input: 1200, output: 300, cacheRead: 0, cacheCreation: 0 },
+    });
 
+    // By default the running sessions; what each waits for comes last.
     const table = await ag(["list", "--port", port]);
     expect(table.exitCode).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+AGE\s+WORKDIR$/);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/);
     expect(lines).toHaveLength(3);
     const row = lines.find((l) => l.startsWith(idle.id.slice(0, 8)))!;
-    expect(row).toMatch(/^\w{8}\s+alpha\s+idle\s+\d+[smhd]\s+\/work\/alpha$/);
+    expect(row).toMatch(/^\w{8}\s+alpha\s+idle\s+\d+[smhd]\s+0\s+-\s+\/work\/alpha$/);
+    const busy = lines.find((l) => l.startsWith(waiting.id.slice(0, 8)))!;
+    expect(busy).toMatch(/permission_prompt\s+\d+[smhd]\s+1\.5k\s+-\s+\/work\/gamma\s+Bash: rm -rf build$/);
+    expect(table.stdout).not.toContain(done.id.slice(0, 8));
     // Columns line up: every row's STATUS starts where the header's does.
     const at = lines[0]!.indexOf("STATUS");
-    for (const line of lines.slice(1)) expect(line.slice(at)).toMatch(/^(idle|completed)\s/);
+    for (const line of lines.slice(1)) expect(line.slice(at)).toMatch(/^(idle|permission_prompt)\s/);
     expect(table.stdout).not.toContain("\u001b[");
+
+    const all = await ag(["list", "--all", "--port", port]);
+    expect(all.stdout.trimEnd().split("\n")).toHaveLength(4);
+    expect(all.stdout).toContain(done.id.slice(0, 8));
 
     const filtered = await ag(["list", "--status", "completed", "--json", "--port", port]);
     expect(JSON.parse(filtered.stdout).map((s: { id: string }) => s.id)).toEqual([done.id]);
@@ -208,7 +162,7 @@ describe("ag create and ag kill", () => {
     const work = tempDir();
     const created = await ag(["create", "fix the build", "--cwd", work, "--name", "builder", "--port", port]);
     expect(created.exitCode).toBe(0);
-    expect(created.stdout).toMatch(/prompt\s+delivered \(1 attempt\(s\)\)/);
+    expect(created.stdout).toMatch(/prompt\s+delivered \(1 attempt\)$/m);
     // The wait has its spinner; into a pipe, that is one note on stderr.
     expect(created.stderr).toBe("waiting for the agent to take the prompt…\n");
     expect(created.stdout).toMatch(/workDir\s+.*ag-test-/);
@@ -262,12 +216,8 @@ describe("ag tail", () => {
     expect(await proc.exited).toBe(0);
     await out.done;
     const lines = out.text().trimEnd().split("\n");
-    expect(lines.map((l) => l.split(/\s+/)[1])).toEqual([
-      "message.assistant",
-      "status.idle",
-      "session.ended",
-    ]);
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}message\.assistant\s+first ⏎ line$/);
+    expect(lines.map((l) => l.split(/\s+/)[1])).toEqual(["assistant", "idle", "killed"]);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}assistant\s+first ⏎ line$/);
   });
 
   test("Ctrl+C stops it with exit 0; --json gives one object per line; an ended session ends it at once", async () => {

@@ -7,7 +7,7 @@ import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import type { ApiClient } from "../client.ts";
 import { connect, dashboardUrl } from "../connect.ts";
-import { printFields, printJson, startSpinner } from "../output.ts";
+import { plural, printFields, printJson, printNote, startSpinner } from "../output.ts";
 
 export type Created = Static<typeof CreatedSession>;
 
@@ -15,18 +15,64 @@ export type Created = Static<typeof CreatedSession>;
  * POST /v1/sessions with the prompt. The server answers only once the prompt is delivered and
  * confirmed by the agent (or delivery failed after its retries), so there is nothing to poll.
  */
-export async function createSession(
-  client: ApiClient,
-  input: { workDir: string; prompt: string; name?: string },
-): Promise<Created> {
+export async function createSession(client: ApiClient, input: CreateInput): Promise<Created> {
   // The agent's start-up and the delivery take seconds: show that something is going on.
   const spinner = startSpinner("waiting for the agent to take the prompt");
   try {
     return await client.send<Created>("POST", "/v1/sessions", input);
+  } catch (error) {
+    // A server from before `reuse` refuses the unknown field: say what that means here.
+    if (error instanceof AgError && error.code === "VALIDATION_ERROR" && /\breuse\b/.test(error.message)) {
+      throw new AgError(
+        "VALIDATION_ERROR",
+        `this ag server does not know --new yet (it refused reuse: false: ${error.message}); update the server, or leave --new out`,
+      );
+    }
+    throw error;
   } finally {
     spinner.stop();
   }
 }
+
+export interface CreateInput {
+  workDir: string;
+  prompt: string;
+  name?: string;
+  /** false: never reuse an idle session (CLI --new). */
+  reuse?: false;
+}
+
+/** The request for `--cwd`, the prompt, `--name` and `--new`. */
+export function createInput(
+  args: { cwd?: string; name?: string; new?: boolean },
+  prompt: string,
+): CreateInput {
+  return {
+    workDir: resolve(args.cwd ?? process.cwd()),
+    prompt,
+    ...(args.name ? { name: args.name } : {}),
+    ...(args.new ? { reuse: false as const } : {}),
+  };
+}
+
+/** The one line that says an idle session took the prompt instead of a new one. */
+export function reusedNote(created: Created): string {
+  return `reused the idle session ${created.name} (${created.id.slice(0, 8)}) in ${created.workDir}; --new starts a fresh one`;
+}
+
+/** Flags of `ag create` and `ag run` that shape the session. */
+export const SESSION_FLAGS = {
+  cwd: {
+    type: "string",
+    description: "The session's working directory (default: this one)",
+    valueHint: "dir",
+  },
+  name: { type: "string", description: "A name for the session", valueHint: "name" },
+  new: {
+    type: "boolean",
+    description: "Always start a new session: never hand the prompt to an idle one in the same directory",
+  },
+} as const;
 
 export function isDelivered(created: Created): boolean {
   return created.promptDelivery?.delivered === true;
@@ -37,7 +83,7 @@ export function notDelivered(created: Created): AgError {
   const attempts = created.promptDelivery?.attempts ?? 0;
   return new AgError(
     "AGENT_UNAVAILABLE",
-    `the agent of session ${created.id} did not take the prompt (${attempts} attempt${attempts === 1 ? "" : "s"}); see ag read ${created.id.slice(0, 8)} or the dashboard`,
+    `the agent of session ${created.id} did not take the prompt (${plural(attempts, "attempt")}); see ag read ${created.id.slice(0, 8)} or the dashboard`,
   );
 }
 
@@ -51,7 +97,7 @@ export function createdFields(created: Created, dashboard: string): Array<[strin
     [
       "prompt",
       delivery
-        ? `${delivery.delivered ? "delivered" : "NOT delivered"} (${delivery.attempts} attempt(s))`
+        ? `${delivery.delivered ? "delivered" : "NOT delivered"} (${plural(delivery.attempts, "attempt")})`
         : "none",
     ],
     ...(created.warnings ?? []).map((w): [string, string] => ["warning", w]),
@@ -73,23 +119,15 @@ export default defineCommand({
   args: {
     ...GLOBAL_ARGS,
     brief: { type: "positional", required: true, description: "The first prompt" },
-    cwd: {
-      type: "string",
-      description: "The session's working directory (default: this one)",
-      valueHint: "dir",
-    },
-    name: { type: "string", description: "A name for the session" },
+    ...SESSION_FLAGS,
     json: { type: "boolean", description: "Machine-readable output" },
   },
   async run({ args }) {
     const { loaded, client } = connect(args, { timeoutMs: (c) => createTimeoutMs(c.createWaitMs) });
-    const created = await createSession(client, {
-      workDir: resolve(args.cwd ?? process.cwd()),
-      prompt: args.brief,
-      ...(args.name ? { name: args.name } : {}),
-    });
+    const created = await createSession(client, createInput(args, args.brief));
     if (args.json) printJson(created);
     else printFields(createdFields(created, dashboardUrl(loaded, client.baseUrl)));
+    if (created.reused) printNote(reusedNote(created));
     if (!isDelivered(created)) throw notDelivered(created);
   },
 });

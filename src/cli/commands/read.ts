@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
 import type { TranscriptCursorPage } from "../../transcript/cursor.ts";
-import { GLOBAL_ARGS, parseCountFlag, SESSION_ID_ARG } from "../args.ts";
+import { GLOBAL_ARGS, parseCountFlag, SESSION_ARG } from "../args.ts";
 import type { ApiClient } from "../client.ts";
-import { connect, resolveSessionId } from "../connect.ts";
-import { colourEnabled, printJson, printLine } from "../output.ts";
-import { messageLines } from "../views.ts";
+import { connect } from "../connect.ts";
+import { colourEnabled, plural, printJson, printLine } from "../output.ts";
+import { resolveSessionId, sessionPath } from "../resolve.ts";
+import { isEmptyMessage, messageLines } from "../views.ts";
 
 /** The transcript cursor serves at most this many messages at once. */
 export const MAX_LIMIT = 200;
@@ -34,7 +35,7 @@ export async function readPage(
   page: number,
   limit: number,
 ): Promise<ReadPage> {
-  const path = `/v1/sessions/${encodeURIComponent(id)}/transcript/cursor`;
+  const path = sessionPath(id, "transcript/cursor");
   let result: TranscriptCursorPage;
   let total: number;
   if (page === 1) {
@@ -51,12 +52,12 @@ export async function readPage(
   return { ...result, page, limit, total, pages: Math.ceil(total / limit) };
 }
 
-/** `ag read <id>`: the session's messages, a page at a time. */
+/** `ag read <session>`: the session's messages, a page at a time; entries with nothing to read are left out. */
 export default defineCommand({
   meta: { name: "read", description: "A session's messages, newest page first" },
   args: {
     ...GLOBAL_ARGS,
-    id: SESSION_ID_ARG,
+    session: SESSION_ARG,
     page: {
       type: "string",
       description: "Page, counted back from the newest (default 1)",
@@ -73,17 +74,19 @@ export default defineCommand({
     const page = parseCountFlag("--page", args.page, 1);
     const limit = parseCountFlag("--limit", args.limit, 200, MAX_LIMIT);
     const { client } = connect(args);
-    const id = await resolveSessionId(client, args.id);
+    const id = await resolveSessionId(client, args.session);
     const result = await readPage(client, id, page, limit);
     if (args.json) return printJson(result);
     if (result.messages.length === 0) {
       return printLine(result.total === 0 ? "no messages yet" : `no page ${page}: ${result.pages} in all`);
     }
     const colour = colourEnabled();
+    const shown = result.messages.filter((m) => !isEmptyMessage(m));
+    const hidden = result.messages.length - shown.length;
     printLine(
-      `messages ${result.oldest_id}–${result.newest_id} of ${result.total} · page ${page} of ${result.pages}`,
+      `messages ${result.oldest_id}–${result.newest_id} of ${result.total} · page ${page} of ${result.pages}${hidden ? ` · ${plural(hidden, "empty entry", "empty entries")} left out` : ""}`,
     );
-    for (const message of result.messages) for (const line of messageLines(message, colour)) printLine(line);
-    if (page < result.pages) printLine(`(older: ag read ${args.id} --page ${page + 1})`);
+    for (const message of shown) for (const line of messageLines(message, colour)) printLine(line);
+    if (page < result.pages) printLine(`(older: ag read ${args.session} --page ${page + 1})`);
   },
 });

@@ -1,47 +1,40 @@
 import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { sessionUrl } from "../../channels/link.ts";
 import { type LoadedConfig, loadConfig } from "../../config/load.ts";
 import { bootstrapProjectConfig } from "../../init/project.ts";
 import { startBackgroundServer } from "../../server/background.ts";
 import { AgError } from "../../shared/errors.ts";
 import { selfCommand } from "../../shared/self.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
-import { type ApiClient, createApiClient, resolveServerUrl } from "../client.ts";
+import { createApiClient, resolveServerUrl } from "../client.ts";
 import { dashboardUrl } from "../connect.ts";
-import { followEvents, type StreamedEvent } from "../events.ts";
-import { printFields, printLine, printNote, startSpinner } from "../output.ts";
-import { abortOnInterrupt } from "../signals.ts";
-import { createTurnFollower, type TurnEnd } from "../turn.ts";
+import { printFields, printNote, startSpinner } from "../output.ts";
+import { streamTurn } from "../turn-stream.ts";
 import {
-  type Created,
   createdFields,
+  createInput,
   createSession,
   createTimeoutMs,
   isDelivered,
   notDelivered,
+  reusedNote,
+  SESSION_FLAGS,
 } from "./create.ts";
 
 /** How long a server started in the background has to answer (SPEC). */
 const START_WAIT_MS = 15_000;
-/** After the turn's end and the server's settled /read, how long a quiet stream means nothing is left. */
-const DRAIN_QUIET_MS = 300;
 
 /**
  * `ag run "<prompt>"`: one command from nothing to an agent's answer. With no server up it
- * bootstraps the project's config and starts one; the only question it may ask (at a terminal,
- * without --yes) is whether to write that config.
+ * bootstraps the project's config and starts one (at a terminal, without --yes, it asks before
+ * writing that config); the turn itself is followed by turn-stream.ts.
  */
 export default defineCommand({
   meta: { name: "run", description: "Start a server if none runs, create a session, stream its answer" },
   args: {
     ...GLOBAL_ARGS,
     prompt: { type: "positional", required: true, description: "The prompt" },
-    cwd: {
-      type: "string",
-      description: "The session's working directory (default: this one)",
-      valueHint: "path",
-    },
+    ...SESSION_FLAGS,
     stream: {
       type: "boolean",
       default: true,
@@ -64,16 +57,17 @@ export default defineCommand({
       token,
       timeoutMs: createTimeoutMs(loaded.config.createWaitMs),
     });
-    const input = { workDir: resolve(args.cwd ?? process.cwd()), prompt: args.prompt };
+    const input = createInput(args, args.prompt);
     const dashboard = dashboardUrl(loaded, baseUrl);
 
     if (!args.stream) {
       const created = await createSession(client, input);
       printFields(createdFields(created, dashboard));
+      if (created.reused) printNote(reusedNote(created));
       if (!isDelivered(created)) throw notDelivered(created);
       return;
     }
-    const end = await streamTurn(client, input, dashboard);
+    const end = await streamTurn({ loaded, client }, input, dashboard);
     if (end === "failed")
       throw new AgError("AGENT_UNAVAILABLE", "the session's agent died before the turn ended");
   },
@@ -148,91 +142,4 @@ async function startServer(loaded: LoadedConfig, portFlag: number | undefined, c
     "SERVER_UNREACHABLE",
     `the background server (pid ${server.pid}) did not answer within ${START_WAIT_MS / 1000} s; see ${server.logPath}`,
   );
-}
-
-/**
- * Creates the session and prints its assistant text as it arrives until the turn ends. The
- * all-sessions stream opens BEFORE the session exists, so no event of it can be missed; its
- * events are told apart by id once creation answers.
- */
-async function streamTurn(
-  client: ApiClient,
-  input: { workDir: string; prompt: string },
-  dashboard: string,
-): Promise<TurnEnd | "interrupted"> {
-  const interrupt = abortOnInterrupt();
-  const stop = new AbortController();
-  const signal = AbortSignal.any([interrupt.signal, stop.signal]);
-  const opened = Promise.withResolvers<void>();
-  const early: StreamedEvent[] = [];
-  let follower: ReturnType<typeof createTurnFollower> | null = null;
-  let created: Created | null = null;
-  let end: TurnEnd | null = null;
-
-  const handle = (event: StreamedEvent): boolean => {
-    if (!follower) {
-      early.push(event);
-      return false;
-    }
-    const step = follower.step(event);
-    if (step.print !== undefined) printLine(step.print);
-    if (step.note) printNote(step.note);
-    if (step.end && end === null) {
-      end = step.end;
-      if (end === "turn") void finishTurn();
-      else return true;
-    }
-    return false;
-  };
-
-  /** The agent reports a turn's end before its last lines are written: /read waits for them. */
-  async function finishTurn() {
-    const read = await client.get<{ output: string }>(`/v1/sessions/${created!.id}/read`).catch(() => null);
-    let seen = follower!.printed();
-    for (;;) {
-      await Bun.sleep(DRAIN_QUIET_MS);
-      if (follower!.printed() === seen) break;
-      seen = follower!.printed();
-    }
-    if (follower!.printed() === 0 && read?.output) printLine(read.output);
-    stop.abort();
-  }
-
-  const following = followEvents(client, "/v1/events", {
-    signal,
-    onOpen: () => opened.resolve(),
-    onEvent: handle,
-    onReconnect: (why) => printNote(`reconnecting to the event stream: ${why}`),
-  }).then(
-    (outcome) => {
-      opened.resolve(); // Ctrl+C before the stream opened: nothing to wait for
-      return outcome;
-    },
-    (error) => {
-      opened.reject(error);
-      throw error;
-    },
-  );
-  try {
-    await opened.promise;
-    if (signal.aborted) return "interrupted";
-    created = await createSession(client, input);
-    printNote(`session ${created.name} (${created.id})${created.reused ? ", reused" : ""}`);
-    if (!isDelivered(created)) throw notDelivered(created);
-    follower = createTurnFollower(created.id);
-    // What arrived while creation ran: a quick turn may already be over.
-    for (const event of early.splice(0)) if (handle(event)) stop.abort();
-    if (!signal.aborted) await following;
-    if (interrupt.interrupted() && end === null) {
-      printNote(`stopped following; the session goes on: ag tail ${created.id.slice(0, 8)}`);
-      return "interrupted";
-    }
-    return end ?? "interrupted";
-  } finally {
-    stop.abort();
-    await following.catch(() => {});
-    interrupt.release();
-    // Where to go on: the session's own page (its pending card, terminal, transcript).
-    printNote(`dashboard: ${created ? sessionUrl(dashboard, created.id) : dashboard}`);
-  }
 }

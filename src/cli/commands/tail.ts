@@ -1,28 +1,30 @@
 import { defineCommand } from "citty";
 import { isTerminal, type Session } from "../../sessions/index.ts";
-import { GLOBAL_ARGS, SESSION_ID_ARG } from "../args.ts";
-import { connect, resolveSessionId } from "../connect.ts";
+import { GLOBAL_ARGS, SESSION_ARG } from "../args.ts";
+import { connect } from "../connect.ts";
 import { followEvents } from "../events.ts";
 import { colourEnabled, printLine, printNote } from "../output.ts";
+import { resolveSession, sessionPath } from "../resolve.ts";
 import { abortOnInterrupt } from "../signals.ts";
-import { eventLine } from "../views.ts";
+import { createTimeline, formatTimelineLine } from "../timeline.ts";
 
-/** `ag tail <id>`: the session's events as they happen, until Ctrl+C or the session ends. */
+/** `ag tail <session>`: what happens in the session, a line each, until Ctrl+C or its end. */
 export default defineCommand({
   meta: { name: "tail", description: "Follow a session's events until Ctrl+C or the session ends" },
   args: {
     ...GLOBAL_ARGS,
-    id: SESSION_ID_ARG,
-    json: { type: "boolean", description: "One JSON object per event and line" },
+    session: SESSION_ARG,
+    json: { type: "boolean", description: "Every event as it came, one JSON object per line" },
   },
   async run({ args }) {
     const { client } = connect(args);
-    const id = await resolveSessionId(client, args.id);
-    const path = `/v1/sessions/${encodeURIComponent(id)}`;
+    const { id } = await resolveSession(client, args.session);
+    const path = sessionPath(id);
     const interrupt = abortOnInterrupt();
     const stop = new AbortController();
     const signal = AbortSignal.any([interrupt.signal, stop.signal]);
     const colour = colourEnabled();
+    const timeline = createTimeline();
     let announced = false;
     try {
       await followEvents(client, `${path}/events`, {
@@ -43,7 +45,11 @@ export default defineCommand({
           );
         },
         onEvent(event) {
-          printLine(args.json ? JSON.stringify(event) : eventLine(event, colour));
+          if (args.json) printLine(JSON.stringify(event));
+          else {
+            const line = timeline(event);
+            if (line) printLine(formatTimelineLine(event.timestamp, line, colour));
+          }
           return event.event === "session.ended";
         },
         onReconnect: (why) => printNote(`reconnecting: ${why}`),

@@ -1,0 +1,33 @@
+import { defineCommand } from "citty";
+import { sessionUrl } from "../../channels/link.ts";
+import { readDesktopEnv } from "../../config/load.ts";
+import { GLOBAL_ARGS } from "../args.ts";
+import { connect, dashboardUrl } from "../connect.ts";
+import { openInBrowser } from "../desktop.ts";
+import { printLine, printNote } from "../output.ts";
+import { resolveSession } from "../resolve.ts";
+
+/** `ag open [<session>]`: the dashboard, or a session's page in it, printed and opened. */
+export default defineCommand({
+  meta: { name: "open", description: "Print the dashboard link (a session's page with one) and open it" },
+  args: {
+    ...GLOBAL_ARGS,
+    session: {
+      type: "positional",
+      required: false,
+      description: "A session: its id, a unique start of the id, or its name",
+      valueHint: "session",
+    },
+  },
+  async run({ args }) {
+    const { loaded, client } = connect(args);
+    const dashboard = dashboardUrl(loaded, client.baseUrl);
+    const url = args.session
+      ? sessionUrl(dashboard, (await resolveSession(client, args.session)).id)
+      : dashboard;
+    if (!loaded.config.dashboardEnabled && loaded.sources.dashboardUrl === "default")
+      printNote("the dashboard is turned off (SVC_DASHBOARD_ENABLED=false): this link will not answer");
+    printLine(url);
+    if (openInBrowser(url, readDesktopEnv())) printNote("opened in your browser");
+  },
+});

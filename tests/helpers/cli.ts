@@ -1,0 +1,74 @@
+import { join } from "node:path";
+import { createEventBus, type EventSession } from "../../src/events/bus.ts";
+import type { EventName, EventPayload } from "../../src/events/names.ts";
+import { eventRoutes } from "../../src/server/routes/events.ts";
+import { systemClock } from "../../src/shared/clock.ts";
+import { sampleSession, type TestApp, testApp } from "./app.ts";
+import { atRunEnd } from "./cleanup.ts";
+import { sampleInput } from "./events.ts";
+import { tempDir } from "./temp.ts";
+
+/**
+ * The CLI verbs as a person runs them: `bun src/main.ts <verb>` as a real process against the
+ * real app (fake tmux, simulated agent screens) served over real HTTP on a free port.
+ */
+
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+/** `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions. */
+export function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) {
+  const bus = createEventBus();
+  let ag: TestApp | undefined;
+  const events = eventRoutes({
+    bus,
+    sessions: { get: (id) => ag!.sessions.get(id) },
+    clock: systemClock,
+    settings: { idleMs: 15_000, clientTimeoutMs: options.clientTimeoutMs ?? 60_000 },
+  });
+  ag = testApp({ bus, supervise: options.supervise ?? false, plugins: [events] });
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
+  atRunEnd(() => server.stop(true));
+  const publish = <N extends EventName>(
+    name: N,
+    fields: { session: EventSession; detail: string; meta?: Partial<EventPayload<N>> },
+  ) => bus.publish(sampleInput(name, fields));
+  return { ag, port: String(server.port), bus, publish };
+}
+
+/** `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own. */
+export function cliEnv(options: { colour?: boolean } = {}): Record<string, string> {
+  const home = tempDir("ag-cli-home-");
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    SVC_STATE_DIR: join(home, ".svc"),
+    ...(options.colour ? {} : { NO_COLOR: "1" }),
+  };
+}
+
+/** `stdin`: text the command reads on its standard input (none by default). */
+export function spawnAg(args: string[], cwd = tempDir(), env = cliEnv(), stdin?: string) {
+  return Bun.spawn([process.execPath, MAIN, ...args], {
+    cwd,
+    env,
+    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+export async function ag(args: string[], cwd?: string, env?: Record<string, string>, stdin?: string) {
+  const proc = spawnAg(args, cwd, env, stdin);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, exitCode };
+}
+
+export function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {}) {
+  const record = sampleSession(overrides);
+  app.repo.insert(record);
+  return record;
+}
