@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CreateSessionInput } from "../../src/sessions/index.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary } from "../helpers/binary.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
@@ -18,9 +17,6 @@ type Json = Record<string, any>;
  * detached, `ag run` answering a prompt at a terminal (a tmux pane of the test's own), and
  * `ag stop` leaving the agents for the next start. One world; at most two agents at a time.
  */
-
-/** `reuse: false` is the server's part of `--new`; until it lands the server refuses the field. */
-const SERVER_KNOWS_REUSE = "reuse" in CreateSessionInput.properties;
 
 let world: AgentWorld;
 let binary: string;
@@ -186,18 +182,14 @@ describe("ag as a daily driver, on the real agent", () => {
     await world.waitFor(writer, "idle", 30_000);
   }, 60_000);
 
-  test.skipIf(!SERVER_KNOWS_REUSE)(
-    "--new starts a fresh session beside an idle one",
-    async () => {
-      const fresh = await ag(["create", "say hello", "--new", "--json"]);
-      expect(fresh.exitCode).toBe(0);
-      const created = JSON.parse(fresh.stdout);
-      expect(created).toMatchObject({ reused: false, workDir: world.workDir });
-      expect(created.id).not.toBe(writer);
-      expect((await ag(["kill", created.id])).exitCode).toBe(0);
-    },
-    90_000,
-  );
+  test("--new starts a fresh session beside an idle one", async () => {
+    const fresh = await ag(["create", "say hello", "--new", "--json"]);
+    expect(fresh.exitCode).toBe(0);
+    const created = JSON.parse(fresh.stdout);
+    expect(created).toMatchObject({ reused: false, workDir: world.workDir });
+    expect(created.id).not.toBe(writer);
+    expect((await ag(["kill", created.id])).exitCode).toBe(0);
+  }, 90_000);
 
   test("ag attach --read-only <id> in a terminal shows the agent's screen; detaching leaves it running", async () => {
     const paneId = (await world.api<Json>("GET", `/v1/sessions/${writer}/health`)).body.pane.paneId as string;
