@@ -5,6 +5,7 @@ import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary } from "../helpers/binary.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
 import { collect } from "../helpers/stream.ts";
+import { tempDir } from "../helpers/temp.ts";
 import { privateSocket } from "../helpers/tmux.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -190,6 +191,21 @@ describe("ag as a daily driver, on the real agent", () => {
     expect(created.id).not.toBe(writer);
     expect((await ag(["kill", created.id])).exitCode).toBe(0);
   }, 90_000);
+
+  test("ag run --new twice in one directory: two sessions, neither the idle one", async () => {
+    const dir = tempDir("ag-run-new-");
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const run = await ag(["run", "say hello", "--new", "--no-stream", "--cwd", dir]);
+      expect(run.exitCode).toBe(0);
+      ids.push(run.stdout.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/)![0]);
+      await world.waitFor(ids[i]!, "idle", 30_000);
+    }
+    expect(new Set(ids).size).toBe(2);
+    const inDir = (await world.api<Json[]>("GET", "/v1/sessions")).body.filter((s) => s.workDir === dir);
+    expect(inDir.map((s) => s.id).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await ag(["kill", id])).exitCode).toBe(0);
+  }, 120_000);
 
   test("ag attach --read-only <id> in a terminal shows the agent's screen; detaching leaves it running", async () => {
     const paneId = (await world.api<Json>("GET", `/v1/sessions/${writer}/health`)).body.pane.paneId as string;
