@@ -56,7 +56,7 @@ export default defineCommand({
     if (agents > 0) {
       const keep = agents === 1 ? "keeps" : "keep";
       printNote(
-        `${plural(agents, "agent session")} ${keep} running in tmux; the next start (ag, or ag run) picks them up`,
+        `${plural(agents, "agent session")} ${keep} running in tmux; the next start (ag, or ag run) picks ${agents === 1 ? "it" : "them"} up`,
       );
     }
   },
