@@ -1,4 +1,5 @@
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
+import { listAliases } from "./aliases.ts";
 import { ErrorBody } from "./errors.ts";
 
 /** What the generator needs of a route; Elysia's `app.routes` entries fit it. */
@@ -10,63 +11,136 @@ export interface RouteInfo {
     query?: unknown;
     params?: unknown;
     response?: unknown;
-    detail?: { summary?: string; description?: string; tags?: string[]; hide?: boolean };
+    detail?: {
+      summary?: string;
+      description?: string;
+      tags?: string[];
+      hide?: boolean;
+      /** Overrides the one derived from method and path (needed only when two would collide). */
+      operationId?: string;
+      /** Responses the route documents itself: those that are not JSON (SSE, Prometheus text). */
+      responses?: Record<string, unknown>;
+      /** Overrides the derived requirement (a route that reads a token its own way). */
+      security?: Array<Record<string, string[]>>;
+    };
   };
 }
 
 type JsonObject = Record<string, unknown>;
 
+const ERROR_CONTENT = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
+const BEARER = { bearer: [] };
+/** Routes whose query takes `token` also accept a single-use SSE token instead of the header. */
+export const BEARER_OR_TOKEN = [BEARER, { sseToken: [] }];
+
 /**
  * OpenAPI 3.1 from the route table itself: the same TypeBox schemas that validate requests are
- * the documented ones, so the document cannot drift from the server.
+ * the documented ones, so the document cannot drift from the server. SPEC's unversioned aliases
+ * are documented as copies of the /v1 operations they are rewritten to.
  */
 export function buildOpenApi(routes: readonly RouteInfo[], info: { version: string }): JsonObject {
-  const paths: Record<string, JsonObject> = {};
-  const WILDCARD_PARAMETER = {
-    name: "key",
-    in: "path",
-    required: true,
-    description: "the rest of the path; may contain /",
-    schema: { type: "string" },
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  const operationIds = new Map<string, string>();
+  const add = (method: string, path: string, operation: JsonObject) => {
+    const id = operation.operationId as string;
+    const taken = operationIds.get(id);
+    if (taken) throw new Error(`operationId ${id} of ${method} ${path} is already ${taken}'s`);
+    operationIds.set(id, `${method} ${path}`);
+    paths[path] = { ...paths[path], [method]: operation };
   };
   for (const route of routes) {
-    const hooks = route.hooks ?? {};
-    if (hooks.detail?.hide || !route.path.startsWith("/v1/")) continue;
-    // A trailing wildcard (`/v1/memory/*`) is the rest of the path: one parameter that may hold `/`.
-    const wildcard = route.path.endsWith("/*");
-    const path = route.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{key}");
-    const parameters = [
-      ...schemaParameters(hooks.params, "path", route.path),
-      ...(wildcard ? [WILDCARD_PARAMETER] : []),
-      ...schemaParameters(hooks.query, "query", route.path),
-    ];
-    const operation: JsonObject = {
-      summary: hooks.detail?.summary,
-      description: hooks.detail?.description,
-      tags: hooks.detail?.tags ?? [route.path.split("/")[2]],
-      parameters: parameters.length ? parameters : undefined,
-      requestBody: isSchema(hooks.body)
-        ? {
-            required: (hooks.body as unknown as Record<symbol, unknown>)[OptionalKind] !== "Optional",
-            content: { "application/json": { schema: plain(hooks.body) } },
-          }
-        : undefined,
-      responses: responses(hooks.response),
-    };
-    if (!route.path.startsWith("/v1/health")) operation.security = [{ bearer: [] }];
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
+    if (route.hooks?.detail?.hide) continue;
+    add(route.method.toLowerCase(), openApiPath(route.path), operationOf(route));
+  }
+  for (const [method, pattern] of listAliases()) {
+    const target = paths[openApiPath(`/v1${pattern}`)]?.[method.toLowerCase()];
+    if (!target) continue;
+    add(method.toLowerCase(), openApiPath(pattern), {
+      ...target,
+      operationId: `${target.operationId}Unversioned`,
+      description: `SPEC's unversioned alias of \`${method} /v1${pattern}\`: the same request, answer and errors.`,
+    });
   }
   return {
     openapi: "3.1.0",
     info: { title: "ag", version: info.version, description: "Orchestrates coding-agent CLI sessions." },
     servers: [{ url: "/" }],
+    // Every operation but GET /v1/health needs a credential when the server has a token.
+    security: [BEARER],
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        sseToken: {
+          type: "apiKey",
+          in: "query",
+          name: "token",
+          description: "a single-use token from POST /v1/auth/sse-token",
+        },
+      },
       schemas: { Error: plain(ErrorBody) },
     },
     paths: JSON.parse(JSON.stringify(paths)),
   };
 }
+
+/** `:id` → `{id}`; a trailing wildcard (`/v1/memory/*`) is the rest of the path: one `key`. */
+function openApiPath(path: string): string {
+  return path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{key}");
+}
+
+/**
+ * `GET /v1/sessions/{id}/read` → `getSessionsByIdRead`: stable across builds because it depends
+ * on nothing but the route, and readable as a generated client's method name.
+ */
+export function deriveOperationId(method: string, path: string): string {
+  const words = openApiPath(path)
+    .replace(/^\/v1(?=\/)/, "")
+    .split("/")
+    .filter(Boolean)
+    .map((segment) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      return param ? `by-${param[1]}` : segment;
+    })
+    .flatMap((segment) => segment.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w.charAt(0).toUpperCase() + w.slice(1))].join("");
+}
+
+function operationOf(route: RouteInfo): JsonObject {
+  const hooks = route.hooks ?? {};
+  const detail = hooks.detail ?? {};
+  const wildcard = route.path.endsWith("/*");
+  const parameters = [
+    ...schemaParameters(hooks.params, "path", route.path),
+    ...(wildcard ? [WILDCARD_PARAMETER] : []),
+    ...schemaParameters(hooks.query, "query", route.path),
+  ];
+  const open = route.path.startsWith("/v1/health");
+  const takesToken = parameters.some((p) => p.in === "query" && p.name === "token");
+  return {
+    operationId: detail.operationId ?? deriveOperationId(route.method, route.path),
+    summary: detail.summary,
+    description: detail.description,
+    tags: detail.tags ?? [route.path.split("/")[route.path.startsWith("/v1/") ? 2 : 1]],
+    parameters: parameters.length ? parameters : undefined,
+    requestBody: isSchema(hooks.body)
+      ? {
+          required: (hooks.body as unknown as Record<symbol, unknown>)[OptionalKind] !== "Optional",
+          content: { "application/json": { schema: plain(hooks.body) } },
+        }
+      : undefined,
+    responses: responses(hooks.response, detail.responses),
+    security: detail.security ?? (open ? [] : takesToken ? BEARER_OR_TOKEN : [BEARER]),
+  };
+}
+
+const WILDCARD_PARAMETER = {
+  name: "key",
+  in: "path",
+  required: true,
+  description: "the rest of the path; may contain /",
+  schema: { type: "string" },
+};
 
 function isSchema(value: unknown): value is TSchema {
   return (
@@ -100,7 +174,8 @@ function schemaParameters(schema: unknown, location: "path" | "query", routePath
   return [];
 }
 
-function responses(response: unknown): JsonObject {
+/** Every operation can answer 4xx (validation, credentials, rate limit) with the error envelope. */
+function responses(response: unknown, documented: Record<string, unknown> = {}): JsonObject {
   const out: JsonObject = {};
   const byStatus: Record<string, unknown> = isSchema(response)
     ? { 200: response }
@@ -109,10 +184,13 @@ function responses(response: unknown): JsonObject {
     if (!isSchema(schema)) continue;
     out[status] = { description: "OK", content: { "application/json": { schema: plain(schema) } } };
   }
+  Object.assign(out, plain(documented));
   if (Object.keys(out).length === 0) out[200] = { description: "OK" };
-  out.default = {
-    description: "Error envelope",
-    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  out["4XX"] = {
+    description:
+      "Refused: the error envelope (validation, credentials, scope, not found, conflict, rate limit)",
+    content: ERROR_CONTENT,
   };
+  out.default = { description: "Error envelope", content: ERROR_CONTENT };
   return out;
 }

@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { buildOpenApi, deriveOperationId } from "../../src/server/openapi.ts";
 import { testApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -20,7 +21,8 @@ test("GET /v1/openapi.json documents the routes from their own schemas", async (
   expect(
     health.responses["200"].content["application/json"].schema.properties.tmux.properties.healthy.type,
   ).toBe("boolean");
-  expect(health.security).toBeUndefined();
+  expect(health.security).toEqual([]);
+  expect(health.operationId).toBe("getHealth");
 
   const one = doc.paths["/v1/sessions/{id}"].get;
   expect(one.parameters).toContainEqual({
@@ -48,4 +50,29 @@ test("GET /v1/openapi.json documents the routes from their own schemas", async (
 
   expect(Object.keys(doc.paths).some((p) => p.startsWith("/dashboard"))).toBe(false);
   expect(doc.components.schemas.Error.required.sort()).toEqual(["code", "error", "statusCode"]);
+});
+
+test("operationIds come from method and path alone, so they stay the same across builds", () => {
+  expect(deriveOperationId("GET", "/v1/sessions/:id/transcript/cursor")).toBe(
+    "getSessionsByIdTranscriptCursor",
+  );
+  expect(deriveOperationId("PUT", "/v1/sessions/:id/permission-profile")).toBe(
+    "putSessionsByIdPermissionProfile",
+  );
+  expect(deriveOperationId("GET", "/v1/memory/*")).toBe("getMemoryByKey");
+  expect(deriveOperationId("GET", "/v1/openapi.json")).toBe("getOpenapiJson");
+
+  const route = (method: string, path: string, operationId?: string) => ({
+    method,
+    path,
+    hooks: { detail: { operationId } },
+  });
+  const doc = buildOpenApi([route("POST", "/v1/sessions/:id/send")], { version: "1" }) as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
+  // SPEC's alias is documented beside its /v1 route, under its own name.
+  expect(doc.paths["/sessions/{id}/send"]?.post?.operationId).toBe("postSessionsByIdSendUnversioned");
+  expect(() =>
+    buildOpenApi([route("GET", "/v1/a"), route("GET", "/v1/b", "getA")], { version: "1" }),
+  ).toThrow("operationId getA");
 });

@@ -12,6 +12,7 @@ const StreamQuery = t.Object({
   lastEventId: t.Optional(
     t.Numeric({
       minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
       multipleOf: 1,
       description: "replay events after this id (for clients that cannot send Last-Event-ID)",
     }),
@@ -35,6 +36,14 @@ const STREAM_DESCRIPTION =
   "{event, timestamp, session?, detail, meta}. Last-Event-ID (or ?lastEventId=) replays what the " +
   "last 1000 events still hold; `event: gap` says some were missed. `:ping` after SVC_SSE_IDLE_MS " +
   "of silence; closed after SVC_SSE_CLIENT_TIMEOUT_MS without an event.";
+
+/** Documented by hand: the generator knows JSON answers only. */
+const STREAM_RESPONSES = {
+  200: {
+    description: "The event stream, open until the client leaves",
+    content: { "text/event-stream": { schema: { type: "string" as const } } },
+  },
+};
 
 /** The header wins: EventSource sends it on every reconnect, while a URL's query never changes. */
 export function lastEventIdOf(request: Request, query: { lastEventId?: number }): number | null {
@@ -84,7 +93,11 @@ export function eventRoutes(deps: {
       },
       {
         query: StreamQuery,
-        detail: { summary: "Server-Sent Events of every session", description: STREAM_DESCRIPTION },
+        detail: {
+          summary: "Server-Sent Events of every session",
+          description: STREAM_DESCRIPTION,
+          responses: STREAM_RESPONSES,
+        },
       },
     )
     .get(
@@ -97,7 +110,11 @@ export function eventRoutes(deps: {
       {
         params: Id,
         query: StreamQuery,
-        detail: { summary: "Server-Sent Events of one session", description: STREAM_DESCRIPTION },
+        detail: {
+          summary: "Server-Sent Events of one session",
+          description: STREAM_DESCRIPTION,
+          responses: STREAM_RESPONSES,
+        },
       },
     );
 }

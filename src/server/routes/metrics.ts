@@ -22,6 +22,14 @@ export function metricsRoutes(metrics: MetricsService) {
         detail: {
           summary:
             "The same metrics in the Prometheus text format 0.0.4 (text/plain), latencies as histograms",
+          // `getMetrics` is GET /v1/metrics's.
+          operationId: "getMetricsPrometheus",
+          responses: {
+            200: {
+              description: "Prometheus text format 0.0.4",
+              content: { [PROMETHEUS_CONTENT_TYPE]: { schema: { type: "string" as const } } },
+            },
+          },
         },
       },
     );

@@ -36,7 +36,12 @@ const Id = Type.Object({ id: Type.String() });
 /** The cursor query as it arrives: strings that Elysia turns into numbers before validating. */
 const CursorQueryParams = t.Object({
   before_id: t.Optional(
-    t.Numeric({ minimum: 1, multipleOf: 1, description: "only entries with a smaller id" }),
+    t.Numeric({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      multipleOf: 1,
+      description: "only entries with a smaller id",
+    }),
   ),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, multipleOf: 1, default: 50 })),
   role: TranscriptCursorQuery.properties.role,

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { principalOf } from "../../auth/principal.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { TerminalConnection, TerminalService, TerminalViewer } from "../../terminal/index.ts";
+import { BEARER_OR_TOKEN } from "../openapi.ts";
 import { isWebSocketRequest, type SocketHandlers, socketOfferOf } from "../sockets.ts";
 
 const Id = Type.Object({ id: Type.String() });
@@ -43,6 +44,8 @@ export function terminalRoutes(terminals: TerminalService) {
           '`{type:"ended", reason}` at the end. Client → server: `{type:"control"}`, then `{type:"input", data}`. ' +
           "See docs/terminal.md.",
         tags: ["sessions"],
+        responses: { 101: { description: "Switching Protocols: the terminal's WebSocket" } },
+        security: BEARER_OR_TOKEN,
       },
     },
   );

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Runtime } from "../../src/runtime.ts";
+import {
+  fullRuntime,
+  type JsonSchema,
+  type OpenApiDocument,
+  openApiOf,
+  operationsOf,
+} from "../helpers/openapi.ts";
+
+/**
+ * Numbers that break bounds, written as they go on the wire (1e309 is Infinity once parsed,
+ * 999999999999999999999 is past every integer SQLite holds).
+ */
+const BAD_NUMBERS = [
+  "-1",
+  "0",
+  "-0",
+  "0.5",
+  "1.5",
+  "999999999999999999999",
+  "9007199254740993",
+  "1e309",
+  "-1e309",
+  "1e-7",
+];
+const BAD_STRINGS = ["abc", "", "NaN", "Infinity", "0x10", "1,5", " 1"];
+
+let runtime: Runtime;
+let doc: OpenApiDocument;
+
+beforeAll(async () => {
+  runtime = await fullRuntime();
+  doc = await openApiOf(runtime);
+});
+
+afterAll(async () => {
+  await runtime.drain(100);
+  runtime.close();
+});
+
+function isNumeric(schema: JsonSchema | undefined): boolean {
+  if (!schema) return false;
+  const types = [schema.type].flat();
+  return (
+    types.includes("number") || types.includes("integer") || (schema.anyOf ?? []).some((s) => isNumeric(s))
+  );
+}
+
+/** The number branch of a schema (TypeBox's t.Numeric is string-or-number). */
+function numberBranch(schema: JsonSchema): JsonSchema {
+  const types = [schema.type].flat();
+  if (types.includes("number") || types.includes("integer")) return schema;
+  return (schema.anyOf ?? []).find((s) => isNumeric(s)) as JsonSchema;
+}
+
+/** Paths (property names) to every numeric field of a body, through nested objects. */
+function numericFields(schema: JsonSchema | undefined, at: string[] = []): string[][] {
+  if (!schema?.properties) return [];
+  return Object.entries(schema.properties).flatMap(([name, property]) =>
+    isNumeric(property) ? [[...at, name]] : numericFields(property, [...at, name]),
+  );
+}
+
+/** The smallest value the schema accepts, as far as this test can tell: required fields only. */
+function sample(schema: JsonSchema): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  if (schema.anyOf?.[0]) return sample(schema.anyOf[0]);
+  const type = [schema.type].flat()[0];
+  if (type === "object") {
+    const required = new Set(schema.required ?? []);
+    return Object.fromEntries(
+      Object.entries(schema.properties ?? {})
+        .filter(([name]) => required.has(name))
+        .map(([name, property]) => [name, sample(property)]),
+    );
+  }
+  if (type === "array") return schema.minItems && schema.items ? [sample(schema.items)] : [];
+  if (type === "string") return "x".repeat(Math.max(1, schema.minLength ?? 1));
+  if (type === "integer" || type === "number") return schema.minimum ?? 1;
+  if (type === "boolean") return false;
+  return null;
+}
+
+/** A JSON body with `raw` (JSON text, so 1e309 stays as sent) at `field`. */
+function bodyWith(base: unknown, field: string[], raw: string): string {
+  const marker = "\u0000bad\u0000";
+  const copy = structuredClone(base) as Record<string, unknown>;
+  let target = copy;
+  for (const name of field.slice(0, -1)) {
+    target[name] = (target[name] as Record<string, unknown>) ?? {};
+    target = target[name] as Record<string, unknown>;
+  }
+  target[field[field.length - 1] as string] = marker;
+  return JSON.stringify(copy).replace(JSON.stringify(marker), raw);
+}
+
+function concrete(path: string): string {
+  return path.replace(/\{(\w+)\}/g, (_, name) => (name === "key" ? "bounds/key" : crypto.randomUUID()));
+}
+
+async function send(method: string, path: string, body?: string): Promise<number> {
+  const response = await runtime.app.handle(
+    new Request(`${runtime.url}${path}`, {
+      method: method.toUpperCase(),
+      body,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+    }),
+  );
+  await response.body?.cancel(); // an event stream stays open otherwise
+  return response.status;
+}
+
+describe("numeric query and body fields", () => {
+  test("every one has a minimum and a maximum in its schema", () => {
+    const unbounded: string[] = [];
+    for (const { path, method, operation } of operationsOf(doc)) {
+      const fields = [
+        ...(operation.parameters ?? [])
+          .filter((p) => isNumeric(p.schema))
+          .map((p) => ({ name: `${p.in} ${p.name}`, schema: numberBranch(p.schema) })),
+        ...numericFields(operation.requestBody?.content["application/json"]?.schema).map((field) => ({
+          name: `body ${field.join(".")}`,
+          schema: field.reduce<JsonSchema>(
+            (s, name) => s.properties?.[name] as JsonSchema,
+            operation.requestBody?.content["application/json"]?.schema as JsonSchema,
+          ),
+        })),
+      ];
+      for (const { name, schema } of fields) {
+        const number = numberBranch(schema);
+        if (number.minimum === undefined || number.maximum === undefined) {
+          unbounded.push(`${method} ${path} ${name}`);
+        }
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+
+  test("no bounds-breaking value gets a 500 from any route", async () => {
+    const failures: string[] = [];
+    let sent = 0;
+    for (const { path, method, operation } of operationsOf(doc)) {
+      const query = (operation.parameters ?? []).filter((p) => p.in === "query" && isNumeric(p.schema));
+      for (const parameter of query) {
+        for (const value of [...BAD_NUMBERS, ...BAD_STRINGS]) {
+          const url = `${concrete(path)}?${parameter.name}=${encodeURIComponent(value)}`;
+          const status = await send(method, url);
+          sent++;
+          if (status >= 500) failures.push(`${method} ${url} → ${status}`);
+        }
+      }
+      const schema = operation.requestBody?.content["application/json"]?.schema;
+      for (const field of numericFields(schema)) {
+        const base = sample(schema as JsonSchema);
+        const raws = [
+          ...BAD_NUMBERS,
+          ...BAD_STRINGS.map((s) => JSON.stringify(s)),
+          "null",
+          "true",
+          "[]",
+          "{}",
+        ];
+        for (const raw of raws) {
+          const target = concrete(path);
+          const status = await send(method, target, bodyWith(base, field, raw));
+          sent++;
+          if (status >= 500) failures.push(`${method} ${target} ${field.join(".")}=${raw} → ${status}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(sent).toBeGreaterThan(100);
+  }, 30_000);
+});
