@@ -96,6 +96,16 @@ function bodyWith(base: unknown, field: string[], raw: string): string {
   return JSON.stringify(copy).replace(JSON.stringify(marker), raw);
 }
 
+function outOfBounds(value: string, schema: JsonSchema): boolean {
+  if (!BAD_NUMBERS.includes(value)) return false;
+  const n = Number(value);
+  return (
+    !Number.isSafeInteger(n) ||
+    n < (schema.minimum ?? Number.NEGATIVE_INFINITY) ||
+    n > (schema.maximum ?? Number.POSITIVE_INFINITY)
+  );
+}
+
 function concrete(path: string): string {
   return path.replace(/\{(\w+)\}/g, (_, name) => (name === "key" ? "bounds/key" : crypto.randomUUID()));
 }
@@ -113,7 +123,7 @@ async function send(method: string, path: string, body?: string): Promise<number
 }
 
 describe("numeric query and body fields", () => {
-  test("every one has a minimum and a maximum in its schema", () => {
+  test("every one is an integer with a minimum and a maximum in its schema", () => {
     const unbounded: string[] = [];
     for (const { path, method, operation } of operationsOf(doc)) {
       const fields = [
@@ -131,7 +141,11 @@ describe("numeric query and body fields", () => {
       for (const { name, schema } of fields) {
         const number = numberBranch(schema);
         if (number.minimum === undefined || number.maximum === undefined) {
-          unbounded.push(`${method} ${path} ${name}`);
+          unbounded.push(`${method} ${path} ${name}: no minimum or maximum`);
+        }
+        // Every number in this API counts something; a fractional one would be named here.
+        if (number.type !== "integer" && number.multipleOf !== 1) {
+          unbounded.push(`${method} ${path} ${name}: not an integer`);
         }
       }
     }
@@ -149,6 +163,10 @@ describe("numeric query and body fields", () => {
           const status = await send(method, url);
           sent++;
           if (status >= 500) failures.push(`${method} ${url} → ${status}`);
+          // A number its own schema rules out is a validation error, whatever the route.
+          if (outOfBounds(value, numberBranch(parameter.schema)) && status !== 400) {
+            failures.push(`${method} ${url} → ${status}, not 400`);
+          }
         }
       }
       const schema = operation.requestBody?.content["application/json"]?.schema;

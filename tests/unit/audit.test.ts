@@ -162,9 +162,17 @@ describe("what the HTTP API records", () => {
     expect(records[1]!.target!.length).toBeLessThanOrEqual(256);
   });
 
-  test("a fractional or negative limit is a 400, not a database error", async () => {
+  test("a fractional, negative or huge limit or cursor is a 400, not a database error", async () => {
     const app = testApp();
-    for (const query of ["limit=1.5", "before=2.5", "limit=-1"]) {
+    const huge = "999999999999999999999"; // past SQLite's integers: was a 500 (issue 15)
+    for (const query of [
+      "limit=1.5",
+      "before=2.5",
+      "limit=-1",
+      `limit=${huge}`,
+      `before=${huge}`,
+      "limit=1e309",
+    ]) {
       const response = await app.request("GET", `/v1/audit?${query}`);
       expect({ query, status: response.status }).toEqual({ query, status: 400 });
     }

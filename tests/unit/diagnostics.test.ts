@@ -81,7 +81,8 @@ describe("GET /v1/diagnostics", () => {
 
     const one = (await (await app.request("GET", "/v1/diagnostics?limit=1")).json()) as Json;
     expect(one).toEqual({ count: 1, events: [all.events[0]] });
-    for (const limit of ["0", "501", "x"]) {
+    // CONTRACT §8: 1–500; -1, 0 and 100000 once answered every event (issue 15).
+    for (const limit of ["0", "-1", "501", "100000", "1.5", "1e309", "x"]) {
       const bad = await app.request("GET", `/v1/diagnostics?limit=${limit}`);
       expect(bad.status).toBe(400);
     }
