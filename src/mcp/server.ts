@@ -13,6 +13,7 @@ import type { Logger } from "../shared/log.ts";
 import { checkArguments, ProtocolError, toolError } from "./errors.ts";
 import { getPrompt, promptInfos } from "./prompts.ts";
 import { RESOURCE_TEMPLATES, RESOURCES, readResource } from "./resources.ts";
+import { summarize } from "./summary.ts";
 import { findTool, type ToolApi, type ToolDefinition, toolInfos } from "./tools.ts";
 
 /**
@@ -53,8 +54,13 @@ async function callTool(tool: ToolDefinition, api: ToolApi, args: Record<string,
     checkArguments(tool.input, args);
     const result = await tool.call(api, args as never);
     const text = tool.render ? tool.render(result) : JSON.stringify(result, null, 2);
+    // The plain-language summary comes first: what an agent reads before deciding its next call.
+    const summary = summarize(args, result);
     return {
-      content: [{ type: "text" as const, text }],
+      content: [
+        ...(summary ? [{ type: "text" as const, text: summary }] : []),
+        { type: "text" as const, text },
+      ],
       // Structured content must be an object; a list stays in the text.
       ...(isRecord(result) ? { structuredContent: result } : {}),
     };

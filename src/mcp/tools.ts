@@ -4,6 +4,7 @@ import { CreatePipelineInput } from "../pipelines/pipeline.ts";
 import {
   BatchCreateInput,
   CreateSessionInput,
+  hintsFor,
   QuestionAnswerInput,
   SendInput,
   SessionListQuery,
@@ -174,6 +175,20 @@ export const TOOLS: readonly ToolDefinition[] = [
     "GET",
     "/latency",
   ),
+  tool({
+    name: "get_session_health",
+    description:
+      "Is the session's agent alive, how long idle, and hints naming the tool to call next (approve_permission, answer_question, send_message…)",
+    input: SessionRef,
+    call: async (api, { sessionId }) => {
+      const [health, session] = await Promise.all([
+        api.get<{ idleMs: number; hints: string[] }>(path(sessionId, "/health")),
+        api.get<Parameters<typeof hintsFor>[0]>(path(sessionId)),
+      ]);
+      // REST's hints name routes; an MCP client is told the tools instead.
+      return { ...health, hints: hintsFor(session, health.idleMs, "mcp") };
+    },
+  }),
   tool({
     name: "server_health",
     description: "Server health: version, uptime, session counts, tmux",

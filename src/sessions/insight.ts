@@ -139,37 +139,70 @@ export function createSessionInsight(deps: {
   return { health, summary, metrics, latency };
 }
 
-/** What a client can do next, in the session's own words (with the routes to call). */
+/** Who reads a hint: a REST client is told routes, an MCP client (`ag mcp`) the tools to call. */
+export type HintAudience = "rest" | "mcp";
+
+/** What a client can do next, in the session's own words (with the routes, or tools, to call). */
 export function hintsFor(
   rec: Pick<SessionRecord, "id" | "status" | "pendingPermission">,
   idleMs: number,
+  audience: HintAudience = "rest",
 ): string[] {
   const base = `/v1/sessions/${rec.id}`;
+  const mcp = audience === "mcp";
+  const on = `(sessionId "${rec.id}")`;
   switch (rec.status) {
     case "permission_prompt": {
       const what = rec.pendingPermission
         ? `${rec.pendingPermission.tool ?? rec.pendingPermission.kind}: ${rec.pendingPermission.detail}`
         : "a permission";
-      return [`waiting for permission (${what}): POST ${base}/approve or POST ${base}/reject`];
+      return [
+        mcp
+          ? `waiting for permission (${what}): call approve_permission or reject_permission ${on}`
+          : `waiting for permission (${what}): POST ${base}/approve or POST ${base}/reject`,
+      ];
     }
     case "asking": {
-      const options = rec.pendingPermission?.options?.map((o) => `${o.index}. ${o.label}`).join(", ");
+      const pending = rec.pendingPermission;
+      const options = pending?.options?.map((o) => `${o.index}. ${o.label}`).join(", ");
+      const asked = `the agent asks a question (${pending?.question ?? pending?.detail ?? "see the pane"}${options ? `; ${options}` : ""})`;
+      const range = pending?.options?.length ? `option 1–${pending.options.length}` : "option N";
       return [
-        `the agent asks a question (${rec.pendingPermission?.question ?? rec.pendingPermission?.detail ?? "see the pane"}${options ? `; ${options}` : ""}): POST ${base}/answer {"option": N} or {"text": "…"} (or POST ${base}/send the answer)`,
+        mcp
+          ? `${asked}: call answer_question ${on} with ${range} or text of your own (or reject_permission to dismiss it)`
+          : `${asked}: POST ${base}/answer {"option": N} or {"text": "…"} (or POST ${base}/send the answer)`,
       ];
     }
     case "stalled":
       return [
-        `no agent activity for ${Math.round(idleMs / 1000)} s: POST ${base}/send a nudge, POST ${base}/interrupt, or DELETE ${base}`,
+        mcp
+          ? `no agent activity for ${Math.round(idleMs / 1000)} s: call send_message ${on} with a nudge, interrupt_session, or kill_session`
+          : `no agent activity for ${Math.round(idleMs / 1000)} s: POST ${base}/send a nudge, POST ${base}/interrupt, or DELETE ${base}`,
       ];
     case "working":
-      return [`working: wait, or follow GET ${base}/read`];
+      return [
+        mcp
+          ? `working: wait, then call get_status ${on} again; get_transcript shows its progress`
+          : `working: wait, or follow GET ${base}/read`,
+      ];
     case "idle":
-      return [`ready for a prompt: POST ${base}/send`];
+      return [
+        mcp
+          ? `ready for a prompt: call send_message ${on}; get_transcript reads its replies`
+          : `ready for a prompt: POST ${base}/send`,
+      ];
     case "crashed":
-      return [`the agent ended unexpectedly: POST ${base}/resume continues its conversation`];
+      return [
+        mcp
+          ? `the agent ended unexpectedly: get_transcript ${on} shows its last entries; create_session starts a new one`
+          : `the agent ended unexpectedly: POST ${base}/resume continues its conversation`,
+      ];
     default:
-      return [`the session has ended: POST ${base}/resume continues its conversation`];
+      return [
+        mcp
+          ? `the session has ended: get_transcript ${on} reads what it did; create_session starts a new one`
+          : `the session has ended: POST ${base}/resume continues its conversation`,
+      ];
   }
 }
 

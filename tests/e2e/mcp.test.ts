@@ -65,9 +65,10 @@ async function transcriptUntil(sessionId: string, wanted: (line: string) => bool
 }
 
 describe("ag mcp against a real agent", () => {
-  test("the compiled binary lists SPEC's 24 tools and answer_question, the resources and their templates, the 3 prompts", async () => {
+  test("the compiled binary lists SPEC's 24 tools, answer_question and get_session_health, the resources and their templates, the 3 prompts", async () => {
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(25);
+    expect(tools).toHaveLength(26);
+    expect(tools.map((t) => t.name)).toContain("get_session_health");
     expect(tools.map((t) => t.name)).toContain("send_bash");
     expect(tools.map((t) => t.name)).toContain("answer_question");
     expect(await listedResources(client)).toEqual(SPEC_RESOURCES);
@@ -91,7 +92,7 @@ describe("ag mcp against a real agent", () => {
     expect(texts).toContain("prompt: say hello");
     expect(texts.some((t) => t.startsWith("text: Hello from the mock model!"))).toBe(true);
     const listed = await call("list_sessions", { status: "idle" });
-    expect(JSON.parse(listed.content[0].text).map((s: Json) => s.id)).toEqual([id]);
+    expect(JSON.parse(listed.content.at(-1).text).map((s: Json) => s.id)).toEqual([id]);
   }, 60_000);
 
   test("approve_permission lets the agent's Bash command run", async () => {
@@ -151,6 +152,67 @@ describe("ag mcp against a real agent", () => {
     // Nothing but JSON-RPC went to stdout (the SDK would have failed to parse it), and no errors logged.
     expect(stderr).not.toContain("ERROR");
   });
+});
+
+describe("tool results read as an agent reads them: the summary first, then the JSON", () => {
+  /** The first text block: the plain-language summary. */
+  const summary = (result: Json) => result.content[0].text as string;
+
+  test("edit file: permission_prompt names the file and approve_permission; health hints name tools; approve moves on", async () => {
+    const workDir = join(tempDir("ag-mcp-summary-"), "work");
+    mkdirSync(workDir);
+    const created = await call("create_session", { workDir, prompt: "edit file", reuse: false });
+    expect(created.isError).toBeUndefined();
+    const sessionId = created.structuredContent.id as string;
+    expect(summary(created)).toStartWith(`Session "${created.structuredContent.name}" (${sessionId})`);
+    expect(summary(created)).toContain("Next: ");
+    // The JSON is still there, as structuredContent and as the last text block.
+    expect(JSON.parse(created.content.at(-1).text)).toMatchObject({ id: sessionId, workDir });
+
+    await world.waitFor(sessionId, "permission_prompt", 60_000);
+    const status = await call("get_status", { sessionId });
+    expect(summary(status)).toContain("is permission_prompt");
+    expect(summary(status)).toContain(`Write: ${workDir}/hello.txt`);
+    expect(summary(status)).toContain(
+      `Next: call approve_permission or reject_permission (sessionId "${sessionId}")`,
+    );
+
+    const health = await call("get_session_health", { sessionId });
+    expect(health.isError).toBeUndefined();
+    const hints = (health.structuredContent.hints as string[]).join(" ");
+    expect(hints).toContain("approve_permission");
+    expect(hints).not.toContain("/v1/");
+    expect(summary(health)).not.toContain("/v1/");
+
+    const approved = await call("approve_permission", { sessionId });
+    expect(approved.isError).toBeUndefined();
+    expect(approved.structuredContent.status).not.toBe("permission_prompt");
+    expect(approved.structuredContent.pendingPermission).toBeNull();
+    expect(summary(approved)).not.toContain("permission_prompt");
+    await world.waitFor(sessionId, "idle", 30_000);
+    expect(existsSync(join(workDir, "hello.txt"))).toBe(true);
+
+    const sent = await call("send_message", { sessionId, text: "ask me" });
+    expect(summary(sent)).toContain("Next: call get_status");
+    await world.waitFor(sessionId, "asking", 30_000);
+    const asking = await call("get_status", { sessionId });
+    expect(summary(asking)).toContain("is asking");
+    expect(summary(asking)).toContain("options: 1. Red, 2. Blue");
+    expect(summary(asking)).toContain(`call answer_question (sessionId "${sessionId}") with option 1–2`);
+    const askingHints = (await call("get_session_health", { sessionId })).structuredContent.hints as string[];
+    expect(askingHints.join(" ")).toContain("answer_question");
+    expect(askingHints.join(" ")).not.toContain("/v1/");
+
+    const answered = await call("answer_question", { sessionId, option: 1 });
+    expect(answered.isError).toBeUndefined();
+    expect(answered.structuredContent.status).not.toBe("asking");
+    expect(summary(answered)).not.toContain("is asking");
+    await world.waitFor(sessionId, "idle", 30_000);
+
+    const killed = await call("kill_session", { sessionId });
+    expect(summary(killed)).toContain("is killed");
+    expect(summary(killed)).toContain("get_transcript");
+  }, 150_000);
 });
 
 describe("the agent as an MCP client of ag mcp", () => {

@@ -101,8 +101,8 @@ const pasted = (paneId: string) =>
     .filter((i) => i.kind === "paste")
     .map((i) => (i as { text: string }).text);
 
-/** Beyond SPEC's 24: answering the agent's question (CONTRACT §10). */
-const TOOLS = [...SPEC_TOOLS, "answer_question"];
+/** Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with tool-named hints. */
+const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health"];
 
 describe("what ag mcp offers", () => {
   test("SPEC's tools and answer_question, the four resources, the three prompts with their arguments", async () => {
@@ -201,6 +201,7 @@ describe("each tool is one call of the REST API", () => {
       ["get_session_summary", s, `GET ${at}/summary`],
       ["get_session_latency", s, `GET ${at}/latency`],
       ["server_health", {}, "GET /v1/health"],
+      ["get_session_health", s, `GET ${at}/health | GET ${at}`],
       ["approve_permission", s, `POST ${at}/approve`],
       ["reject_permission", s, `POST ${at}/reject`],
       ["answer_question", { ...s, option: 2 }, `POST ${at}/answer {"option":2}`],
@@ -300,7 +301,7 @@ describe("ag mcp as a process", () => {
       expect(byPort.exitCode).toBe(0);
       expect(byPort.stderr).toContain(`serving ${url} over stdio`);
       expect(byPort.results[0]!.isError).toBeUndefined();
-      expect(JSON.parse(byPort.results[0]!.content[0].text)).toEqual([]);
+      expect(JSON.parse(byPort.results[0]!.content.at(-1).text)).toEqual([]);
 
       const byUrl = await mcpProcess({ SVC_BASE_URL: url, SVC_PORT: "1", SVC_LOG_LEVEL: "debug" }, [list]);
       expect(byUrl.stderr).toContain(`serving ${url} over stdio`);
@@ -333,9 +334,9 @@ describe("tools drive sessions through the REST API", () => {
     const status = await call("get_status", { sessionId: id });
     expect(status.structuredContent).toMatchObject({ id, status: "idle" });
     const listed = await call("list_sessions", { workDir });
-    expect(JSON.parse(listed.content[0].text).map((s: Json) => s.id)).toEqual([id]);
+    expect(JSON.parse(listed.content.at(-1).text).map((s: Json) => s.id)).toEqual([id]);
     const none = await call("list_sessions", { status: "killed", workDir });
-    expect(JSON.parse(none.content[0].text)).toEqual([]);
+    expect(JSON.parse(none.content.at(-1).text)).toEqual([]);
 
     const sent = await call("send_message", { sessionId: id, text: "and now?" });
     expect(sent.structuredContent).toEqual({ delivered: true, attempts: 1 });
