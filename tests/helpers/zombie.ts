@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readProcStat } from "../../src/store/instance.ts";
 
 /**
@@ -23,6 +24,8 @@ export async function spawnZombie(
   }
   reader.releaseLock();
   const pid = Number(text.trim());
+  // Only once the shell has become `sleep` is nobody left to reap the child.
+  for (let i = 0; i < 200 && readProcComm(parent.pid) !== "sleep"; i++) await Bun.sleep(10);
   return { pid, parent, cleanup: () => parent.kill("SIGKILL") };
 }
 
@@ -34,4 +37,12 @@ export async function killToZombie(pid: number): Promise<void> {
     await Bun.sleep(10);
   }
   throw new Error(`pid ${pid} did not become a zombie`);
+}
+
+function readProcComm(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return null;
+  }
 }
