@@ -47,6 +47,7 @@ import {
   type SessionService,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
+import { notFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
@@ -135,6 +136,11 @@ export async function startRuntime({
       if (!result.healthy)
         logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
     });
+    // The agent CLI ag launches by default: say how to install it now, not at the first session.
+    if (!Bun.which("claude"))
+      logger.warn(
+        `${notFound("claude", "claude")}; sessions without an agentCommand cannot start until it is`,
+      );
     const control = createControlTmux({
       socket: config.tmuxSocket,
       session: config.muxSession,

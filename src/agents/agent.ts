@@ -154,7 +154,11 @@ export interface AgentAdapter {
   isAgentProcess(argv: readonly string[]): boolean;
   /** Writes whatever the launch needs (settings, trust) and returns the command to run. */
   prepareLaunch(request: LaunchRequest): Promise<LaunchPlan>;
-  readScreen(text: string, options?: { paneDead?: boolean }): ScreenReading;
+  /**
+   * `workDir`: the session's (normalised) folder. A folder-trust dialog is answered by ag only
+   * when it names that folder, never another one the agent may have been started in.
+   */
+  readScreen(text: string, options?: { paneDead?: boolean; workDir?: string }): ScreenReading;
   /** Whether what the agent recorded as submitted (hook, transcript) is this text as ag typed it. */
   isSubmission(typed: string, recorded: string): boolean;
   /**

@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../config/load.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
+import { currentInstallEnv, type InstallEnv, installCommand } from "../shared/install.ts";
 import { checkStarterFiles } from "./starter-files.ts";
 
 /**
@@ -26,6 +27,8 @@ export interface DoctorDeps {
   version: (command: string, flag: string) => Promise<string | null>;
   /** GET /v1/health of the server this config points at: its version and status, and its URL. */
   health: (loaded: LoadedConfig) => Promise<{ url: string; version: string; status: string }>;
+  /** Where the install commands of missing programs are worked out; this machine by default. */
+  installEnv?: InstallEnv;
 }
 
 /** The agent CLI ag launches by default (src/agents/claude/launch.ts). */
@@ -34,10 +37,17 @@ const AGENT_CLI = "claude";
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [...starterChecks(deps.cwd)];
   const [tmux, agent] = await Promise.all([deps.version("tmux", "-V"), deps.version(AGENT_CLI, "--version")]);
+  const install = (program: "tmux" | "claude") =>
+    installCommand(program, deps.installEnv ?? currentInstallEnv());
   checks.push(
     tmux
       ? { name: "tmux", status: "ok", detail: tmux }
-      : { name: "tmux", status: "fail", detail: "tmux is not on PATH; install it", code: "TMUX_UNAVAILABLE" },
+      : {
+          name: "tmux",
+          status: "fail",
+          detail: `tmux is not on PATH; install it: ${install("tmux")}`,
+          code: "TMUX_UNAVAILABLE",
+        },
   );
   checks.push(
     agent
@@ -45,7 +55,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
       : {
           name: "agent CLI",
           status: "fail",
-          detail: `${AGENT_CLI} is not on PATH; install Claude Code`,
+          detail: `${AGENT_CLI} is not on PATH; install Claude Code: ${install("claude")}`,
           code: "AGENT_UNAVAILABLE",
         },
   );
@@ -113,7 +123,8 @@ const notChecked: DoctorCheck = {
 
 /** Runs `<command> <flag>` with a time limit; null when the program is missing or fails. */
 export async function programVersion(command: string, flag: string): Promise<string | null> {
-  const path = Bun.which(command);
+  // PATH as it is now: Bun.which alone reads the PATH the process started with.
+  const path = Bun.which(command, { PATH: process.env.PATH ?? "" });
   if (!path) return null;
   const proc = Bun.spawn([path, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill(), 5000);

@@ -52,6 +52,25 @@ export const CreatePipelineInput = Type.Object(
 );
 export type CreatePipelineInput = Static<typeof CreatePipelineInput>;
 
+/**
+ * The REST body: CreatePipelineInput with `workDir` optional in the schema only, so that SPEC's
+ * own example body (which has none) is answered by PipelineService.create with a 400 naming the
+ * fix, not a bare "Expected required property". A pipeline has no default directory.
+ */
+export const CreatePipelineBody = Type.Object(
+  {
+    ...CreatePipelineInput.properties,
+    workDir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "absolute path of an existing directory; required (there is no default)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreatePipelineBody = Static<typeof CreatePipelineBody>;
+
 /** CONTRACT §7: a stage's prompt carries the previous stage's output under this heading. */
 export function stagePrompt(prompt: string, previousOutput: string | null): string {
   if (previousOutput === null) return prompt;

@@ -6,11 +6,11 @@ import { isTerminal, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
-import { type CreatePipelineInput, type Pipeline, type Stage, stagePrompt } from "./pipeline.ts";
+import { type CreatePipelineBody, type Pipeline, type Stage, stagePrompt } from "./pipeline.ts";
 import { createPipelineRepo } from "./repo.ts";
 
 export interface PipelineService {
-  create(input: CreatePipelineInput): Pipeline;
+  create(input: CreatePipelineBody): Pipeline;
   list(): Pipeline[];
   get(id: string): Pipeline;
   cancel(id: string): Promise<Pipeline>;
@@ -145,12 +145,13 @@ export function createPipelineService(deps: {
 
   const service: PipelineService = {
     create(input) {
-      validateWorkDir(input.workDir);
+      if (input.workDir === undefined) throw missingWorkDir(input);
+      const workDir = validateWorkDir(input.workDir);
       const now = at();
       const pipeline: Pipeline = {
         id: randomUUID(),
         name: input.name,
-        workDir: input.workDir,
+        workDir,
         status: "pending",
         stages: input.stages.map((s, index) => ({
           index,
@@ -198,4 +199,17 @@ export function createPipelineService(deps: {
     },
   };
   return service;
+}
+
+/**
+ * SPEC's own example body has no workDir, yet a pipeline needs one and ag has no sensible
+ * default: its own working directory is wherever the server happened to start, and the config
+ * has no default project. So the answer says exactly what to add.
+ */
+function missingWorkDir(input: CreatePipelineBody): AgError {
+  const example = JSON.stringify({ ...input, workDir: "/absolute/path/to/project" });
+  return new AgError(
+    "VALIDATION_ERROR",
+    `invalid body.workDir: required, a pipeline has no default directory; give the absolute path its stages run in, e.g. ${example}`,
+  );
 }

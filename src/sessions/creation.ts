@@ -157,14 +157,14 @@ export function createSessionCreation(
 
   const creation = {
     async create(request: CreateSessionInput, owner?: Owner): Promise<CreateResult> {
-      const input = resolveCreateInput(
+      const given = resolveCreateInput(
         request,
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
       );
       const tenantId = tenantOf(owner);
       // The tenant first: outside its root, whether a path exists is none of its business.
-      deps.tenants?.check(tenantId, input.workDir);
-      validateWorkDir(input.workDir);
+      deps.tenants?.check(tenantId, given.workDir);
+      const input = { ...given, workDir: validateWorkDir(given.workDir) };
       const warnings: string[] = [];
       const prompt = promptOf(input, tenantId, warnings);
       const existing = request.reuse === false ? null : reusable(input, tenantId);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
 import type { AgentAdapter, PendingDialog } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
@@ -10,12 +10,18 @@ import type { CreateSessionInput } from "./session.ts";
 
 /** Pure helpers of session creation: validation, names, records, the memory-context prompt. */
 
-export function validateWorkDir(workDir: string): void {
+/**
+ * Checks a workDir given by a caller and returns it normalised: its real path, with `.` and `..`
+ * resolved and every symlink followed. That path is the one stored, listed, launched in and
+ * trusted, so `/a/b/../../root` or a link to elsewhere never shows or runs as something it is not.
+ */
+export function validateWorkDir(workDir: string): string {
   if (!isAbsolute(workDir))
     throw new AgError("INVALID_WORKDIR", `workDir must be an absolute path, got "${workDir}"`);
   if (!existsSync(workDir)) throw new AgError("INVALID_WORKDIR", `workDir does not exist: ${workDir}`);
   if (!statSync(workDir).isDirectory())
     throw new AgError("INVALID_WORKDIR", `workDir is not a directory: ${workDir}`);
+  return realpathSync(workDir);
 }
 
 export function defaultName(workDir: string, id: string): string {

@@ -10,6 +10,8 @@ export interface InstanceInfo {
   pid: number;
   version: string;
   startedAt: string;
+  /** The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), where known. */
+  procStart?: number;
   host?: string;
   port?: number;
   baseUrl?: string;
@@ -32,7 +34,12 @@ export function instanceFile(stateDir: string): string {
  */
 export function acquireInstanceLock(stateDir: string, info: Omit<InstanceInfo, "pid">): InstanceLock {
   const path = instanceFile(stateDir);
-  let current: InstanceInfo = { pid: process.pid, ...info };
+  const procStart = readProcStat(process.pid)?.startTime;
+  let current: InstanceInfo = {
+    pid: process.pid,
+    ...info,
+    ...(procStart === undefined ? {} : { procStart }),
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, "wx", 0o600);
@@ -51,7 +58,7 @@ export function acquireInstanceLock(stateDir: string, info: Omit<InstanceInfo, "
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = readInstanceInfo(stateDir);
-      if (owner && isAgProcess(owner.pid)) {
+      if (owner && isAgProcess(owner.pid, owner.procStart)) {
         const where = owner.port ? `, listening on port ${owner.port}` : "";
         throw new AgError(
           "STATE_DIR_LOCKED",
@@ -67,7 +74,7 @@ export function acquireInstanceLock(stateDir: string, info: Omit<InstanceInfo, "
 /** The running server of a state directory, or null when none is alive. */
 export function readLiveInstance(stateDir: string): InstanceInfo | null {
   const info = readInstanceInfo(stateDir);
-  return info && isAgProcess(info.pid) ? info : null;
+  return info && isAgProcess(info.pid, info.procStart) ? info : null;
 }
 
 /**
@@ -92,7 +99,7 @@ export async function stopLiveInstance(
     );
   }
   for (const deadline = Date.now() + options.timeoutMs; Date.now() < deadline; ) {
-    if (readInstanceInfo(stateDir)?.pid !== info.pid || !isAgProcess(info.pid)) {
+    if (readInstanceInfo(stateDir)?.pid !== info.pid || !isAgProcess(info.pid, info.procStart)) {
       return { info, outcome: "stopped" };
     }
     await Bun.sleep(50);
@@ -110,14 +117,20 @@ function readInstanceInfo(stateDir: string): InstanceInfo | null {
 }
 
 /**
- * True when `pid` is alive and, where /proc tells, runs the same executable as we do: a pid
- * reused by an unrelated program after a crash must not lock the directory forever.
+ * True when `pid` is alive and, where /proc tells, is the ag that wrote the file: not a zombie
+ * (killed but not yet reaped by its parent), not a pid reused by another process since (its start
+ * time differs from the one recorded), and running the same executable as we do.
  */
-function isAgProcess(pid: number): boolean {
+export function isAgProcess(pid: number, procStart?: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const stat = readProcStat(pid);
+  if (stat) {
+    if (stat.state === "Z" || stat.state === "X") return false;
+    if (procStart !== undefined && stat.startTime !== procStart) return false;
   }
   try {
     // Compared by inode: dist/svc is a hard link of dist/ag, the same program under two names.
@@ -126,5 +139,18 @@ function isAgProcess(pid: number): boolean {
     return theirs.ino === ours.ino && theirs.dev === ours.dev;
   } catch {
     return true;
+  }
+}
+
+/** State letter and start time (clock ticks since boot) from /proc/<pid>/stat; null without /proc. */
+export function readProcStat(pid: number): { state: string; startTime: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may itself hold spaces or ')'.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const startTime = Number(fields[19]);
+    return fields[0] && Number.isFinite(startTime) ? { state: fields[0], startTime } : null;
+  } catch {
+    return null;
   }
 }

@@ -43,12 +43,12 @@ export function createTemplateService(deps: {
       if (fields.workDir === undefined) {
         throw new AgError("VALIDATION_ERROR", "invalid body.workDir: required unless sessionId is given");
       }
-      validateWorkDir(fields.workDir);
+      const workDir = validateWorkDir(fields.workDir);
       const at = new Date(deps.clock.now()).toISOString();
       const template: Template = {
         id: randomUUID(),
         ...fields,
-        workDir: fields.workDir,
+        workDir,
         createdAt: at,
         updatedAt: at,
       };
@@ -64,7 +64,7 @@ export function createTemplateService(deps: {
     update(id, patch) {
       const current = service.get(id);
       const fields = withSession(patch);
-      if (fields.workDir !== undefined) validateWorkDir(fields.workDir);
+      if (fields.workDir !== undefined) fields.workDir = validateWorkDir(fields.workDir);
       const next: Template = { ...current, ...fields, updatedAt: new Date(deps.clock.now()).toISOString() };
       repo.update(next);
       return next;

@@ -1,4 +1,5 @@
 import { withoutAgSettings } from "../shared/env.ts";
+import { notFound } from "../shared/install.ts";
 import { tmuxArgv, tmuxCommandLine } from "./argv.ts";
 import { type ControlReply, createControlFramer } from "./framing.ts";
 
@@ -58,7 +59,7 @@ export async function openControlConnection(options: ControlConnectionOptions): 
     proc = Bun.spawn([...argv, ...options.startup], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(code === "ENOENT" ? `tmux not found (${options.binary})` : `cannot run tmux: ${error}`);
+    throw new Error(code === "ENOENT" ? notFound("tmux", options.binary) : `cannot run tmux: ${error}`);
   }
 
   const pending: Pending[] = [];

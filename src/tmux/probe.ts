@@ -1,3 +1,4 @@
+import { notFound } from "../shared/install.ts";
 import { tmuxArgv } from "./argv.ts";
 
 export interface TmuxHealth {
@@ -45,7 +46,7 @@ export function createTmuxProbe(options: TmuxProbeOptions): TmuxProbe {
       const code = (error as NodeJS.ErrnoException).code;
       return {
         healthy: false,
-        error: code === "ENOENT" ? `tmux not found (${binary})` : `cannot run tmux: ${String(error)}`,
+        error: code === "ENOENT" ? notFound("tmux", binary) : `cannot run tmux: ${String(error)}`,
       };
     }
     const timer = setTimeout(() => proc.kill(), timeoutMs);

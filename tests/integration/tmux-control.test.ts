@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { notFound } from "../../src/shared/install.ts";
 import { startupCommand } from "../../src/tmux/commands.ts";
 import { openControlConnection } from "../../src/tmux/connection.ts";
 import { createControlTmux } from "../../src/tmux/control.ts";
@@ -505,7 +506,10 @@ describe("control-mode client on real tmux", () => {
     });
     await expect(client.start()).rejects.toThrow(/tmux not found/);
     await expect(client.start()).rejects.toThrow(/tmux not found/);
-    expect(client.health()).toEqual({ healthy: false, error: "tmux not found (/nonexistent/tmux)" });
+    expect(client.health()).toEqual({ healthy: false, error: notFound("tmux", "/nonexistent/tmux") });
+    expect(client.health().error).toMatch(
+      /^tmux not found \(\/nonexistent\/tmux\); install it: .*install.* tmux$/,
+    );
     await client.close();
     expect(client.health()).toEqual({ healthy: false, error: "closed" });
   });

@@ -10,6 +10,7 @@ import { bootstrapProjectConfig, initProject } from "../../src/init/project.ts";
 import { checkStarterFiles, problemOf } from "../../src/init/starter-files.ts";
 import { STARTER_TEMPLATES } from "../../src/init/templates.ts";
 import { AgError } from "../../src/shared/errors.ts";
+import { installCommand } from "../../src/shared/install.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const configOf = (cwd: string) => join(cwd, ".svc", "config.yaml");
@@ -309,6 +310,38 @@ describe("ag doctor", () => {
     expect(checks.find((c) => c.name === "agent CLI")!.detail).toBe("claude 2.1.0 (Claude Code)");
     expect(checks.find((c) => c.name === "server")!.detail).toBe("ag 1.0.0 at http://127.0.0.1:9100 (ok)");
     expect(doctorPassed(checks)).toBe(true);
+  });
+
+  test("with PATH an empty directory, missing tmux and agent CLI name the command that installs them", async () => {
+    const saved = process.env.PATH;
+    process.env.PATH = tempDir("empty-path-");
+    try {
+      const checks = await runDoctor(deps({ version: programVersion }));
+      const detail = (name: string) => checks.find((c) => c.name === name)!;
+      expect(detail("tmux")).toMatchObject({ status: "fail", code: "TMUX_UNAVAILABLE" });
+      // No package manager on that PATH either: Debian's command is the default on Linux.
+      expect(detail("tmux").detail).toBe("tmux is not on PATH; install it: apt-get install -y tmux");
+      expect(detail("agent CLI")).toMatchObject({ status: "fail", code: "AGENT_UNAVAILABLE" });
+      expect(detail("agent CLI").detail).toBe(
+        "claude is not on PATH; install Claude Code: npm install -g @anthropic-ai/claude-code",
+      );
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+
+  test("install commands follow the package manager found and whether sudo is needed", () => {
+    const env = (managers: string[], isRoot = false) => ({
+      platform: "linux" as const,
+      which: (c: string) => (managers.includes(c) ? `/usr/bin/${c}` : null),
+      isRoot,
+    });
+    expect(installCommand("tmux", env(["apt-get"]))).toBe("sudo apt-get install -y tmux");
+    expect(installCommand("tmux", env(["apt-get"], true))).toBe("apt-get install -y tmux");
+    expect(installCommand("chromium", env(["dnf"]))).toBe("sudo dnf install -y chromium");
+    expect(installCommand("tmux", env(["brew"]))).toBe("brew install tmux");
+    expect(installCommand("tmux", { ...env([]), platform: "darwin" })).toBe("brew install tmux");
+    expect(installCommand("claude", env(["apt-get"]))).toBe("npm install -g @anthropic-ai/claude-code");
   });
 
   test("a stopped server is a warning, not a failure", async () => {

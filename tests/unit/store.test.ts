@@ -4,9 +4,15 @@ import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AgError } from "../../src/shared/errors.ts";
 import { ensureStateDir, migrate, openDatabase, schemaVersion } from "../../src/store/db.ts";
-import { acquireInstanceLock, instanceFile, readLiveInstance } from "../../src/store/instance.ts";
+import {
+  acquireInstanceLock,
+  instanceFile,
+  readLiveInstance,
+  readProcStat,
+} from "../../src/store/instance.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { killToZombie, spawnZombie } from "../helpers/zombie.ts";
 
 describe("state database", () => {
   test("opens in WAL mode at the latest schema", () => {
@@ -118,6 +124,30 @@ describe("state directory lock", () => {
     const lock = acquireInstanceLock(dir, { version: "1", startedAt: "now" });
     lock.release();
     other.kill();
+  });
+
+  test("a pid reused since (another start time) does not lock the directory", () => {
+    const dir = tempDir();
+    // Our own pid is alive and runs our executable; only the recorded start time tells it apart.
+    const start = readProcStat(process.pid)?.startTime ?? 0;
+    writeFileSync(
+      instanceFile(dir),
+      JSON.stringify({ pid: process.pid, version: "0", startedAt: "then", procStart: start + 1 }),
+    );
+    expect(readLiveInstance(dir)).toBeNull();
+    const lock = acquireInstanceLock(dir, { version: "1", startedAt: "now" });
+    expect(readLiveInstance(dir)?.procStart).toBe(start);
+    lock.release();
+  });
+
+  test("a killed process not yet reaped by its parent (a zombie) does not lock the directory", async () => {
+    const dir = tempDir();
+    const zombie = await spawnZombie();
+    await killToZombie(zombie.pid);
+    writeFileSync(instanceFile(dir), JSON.stringify({ pid: zombie.pid, version: "0", startedAt: "then" }));
+    expect(readLiveInstance(dir)).toBeNull();
+    acquireInstanceLock(dir, { version: "1", startedAt: "now" }).release();
+    zombie.cleanup();
   });
 
   test("a corrupt lock file is replaced", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readScreen } from "../../src/agents/claude/adapter.ts";
+import { readScreen, trustDialogFolder } from "../../src/agents/claude/adapter.ts";
 import { pendingPermissionOf } from "../../src/events/bus.ts";
 import { AUTO_ANSWER_GRACE_MS } from "../../src/sessions/live/auto-answer.ts";
 import { createManualClock } from "../fakes/clock.ts";
@@ -12,6 +12,8 @@ import { until } from "../helpers/until.ts";
 type Json = Record<string, any>;
 
 const TRUST = pane("21-dialog-trust");
+/** The folder the captured trust dialog asks about. */
+const FIXTURE_FOLDER = "/srv/agent-harness-J7aKZA/work";
 const API_KEY = pane("22-dialog-api-key");
 const BYPASS = pane("23-dialog-bypass");
 const IDLE = pane("01-idle-startup");
@@ -25,11 +27,14 @@ async function sessionOn(app: TestApp, dialog: string, options: { enterLost?: bo
   expect(created.status).toBe(201);
   const id = ((await created.json()) as Json).id as string;
   const paneId = app.repo.get(id)!.paneId!;
+  // The dialog names the folder the agent runs in, as Claude Code's does: the session's workDir.
+  const trust = TRUST.replace(FIXTURE_FOLDER, app.repo.get(id)!.workDir);
+  if (dialog === TRUST) dialog = trust;
   const sendKeys = app.tmux.sendKeys.bind(app.tmux);
   let screen = dialog;
   app.tmux.sendKeys = async (target, keys) => {
     await sendKeys(target, keys);
-    if (target === paneId && screen === TRUST && keys.includes("Enter") && !options.enterLost) {
+    if (target === paneId && screen === trust && keys.includes("Enter") && !options.enterLost) {
       screen = IDLE;
       app.tmux.setScreen(paneId, IDLE);
     }
@@ -37,7 +42,7 @@ async function sessionOn(app: TestApp, dialog: string, options: { enterLost?: bo
   app.tmux.setScreen(paneId, dialog);
   await app.live.running(id).readScreen();
   const keys = () => app.tmux.typed(paneId);
-  return { id, paneId, keys };
+  return { id, paneId, keys, trust };
 }
 
 /** Every pending permission the session published or stored. */
@@ -54,6 +59,18 @@ describe("the Claude adapter marks only the folder-trust dialog as ag's to answe
     expect(readScreen(API_KEY, {}, true).autoAnswer).toBeUndefined();
     expect(readScreen(BYPASS, {}, true).autoAnswer).toBeUndefined();
     expect(readScreen(IDLE, {}, true).autoAnswer).toBeUndefined();
+  });
+
+  test("only a dialog about the session's own folder is ag's to answer", () => {
+    const folder = "/srv/agent-harness-J7aKZA/work";
+    expect(trustDialogFolder(TRUST)).toBe(folder);
+    expect(readScreen(TRUST, { workDir: folder }, true).autoAnswer).toEqual({
+      dialog: "folder-trust",
+      keys: ["Enter"],
+    });
+    const elsewhere = readScreen(TRUST, { workDir: "/srv/agent-harness-J7aKZA/work/sub" }, true);
+    expect(elsewhere.autoAnswer).toBeUndefined();
+    expect(elsewhere.observation).toMatchObject({ kind: "permission", request: { kind: "trust" } });
   });
 
   test("without trustWorkdir the trust dialog stays a permission of kind trust", () => {
@@ -83,10 +100,10 @@ describe("a folder-trust dialog that shows although trustWorkdir is on", () => {
   test("a dialog that outlives the answer goes to the user after the grace period; Enter is pressed once", async () => {
     const clock = createManualClock();
     const app = testApp({ clock });
-    const { id, paneId, keys } = await sessionOn(app, TRUST, { enterLost: true });
+    const { id, paneId, keys, trust } = await sessionOn(app, TRUST, { enterLost: true });
     await until(() => keys().length === 1);
     // Captures taken before the agent redraws still show the dialog: held back, no second Enter.
-    app.tmux.setScreen(paneId, TRUST);
+    app.tmux.setScreen(paneId, trust);
     await app.live.running(id).readScreen();
     clock.advance(AUTO_ANSWER_GRACE_MS - 1);
     expect(app.repo.get(id)!.pendingPermission).toBeNull();
@@ -98,7 +115,7 @@ describe("a folder-trust dialog that shows although trustWorkdir is on", () => {
       detail: "trust this folder?",
     });
     expect(app.events.map((e) => e.event)).toContain("permission.requested");
-    app.tmux.setScreen(paneId, TRUST);
+    app.tmux.setScreen(paneId, trust);
     await app.live.running(id).readScreen();
     expect(keys()).toEqual(["Enter"]);
     // The user's approval is the second and last Enter.

@@ -135,7 +135,7 @@ function startDialog(dialog: string | undefined) {
  */
 export function readScreen(
   text: string,
-  options: { paneDead?: boolean } = {},
+  options: { paneDead?: boolean; workDir?: string } = {},
   trustWorkdir = false,
 ): ScreenReading {
   const screen = classifyScreen(text, options);
@@ -145,6 +145,8 @@ export function readScreen(
     activityKey: activityKey(text),
   };
   if (!trustWorkdir || screen.state !== "trust_dialog") return reading;
+  // Only the folder ag trusted for this session: a dialog about any other goes to the user.
+  if (options.workDir !== undefined && trustDialogFolder(text) !== options.workDir) return reading;
   const { dialog, approve } = START_DIALOGS.trust_dialog;
   return { ...reading, autoAnswer: { dialog, keys: approve } };
 }
@@ -219,4 +221,12 @@ export function isClaudeProcess(argv: readonly string[]): boolean {
   const name = program.split("/").at(-1) ?? "";
   if (name === "claude") return true;
   return /^node(js)?$|^bun$/.test(name) && /@anthropic-ai\/claude-code\//.test(script);
+}
+
+/** The folder a folder-trust dialog asks about: the line after "Accessing workspace:". */
+export function trustDialogFolder(text: string): string | null {
+  const lines = text.split("\n").map((line) => line.trim());
+  const at = lines.findIndex((line) => line === "Accessing workspace:");
+  if (at < 0) return null;
+  return lines.slice(at + 1).find((line) => line !== "") ?? null;
 }

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { CreatePipelineInput, Pipeline, type PipelineService } from "../../pipelines/index.ts";
+import { CreatePipelineBody, Pipeline, type PipelineService } from "../../pipelines/index.ts";
 
 const Id = Type.Object({ id: Type.String() });
 const tags = ["pipelines"];
@@ -15,7 +15,7 @@ export function pipelineRoutes(pipelines: PipelineService) {
         return pipelines.create(body);
       },
       {
-        body: CreatePipelineInput,
+        body: CreatePipelineBody,
         response: { 201: Pipeline },
         detail: { summary: "Start a pipeline: its stages run in order, each in a fresh session", tags },
       },

@@ -18,6 +18,8 @@ export interface ScreenReader {
  */
 export function createScreenReader(deps: {
   paneId(): string | null;
+  /** The session's folder: the only one whose trust dialog ag may answer itself. */
+  workDir?: string;
   tmux: Pick<Tmux, "capturePane">;
   agent: Pick<AgentAdapter, "readScreen">;
   clock: Clock;
@@ -40,7 +42,7 @@ export function createScreenReader(deps: {
       deps.logger.debug(`capture of ${paneId} failed`, error);
       return null;
     }
-    const reading = deps.agent.readScreen(text);
+    const reading = deps.agent.readScreen(text, deps.workDir === undefined ? {} : { workDir: deps.workDir });
     const news = {
       text: text !== lastText,
       // The spinner and timers move by themselves: only other changes are the agent's activity.

@@ -115,6 +115,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   });
   const screen = createScreenReader({
     paneId: () => (disposed ? null : record.paneId),
+    workDir: record.workDir,
     tmux: deps.tmux,
     agent: deps.agent,
     clock: deps.clock,

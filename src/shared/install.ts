@@ -1,0 +1,57 @@
+/**
+ * The command that installs a program ag needs, for the messages that say it is missing
+ * (start-up, /v1/health, `ag doctor`, the test preflight). Pure: the platform and which package
+ * managers exist are parameters.
+ */
+
+export type Needed = "tmux" | "claude" | "chromium";
+
+export interface InstallEnv {
+  platform: NodeJS.Platform;
+  /** Path of a command on PATH, or null. */
+  which: (command: string) => string | null;
+  /** Root needs no sudo. */
+  isRoot: boolean;
+}
+
+/** The agent CLI is an npm package wherever npm runs. */
+export const AGENT_CLI_PACKAGE = "@anthropic-ai/claude-code";
+
+/** System packages by package manager; the first manager found on PATH wins. */
+const SYSTEM_PACKAGES: ReadonlyArray<{
+  manager: string;
+  install: string;
+  names: Record<"tmux" | "chromium", string>;
+}> = [
+  { manager: "apt-get", install: "apt-get install -y", names: { tmux: "tmux", chromium: "chromium" } },
+  { manager: "dnf", install: "dnf install -y", names: { tmux: "tmux", chromium: "chromium" } },
+  { manager: "apk", install: "apk add", names: { tmux: "tmux", chromium: "chromium" } },
+  { manager: "pacman", install: "pacman -S --noconfirm", names: { tmux: "tmux", chromium: "chromium" } },
+  { manager: "brew", install: "brew install", names: { tmux: "tmux", chromium: "--cask chromium" } },
+];
+
+/** `apt-get install -y tmux`, `sudo dnf install -y tmux`, `npm install -g @anthropic-ai/claude-code`… */
+export function installCommand(program: Needed, env: InstallEnv): string {
+  if (program === "claude") return `npm install -g ${AGENT_CLI_PACKAGE}`;
+  const found = SYSTEM_PACKAGES.find((p) => env.which(p.manager));
+  if (!found) {
+    return env.platform === "darwin" ? `brew install ${program}` : `apt-get install -y ${program}`;
+  }
+  // Homebrew refuses to run as root and never wants sudo.
+  const sudo = env.isRoot || found.manager === "brew" ? "" : "sudo ";
+  return `${sudo}${found.install} ${found.names[program]}`;
+}
+
+/** The running machine's InstallEnv. */
+export function currentInstallEnv(): InstallEnv {
+  return {
+    platform: process.platform,
+    which: (c) => Bun.which(c, { PATH: process.env.PATH ?? "" }),
+    isRoot: process.getuid?.() === 0,
+  };
+}
+
+/** "tmux not found (tmux); install it: sudo apt-get install -y tmux" */
+export function notFound(program: Needed, binary: string, env: InstallEnv = currentInstallEnv()): string {
+  return `${program === "claude" ? "the agent CLI" : program} not found (${binary}); install it: ${installCommand(program, env)}`;
+}
