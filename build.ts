@@ -27,7 +27,10 @@ const result = await Bun.build({
   format: "esm",
   // Separate chunks per lazily imported command: `ag --version` loads almost nothing.
   splitting: true,
-  minify: true,
+  // Not identifiers: Elysia's compiled query validators break when names are mangled (a query
+  // number out of its bounds, `?limit=0` or `?limit=1e21`, went through unchecked, as a string;
+  // tests/integration/numeric-bounds.test.ts checks the binary). Whitespace and syntax are safe.
+  minify: { whitespace: true, syntax: true, identifiers: false },
   bytecode: true,
   sourcemap: "linked",
   define: { "process.env.NODE_ENV": '"production"' },
