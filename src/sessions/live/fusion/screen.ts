@@ -51,7 +51,7 @@ export function readScreen(step: Step, obs: Observation, at: number): void {
   }
   // A frame captured before the evidence that set the status shows an older moment.
   if (at < s.since) return;
-  if (s.answered?.drawn) s.answered.goneSeen = true;
+  if (s.answered) s.answered.goneSeen = true;
   if (view === expectedView(s)) {
     s.screenCaughtUp = true;
     s.disagreement = null;
@@ -86,9 +86,7 @@ function screenDialog(step: Step, request: PermissionRequest, at: number): void 
   if (at < s.since) return;
   const answered = s.answered;
   if (!s.pending && answered && !answered.goneSeen && sameDialog(answered.request, request)) {
-    // Answered, and the agent has not redrawn yet (or drawn it only now); past the grace the
-    // answer did not take.
-    answered.drawn = true;
+    // Answered, and the agent has not redrawn yet; past the grace the answer did not take.
     if (at - answered.at < ANSWER_GRACE_MS) {
       step.rereadAt = answered.at + ANSWER_GRACE_MS;
       return;

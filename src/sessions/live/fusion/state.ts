@@ -38,7 +38,7 @@ export interface StatusState {
   pendingToolUseId: string | null;
   lastToolStart: { tool: string; toolUseId: string } | null;
   /** The last dialog answered: frames still showing it are stale until the screen shows it gone. */
-  answered: { request: PendingPermission; at: number; goneSeen: boolean; drawn: boolean } | null;
+  answered: { request: PendingPermission; at: number; goneSeen: boolean } | null;
   /** A prompt was taken and its turn has not ended. */
   turnOpen: boolean;
   /** The API failure of this turn has been announced (one fact, one event). */
@@ -103,9 +103,7 @@ export function raise(step: Step, request: PermissionRequest, at: number, source
 /** The pending dialog is over: remembered as answered, so frames still showing it are stale. */
 export function closePending(s: StatusState, at: number, goneSeen = false): void {
   if (!s.pending) return;
-  // Whether the screen had drawn it: a frame without a dialog never drawn does not show it gone
-  // (under load a dialog is drawn a few hundred ms after its hook, an answer can come before).
-  s.answered = { request: s.pending, at, goneSeen, drawn: s.dialogSeen };
+  s.answered = { request: s.pending, at, goneSeen };
   s.pending = null;
   s.pendingToolUseId = null;
   s.dialogSeen = false;
