@@ -1,4 +1,5 @@
 import { useComputed, useSignal } from "@preact/signals";
+import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import {
   age,
   formatCost,
@@ -26,10 +27,9 @@ const FILTERS = [
   "crashed",
 ] as const;
 type Filter = (typeof FILTERS)[number];
-const TERMINAL: SessionStatus[] = ["killed", "completed", "crashed"];
 
 function matches(s: Session, filter: Filter, search: string): boolean {
-  if (filter === "running" && TERMINAL.includes(s.status)) return false;
+  if (filter === "running" && (TERMINAL_STATES as readonly SessionStatus[]).includes(s.status)) return false;
   if (filter !== "running" && filter !== "all" && s.status !== filter) return false;
   if (!search) return true;
   const wanted = search.toLowerCase();

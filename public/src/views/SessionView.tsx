@@ -1,5 +1,6 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useMemo, useRef } from "preact/hooks";
+import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import { api, describe } from "../api.ts";
 import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
 import { go, sessionHref } from "../router.ts";
@@ -12,7 +13,7 @@ import { Transcript } from "./Transcript.tsx";
 import { createTranscriptFeed } from "./transcript-feed.ts";
 
 const COALESCE_MS = 200;
-const TERMINAL_STATES = new Set(["killed", "completed", "crashed"]);
+const ENDED = new Set<string>(TERMINAL_STATES);
 
 interface Insight {
   cost?: number;
@@ -94,7 +95,7 @@ export function SessionView({ id }: { id: string }) {
       </section>
     );
   if (!s) return <p class="muted">Loading…</p>;
-  const ended = TERMINAL_STATES.has(s.status);
+  const ended = ENDED.has(s.status);
   return (
     <article class="session-view" data-id={s.id} data-state={s.status}>
       <header class="session-head">
@@ -156,7 +157,7 @@ function Actions({ session, reload }: { session: Session; reload(): Promise<void
   const busy = useSignal<string | null>(null);
   const result = useSignal<{ ok: boolean; text: string } | null>(null);
   const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
-  const ended = TERMINAL_STATES.has(session.status);
+  const ended = ENDED.has(session.status);
 
   async function run(label: string, method: string, route: string, after?: (body: unknown) => string | void) {
     busy.value = label;

@@ -1,6 +1,7 @@
 import { useSignal } from "@preact/signals";
 import type { Terminal as XTerm } from "@xterm/xterm";
 import { useEffect, useRef } from "preact/hooks";
+import { MAX_INPUT_BYTES } from "../../../src/terminal/protocol.ts";
 import { urlToken } from "../api.ts";
 
 /** Reconnects wait 1 s, 2 s … up to 15 s while the view is open and the session runs. */
@@ -11,8 +12,6 @@ type Phase = "connecting" | "live" | "ended" | "closed";
 
 /** Why a terminal ended for good: its program exited, its window closed, its session ended, its key went. */
 const FINAL = new Set(["exited", "closed", "session-ended", "revoked"]);
-/** One input message carries at most this many bytes (the server's bound). */
-const MAX_INPUT_BYTES = 64 * 1024;
 
 /** A long paste in pieces under the server's bound, cut between code points. */
 function pieces(data: string): string[] {
