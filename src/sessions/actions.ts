@@ -32,6 +32,12 @@ const PROFILES: Record<PermissionProfile, Omit<PermissionPolicy, "profile">> = {
   full: { allowRead: true, allowWrite: true, allowBash: true },
 };
 
+/**
+ * How long an answer waits for its dialog to be drawn. Claude Code draws it 30–250 ms after its
+ * permission hook, with every core busy (measured).
+ */
+const DRAW_WAIT_MS = 3_000;
+
 /** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
 export type SendResult = DeliveryResult & { answered?: boolean };
 
@@ -88,6 +94,7 @@ export function createSessionActions(deps: ActionDeps) {
   function press(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
     return session.typing(async () => {
       if (dialog !== undefined) {
+        await drawn(session, dialog);
         const now = session.status().pending;
         if (now?.id !== dialog)
           throw new AgError(
@@ -108,6 +115,29 @@ export function createSessionActions(deps: ActionDeps) {
       }
       session.observe({ kind: "keys", keys: what, ...(dialog === undefined ? {} : { dialog }) }, "ag");
     });
+  }
+
+  /**
+   * Waits until the screen has shown the dialog an answer is for. The agent's hook comes before
+   * its dialog is drawn, and keys pressed in between are lost: the dialog then waits with its
+   * answer already reported (seen under load: an Escape 5 ms after the hook, the dialog drawn
+   * 50 ms later). Past DRAW_WAIT_MS the keys go anyway: a dialog the screen reader does not know.
+   */
+  async function drawn(session: LiveSession, dialog: string): Promise<void> {
+    const deadline = deps.clock.now() + DRAW_WAIT_MS;
+    for (;;) {
+      const state = session.status();
+      if (state.pending?.id !== dialog || state.dialogSeen) return;
+      await session.readScreen();
+      const after = session.status();
+      if (after.pending?.id !== dialog || after.dialogSeen) return;
+      const left = deadline - deps.clock.now();
+      if (left <= 0) {
+        deps.logger.debug(`session ${session.id}: ${dialog} not seen on screen; answering anyway`);
+        return;
+      }
+      await session.nextChange(Math.min(left, 250));
+    }
   }
 
   /** The pending dialog, checked against the id the client answers. */

@@ -15,6 +15,7 @@ type Json = Record<string, any>;
  * of them (a spinner frame drawn before the dialog overruled the hook 1.5 s later).
  */
 let world: AgentWorld;
+let id: string;
 let load: { stop(): Promise<void> };
 let events: SseReader;
 const seen: Json[] = [];
@@ -31,6 +32,17 @@ afterAll(async () => {
   await world?.stop();
 });
 
+/** Waits for the next event that `wanted` picks (keeping every event read on the way). */
+async function next(wanted: (event: Json) => boolean): Promise<Json> {
+  for (;;) {
+    for (const message of await events.take(1, 60_000)) {
+      if (!message.data) continue;
+      seen.push(message.data);
+      if (wanted(message.data)) return message.data;
+    }
+  }
+}
+
 /** Every event the server has sent so far, oldest first. */
 async function drain(): Promise<Json[]> {
   for (const message of await events.available()) if (message.data) seen.push(message.data);
@@ -41,7 +53,7 @@ describe("with both cores saturated", () => {
   test("10 permission prompts in a row: each still pending 4 s later, one request each, approved and done", async () => {
     const created = await world.api<Json>("POST", "/v1/sessions", { workDir: world.workDir });
     expect(created.status).toBe(201);
-    const id = created.body.id as string;
+    id = created.body.id as string;
     await world.waitFor(id, "idle", 60_000);
     for (let i = 1; i <= 10; i++) {
       const file = `loaded-${i}.txt`;
@@ -78,5 +90,35 @@ describe("with both cores saturated", () => {
     const mine = (await drain()).filter((e) => e.session?.id === id);
     expect(mine.filter((e) => e.event === "session.turn_ended")).toHaveLength(10);
     expect(mine.filter((e) => e.event === "permission.requested")).toHaveLength(10);
+  }, 400_000);
+
+  test("answers sent the instant the prompt is announced (before it is drawn) take, and the next prompt arrives once", async () => {
+    for (let i = 1; i <= 8; i++) {
+      const file = `instant-${i}.txt`;
+      const approve = i % 2 === 0;
+      const sent = await world.api<Json>("POST", `/v1/sessions/${id}/send`, {
+        text: `run cmd: touch ${file}`,
+      });
+      expect({ round: i, ...sent.body } as Json).toEqual({ round: i, delivered: true, attempts: 1 });
+      const requested = await next(
+        (e) =>
+          e.event === "permission.requested" &&
+          e.session?.id === id &&
+          e.meta.pendingPermission?.detail === `touch ${file}`,
+      );
+      const answer = await world.api<Json>("POST", `/v1/sessions/${id}/${approve ? "approve" : "reject"}`, {
+        permissionId: requested.meta.pendingPermission.id,
+      });
+      expect({ round: i, status: answer.status }).toEqual({ round: i, status: 200 });
+      await world.waitFor(id, "idle", 60_000);
+      expect({ round: i, written: existsSync(join(world.workDir, file)) }).toEqual({
+        round: i,
+        written: approve,
+      });
+      const asked = (await drain()).filter(
+        (e) => e.event === "permission.requested" && e.meta.pendingPermission?.detail?.includes(file),
+      );
+      expect({ round: i, asked: asked.length }).toEqual({ round: i, asked: 1 });
+    }
   }, 400_000);
 });

@@ -75,6 +75,8 @@ export interface FakeTmux extends Tmux {
   write(paneId: string, data: string | Uint8Array): void;
   /** What the pane shows now (what capturePane returns). */
   screen(paneId: string): string;
+  /** The pane is there and its program runs. */
+  hasPane(paneId: string): boolean;
   /** The pane's program exited; the pane stays, dead (remain-on-exit). */
   exit(paneId: string, status: number | null): void;
   /** The server died: every window is gone; clients see server-lost, then connected again. */
@@ -360,6 +362,11 @@ export function createFakeTmux(options: { server?: FakeTmuxServer } = {}): FakeT
     },
     screen(paneId) {
       return findPane(paneId).screen;
+    },
+    hasPane(paneId) {
+      for (const w of server.windows.values())
+        for (const p of w.panes) if (p.paneId === paneId) return !p.dead;
+      return false;
     },
     exit(paneId, status) {
       const p = findPane(paneId);

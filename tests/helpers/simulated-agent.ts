@@ -90,8 +90,17 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
   return { enters: () => enters };
 }
 
-/** Posts a hook as the agent would, with the session's own secret. */
-export function hook(
+/** The captured dialog Claude Code draws for a permission request of this tool. */
+const DIALOG_PANES: Record<string, string> = {
+  Bash: "06-permission-bash",
+  Write: "07-permission-write",
+  Edit: "08-permission-edit",
+  AskUserQuestion: "10-ask-question",
+  ExitPlanMode: "14-plan-approval",
+};
+
+/** Posts a hook as the agent would, with the session's own secret, and nothing more. */
+export function postHook(
   app: TestApp,
   sessionId: string,
   event: string,
@@ -103,6 +112,39 @@ export function hook(
     body: { session_id: sessionId, hook_event_name: event, ...payload },
     headers: { "x-svc-hook-secret": secret ?? record?.hookSecret ?? "" },
   });
+}
+
+/**
+ * Posts a hook as the agent would; a permission request is then drawn as its dialog on the
+ * session's pane, as the agent does a moment after its hook.
+ */
+export async function hook(
+  app: TestApp,
+  sessionId: string,
+  event: string,
+  payload: Record<string, unknown> = {},
+  secret?: string,
+) {
+  const response = await postHook(app, sessionId, event, payload, secret);
+  const paneId = app.repo.get(sessionId)?.paneId;
+  if (event === "PermissionRequest" && response.ok && paneId && app.tmux.hasPane(paneId)) {
+    // A request the hook's answer decided (a policy's deny) is never drawn.
+    const answer = (await response.clone().json()) as { hookSpecificOutput?: { decision?: unknown } };
+    const dialog = answer.hookSpecificOutput?.decision ? null : dialogFor(payload);
+    if (dialog) app.tmux.setScreen(paneId, dialog);
+  }
+  return response;
+}
+
+/** The screen of this request's dialog, if the agent draws one we captured (a question: with its own text). */
+function dialogFor(payload: Record<string, unknown>): string | null {
+  const tool = String(payload.tool_name);
+  if (tool !== "AskUserQuestion") return pane(DIALOG_PANES[tool] ?? DIALOG_PANES.Bash!);
+  const input = payload.tool_input as { questions?: { question?: string }[] } | undefined;
+  const question = input?.questions?.[0]?.question;
+  return question
+    ? pane(DIALOG_PANES.AskUserQuestion!).replace("Which color should the button be?", question)
+    : null;
 }
 
 /** Creates a session (POST /v1/sessions) in a fresh workDir and waits for its agent to be idle. */

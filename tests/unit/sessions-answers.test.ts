@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { testApp } from "../helpers/app.ts";
-import { hook, idleSession, pane, simulateAgents } from "../helpers/simulated-agent.ts";
+import { hook, idleSession, pane, postHook, simulateAgents } from "../helpers/simulated-agent.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -273,5 +273,55 @@ describe("approve, reject and answer answer the session as it is after the keys"
     expect([first.status, second.status].sort()).toEqual([200, 409]);
     expect([first, second].find((r) => r.status === 409)!.body.code).toBe("NO_PENDING_PERMISSION");
     expect(app.tmux.typed(paneId).filter((k) => k === "Enter")).toHaveLength(1);
+  });
+});
+
+describe("an answer waits for its dialog to be drawn (keys pressed before it are lost)", () => {
+  async function hookedNotDrawn() {
+    const app = testApp();
+    simulateAgents(app);
+    const { id, paneId } = await idleSession(app);
+    await hook(app, id, "UserPromptSubmit", { prompt: "run cmd: ls", prompt_id: "b1" });
+    // The hook has come; the agent has not drawn its dialog yet.
+    await postHook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
+    expect(app.repo.get(id)!.status).toBe("permission_prompt");
+    return { app, id, paneId, typed: () => app.tmux.typed(paneId) };
+  }
+
+  test("an approve that beats the draw presses Enter once the dialog is on screen, not before", async () => {
+    const { app, id, paneId, typed } = await hookedNotDrawn();
+    const before = typed().length;
+    let done = false;
+    const approving = post(app, `/v1/sessions/${id}/approve`).then((r) => {
+      done = true;
+      return r;
+    });
+    await Bun.sleep(300);
+    expect(done).toBe(false);
+    expect(typed().slice(before)).toEqual([]);
+    app.tmux.setScreen(paneId, pane("06-permission-bash"));
+    const approved = await approving;
+    expect(approved.body).toMatchObject({ status: "working", pendingPermission: null });
+    expect(typed().slice(before)).toEqual(["Enter"]);
+  });
+
+  test("a reject that beats the draw: Escape once drawn, and the dialog is not raised again", async () => {
+    const { app, id, paneId, typed } = await hookedNotDrawn();
+    const rejecting = post(app, `/v1/sessions/${id}/reject`);
+    await Bun.sleep(100);
+    app.tmux.setScreen(paneId, pane("06-permission-bash"));
+    expect((await rejecting).body).toMatchObject({ status: "idle", pendingPermission: null });
+    expect(typed().at(-1)).toBe("Escape");
+    app.tmux.setScreen(paneId, pane("09-permission-rejected"));
+    await Bun.sleep(50);
+    expect(app.repo.get(id)).toMatchObject({ status: "idle", pendingPermission: null });
+    expect(app.events.filter((e) => e.event === "status.permission")).toHaveLength(1);
+  });
+
+  test("a dialog the screen never shows is still answered, once the wait for it is over", async () => {
+    const { app, id, typed } = await hookedNotDrawn();
+    const approved = await post(app, `/v1/sessions/${id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(typed().at(-1)).toBe("Enter");
   });
 });
