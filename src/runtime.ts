@@ -10,6 +10,7 @@ import { createTenantPolicy } from "./auth/tenants.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
 import type { Config } from "./config/schema.ts";
+import { createConsensusService } from "./consensus/index.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
@@ -25,6 +26,7 @@ import { type HttpServer, listen } from "./server/listen.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
+import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
@@ -193,6 +195,15 @@ export async function startRuntime({
       logger,
       stageTimeoutMs: config.pipelineStageTimeoutMs,
     });
+    const consensus = createConsensusService({
+      db,
+      sessions,
+      bus,
+      clock: systemClock,
+      logger,
+      timeoutMs: config.consensusTimeoutMs,
+      agent: agent.name,
+    });
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
       ? createChatChannel({
@@ -292,6 +303,7 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agent })),
         pipelineRoutes(pipelines),
+        consensusRoutes(consensus),
         terminalRoutes(terminals),
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
@@ -333,6 +345,7 @@ export async function startRuntime({
     // are re-adopted.
     chat?.start();
     pipelines.start();
+    consensus.resume();
 
     const openDb = db;
     return {
@@ -345,6 +358,8 @@ export async function startRuntime({
       tmux: control,
       drain: (graceMs) => server.stop(graceMs),
       close() {
+        pipelines.close();
+        consensus.close();
         supervisor.stop();
         memory.stop();
         void dispatcher.close();

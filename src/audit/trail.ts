@@ -18,6 +18,7 @@ const AUDITED: ReadonlyArray<{ method: string; pattern: RegExp; action: string; 
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/fork$/, action: "session.fork", target: "body" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/spawn$/, action: "session.spawn", target: "body" },
   { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/resume$/, action: "session.resume" },
+  { method: "POST", pattern: /^\/v1\/sessions\/([^/]+)\/consensus$/, action: "consensus.start" },
   { method: "PUT", pattern: /^\/v1\/sessions\/([^/]+)\/permissions$/, action: "session.permissions" },
   { method: "PUT", pattern: /^\/v1\/sessions\/([^/]+)\/permission-profile$/, action: "session.permissions" },
   { method: "POST", pattern: /^\/v1\/templates$/, action: "template.create", target: "body" },

@@ -11,6 +11,7 @@ export const EMAIL_SUBJECTS: Partial<Record<EventName, string>> = {
   "status.dead": "[CRITICAL] Session Dead",
   "status.error": "[ERROR] Session Error",
   "status.permission_timeout": "[WARNING] Permission Timeout",
+  "consensus.completed": "[REVIEW] Consensus Verdict",
 };
 
 /**

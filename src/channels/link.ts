@@ -12,16 +12,28 @@ export function sessionUrl(dashboardUrl: string, sessionId: string): string {
   return sessionRoute(dashboardBase(dashboardUrl), sessionId);
 }
 
-/** What a notification links to: the session's page when the event needs a human, else null. */
+/** A consensus review's page: `<dashboardUrl>/#/consensus/<id>`. */
+export function consensusUrl(dashboardUrl: string, consensusId: string): string {
+  return consensusRoute(dashboardBase(dashboardUrl), consensusId);
+}
+
+/**
+ * What a notification links to: the session's page when the event needs a human, a review's
+ * page for its verdict (`consensus.completed`), else null.
+ */
 export type HumanLink = (event: AgEvent) => string | null;
 
 /** Reads the dashboard URL once (a bad one is a configuration error at start, not at send). */
 export function humanLinks(dashboardUrl: string): HumanLink {
   const base = dashboardBase(dashboardUrl);
-  return (event) => (event.session && needsHuman(event.event) ? sessionRoute(base, event.session.id) : null);
+  return (event) => {
+    if (event.event === "consensus.completed") return consensusRoute(base, event.meta.consensusId);
+    return event.session && needsHuman(event.event) ? sessionRoute(base, event.session.id) : null;
+  };
 }
 
 const sessionRoute = (base: string, id: string) => `${base}#/sessions/${encodeURIComponent(id)}`;
+const consensusRoute = (base: string, id: string) => `${base}#/consensus/${encodeURIComponent(id)}`;
 
 function dashboardBase(dashboardUrl: string): string {
   let url: URL;

@@ -369,6 +369,15 @@ export const SETTINGS = [
     description: "A pipeline stage whose turn has not ended after this long fails the pipeline",
   }),
   setting({
+    key: "consensusTimeoutMs",
+    env: "SVC_CONSENSUS_TIMEOUT_MS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1000 }),
+    default: 600_000,
+    description:
+      "A consensus reviewer that has not answered (restatement included) after this long is recorded as timed out",
+  }),
+  setting({
     key: "chatBotToken",
     env: "SVC_CHAT_BOT_TOKEN",
     envAliases: ["SVC_CHAT_TOKEN"],
@@ -504,7 +513,13 @@ export const SETTINGS = [
     env: "SVC_EMAIL_EVENTS",
     envKind: "json",
     schema: Type.Array(EventNameSchema),
-    default: ["status.stall", "status.dead", "status.error", "status.permission_timeout"],
+    default: [
+      "status.stall",
+      "status.dead",
+      "status.error",
+      "status.permission_timeout",
+      "consensus.completed",
+    ],
     description: "Events sent by email (JSON array)",
   }),
   setting({
@@ -581,6 +596,7 @@ export interface Config {
   pricing: Record<string, { input: number; output: number; cacheRead?: number; cacheCreation?: number }>;
   chatVerbose: boolean;
   pipelineStageTimeoutMs: number;
+  consensusTimeoutMs: number;
   chatBotToken: string;
   chatGroupId: string;
   chatAllowedUsers: string[];

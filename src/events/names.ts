@@ -156,10 +156,27 @@ export const EVENT_PAYLOADS = {
   "session.ended": statusWith({ reason: oneOf(END_REASONS, "why it ended") }),
   "session.turn_ended": statusWith({ reason: oneOf(TURN_ENDS, "how the turn ended") }),
   "permission.requested": StatusMeta,
-  "consensus.completed": Type.Object(
-    {},
-    { description: "named by SPEC; published by the consensus feature when it lands" },
-  ),
+  "consensus.completed": Type.Object({
+    consensusId: Type.String({ description: "the review (GET /v1/consensus/:id)" }),
+    sessionId: Type.String({ description: "the session whose work was reviewed" }),
+    status: oneOf(["completed", "failed"] as const, "failed: no reviewer's answer could be read"),
+    verdict: Type.Union([oneOf(["approve", "reject", "split"] as const), Type.Null()], {
+      description: "the majority of the read answers; split on a tie",
+    }),
+    agreement: Type.Union([Type.Number(), Type.Null()], {
+      description: "share of the counted reviewers agreeing with the verdict",
+    }),
+    reviewers: Type.Integer({ description: "reviewers asked" }),
+    counted: Type.Integer({ description: "reviewers whose answer was read" }),
+    approve: Type.Integer(),
+    reject: Type.Integer(),
+    criteria: Type.Array(
+      Type.Object({ criterion: Type.String(), verdict: oneOf(["pass", "fail", "split"] as const) }),
+    ),
+    costUsd: Type.Number({ description: "the reviewers' cost, summed (estimate)" }),
+    record: Type.String({ description: "the record's path in the API" }),
+    url: Type.Optional(Type.String({ description: "the review's page in the dashboard" })),
+  }),
   verification: Type.Object({
     ...VERIFICATION_RESULT,
     criticalOnly: Type.Boolean({ description: "the test step was skipped on purpose" }),

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 import type { EventBus } from "../events/bus.ts";
 import type { SessionService } from "../sessions/index.ts";
-import { isTerminal, validateWorkDir } from "../sessions/index.ts";
+import { turnEnd, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
@@ -48,48 +48,28 @@ export function createPipelineService(deps: {
     return pipeline;
   }
 
-  /** Resolves when the session's turn has ended (it is idle) or the session has ended. */
-  function turnEnd(sessionId: string, timeoutMs: number): Promise<"idle" | "ended" | "timeout"> {
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = (how: "idle" | "ended" | "timeout") => {
-        if (done) return;
-        done = true;
-        unsubscribe();
-        cancelTimer();
-        resolve(how);
-      };
-      const unsubscribe = deps.bus.subscribe((event) => {
-        if (event.session?.id !== sessionId) return;
-        if (event.event === "session.turn_ended") finish("idle");
-        else if (event.event === "session.ended") finish("ended");
-      });
-      const cancelTimer = deps.clock.setTimer(() => finish("timeout"), timeoutMs);
-      // The turn may have ended before we listened (the prompt was taken, so idle means over).
-      const status = deps.sessions.get(sessionId).status;
-      if (status === "idle") finish("idle");
-      else if (isTerminal(status)) finish("ended");
-    });
-  }
-
   async function runStage(pipeline: Pipeline, stage: Stage, previous: string | null): Promise<string> {
     if (!stage.sessionId) {
       stage.status = "running";
       stage.startedAt = at();
       saved(pipeline);
-      const created = await deps.sessions.create({
-        workDir: pipeline.workDir,
-        name: `${pipeline.name}-${stage.index + 1}`,
-        prompt: stagePrompt(stage.prompt, previous),
-        // Each stage in a fresh session.
-        reuse: false,
-      });
+      // Each stage in a fresh session, the pipeline's own.
+      const created = await deps.sessions.create(
+        {
+          workDir: pipeline.workDir,
+          name: `${pipeline.name}-${stage.index + 1}`,
+          prompt: stagePrompt(stage.prompt, previous),
+          reuse: false,
+        },
+        undefined,
+        { managedBy: `pipeline:${pipeline.id}` },
+      );
       stage.sessionId = created.session.id;
       saved(pipeline);
       if (!created.promptDelivery?.delivered) throw new Error("the stage's prompt was not delivered");
     }
     const sessionId = stage.sessionId;
-    const how = await turnEnd(sessionId, deps.stageTimeoutMs);
+    const how = await turnEnd(deps, sessionId, deps.stageTimeoutMs);
     if (cancelled.has(pipeline.id)) throw new Error("cancelled");
     if (how === "timeout") throw new Error(`the stage's turn did not end within ${deps.stageTimeoutMs} ms`);
     if (how === "ended") throw new Error("the stage's session ended before its turn did");

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { tenantMayUse } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
+import { headCommit } from "../shared/git.ts";
 import { normalizeText } from "./actions.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import type { Exits } from "./exits.ts";
@@ -39,6 +40,12 @@ export interface BatchResult {
  */
 export interface Owner {
   tenantId?: string | null;
+}
+
+/** What ag's own features ask of a session they create and run (a pipeline's stage, a reviewer). */
+export interface CreateOptions {
+  /** `pipeline:<id>`, `consensus:<id>`: the session is theirs, never reused by another create. */
+  managedBy?: string;
 }
 
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
@@ -82,6 +89,7 @@ export function createSessionCreation(
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
+      .filter((s) => s.managedBy === null)
       .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
@@ -125,7 +133,8 @@ export function createSessionCreation(
     return { session: toSession(record(session.id)), created: !reused, reused, promptDelivery, warnings };
   }
 
-  function freshRecord(input: {
+  /** A new session's record; its base commit is where its workDir's repository is now. */
+  async function freshRecord(input: {
     name?: string;
     workDir: string;
     agentCommand?: string | null;
@@ -133,9 +142,12 @@ export function createSessionCreation(
     stallThresholdMs?: number;
     env?: Record<string, string> | null;
     tenantId: string | null;
-  }): SessionRecord {
+    managedBy?: string | null;
+  }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
+      baseCommit: await headCommit(input.workDir),
+      managedBy: input.managedBy ?? null,
       id,
       name: input.name ?? defaultName(input.workDir, id),
       workDir: input.workDir,
@@ -156,7 +168,11 @@ export function createSessionCreation(
   }
 
   const creation = {
-    async create(request: CreateSessionInput, owner?: Owner): Promise<CreateResult> {
+    async create(
+      request: CreateSessionInput,
+      owner?: Owner,
+      options: CreateOptions = {},
+    ): Promise<CreateResult> {
       const given = resolveCreateInput(
         request,
         request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
@@ -167,10 +183,10 @@ export function createSessionCreation(
       const input = { ...given, workDir: validateWorkDir(given.workDir) };
       const warnings: string[] = [];
       const prompt = promptOf(input, tenantId, warnings);
-      const existing = request.reuse === false ? null : reusable(input, tenantId);
+      const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
       if (existing) return result(live.running(existing.id), prompt, warnings, true);
       assertCapacity(launcher);
-      const fresh = freshRecord({ ...input, tenantId });
+      const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
       deps.repo.insert(fresh);
       const session = await launchWindow(launcher, { record: fresh, warnings });
       return result(session, prompt, warnings, false);
@@ -200,7 +216,7 @@ export function createSessionCreation(
       const parent = record(id);
       await conversationOf(parent);
       assertCapacity(launcher);
-      const fresh = freshRecord({ ...parent, name: `${parent.name}-fork` });
+      const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
       deps.repo.insert({ ...fresh, permissions: parent.permissions });
       const warnings: string[] = [];
       const session = await launchWindow(launcher, {
@@ -220,7 +236,7 @@ export function createSessionCreation(
       assertCapacity(launcher);
       const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
       const fresh = {
-        ...freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` }),
+        ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
         parentId: id,
       };
       deps.repo.insert({ ...fresh, permissions: parent.permissions });

@@ -3,7 +3,7 @@
  * (tests/unit/architecture.test.ts keeps it so.)
  */
 export { normalizeText, type SendResult } from "./actions.ts";
-export type { BatchResult, CreateResult, Owner } from "./creation.ts";
+export type { BatchResult, CreateOptions, CreateResult, Owner } from "./creation.ts";
 export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
 export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
 export type { Supervisor } from "./feed/supervisor.ts";
@@ -34,3 +34,4 @@ export {
 export type { SessionService } from "./service.ts";
 export * from "./session.ts";
 export { createSessions, type Sessions } from "./setup.ts";
+export { type TurnOutcome, turnEnd } from "./turns.ts";

@@ -45,6 +45,8 @@ export function newRecord(input: {
   stallThresholdMs: number;
   parentId?: string | null;
   tenantId?: string | null;
+  baseCommit?: string | null;
+  managedBy?: string | null;
   now: number;
 }): SessionRecord {
   const at = new Date(input.now).toISOString();
@@ -70,6 +72,8 @@ export function newRecord(input: {
     endedAt: null,
     endReason: null,
     permissions: null,
+    baseCommit: input.baseCommit ?? null,
+    managedBy: input.managedBy ?? null,
   };
 }
 

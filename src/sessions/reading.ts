@@ -31,7 +31,7 @@ export type SessionReading = ReturnType<typeof createSessionReading>;
 export function createSessionReading(deps: {
   record(id: string): SessionRecord;
   live: Pick<LiveSessions, "get">;
-  agent: Pick<AgentAdapter, "transcript">;
+  agent: Pick<AgentAdapter, "transcript" | "isSubmission">;
   logger: Logger;
 }) {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
@@ -58,9 +58,16 @@ export function createSessionReading(deps: {
     async read(id: string): Promise<ReadResult> {
       const transcript = await transcriptOf(id);
       const status = deps.record(id).status;
-      // A turn that is over by the hooks may not be fully written down yet: wait for it, briefly.
+      // A turn that is over by the hooks may not be fully written down yet, nor even begun in
+      // the file (its prompt's line comes late after a quick turn): wait for it, briefly.
+      const prompt = deps.live.get(id)?.lastPrompt() ?? null;
       if (transcript && status !== "working" && status !== "stalled")
-        await transcript.settled(READ_SETTLE_MS);
+        await transcript.settled(
+          READ_SETTLE_MS,
+          prompt === null
+            ? undefined
+            : (recorded) => recorded !== null && deps.agent.isSubmission(prompt, recorded),
+        );
       const rec = deps.record(id);
       const tokens = transcript?.tokens() ?? rec.tokenUsage;
       return {

@@ -71,6 +71,8 @@ interface SessionRow {
   allow_write: number | null;
   allow_bash: number | null;
   env: string | null;
+  base_commit: string | null;
+  managed_by: string | null;
 }
 
 export interface SessionRepo {
@@ -121,10 +123,10 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env)
+      env, base_commit, managed_by)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -184,6 +186,8 @@ export function createSessionRepo(db: Database): SessionRepo {
         endedAt: s.endedAt,
         endReason: s.endReason,
         env: s.env && Object.keys(s.env).length ? JSON.stringify(s.env) : null,
+        baseCommit: s.baseCommit,
+        managedBy: s.managedBy,
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -240,6 +244,8 @@ export function toSession(record: SessionRecord): Session {
     tokenUsage: record.tokenUsage,
     pendingPermission: record.pendingPermission,
     permissions: record.permissions,
+    baseCommit: record.baseCommit,
+    managedBy: record.managedBy,
   };
 }
 
@@ -273,6 +279,8 @@ function toRecord(row: SessionRow): SessionRecord {
     endedAt: row.ended_at,
     endReason: row.end_reason,
     env: row.env ? (JSON.parse(row.env) as Record<string, string>) : null,
+    baseCommit: row.base_commit,
+    managedBy: row.managed_by,
     permissions: row.permission_profile
       ? {
           profile: row.permission_profile as PermissionPolicy["profile"],

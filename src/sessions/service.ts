@@ -4,6 +4,7 @@ import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts"
 import { createSessionActions, type SendResult } from "./actions.ts";
 import {
   type BatchResult,
+  type CreateOptions,
   type CreateResult,
   createSessionCreation,
   type Owner,
@@ -35,7 +36,7 @@ import type {
 } from "./session.ts";
 import { isTerminal } from "./session.ts";
 
-export type { BatchResult, CreateResult, Owner } from "./creation.ts";
+export type { BatchResult, CreateOptions, CreateResult, Owner } from "./creation.ts";
 export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
 
 export interface SessionService {
@@ -46,7 +47,7 @@ export interface SessionService {
    * Launches a session, or gives the prompt to a reusable idle one (`reuse` not false, same
    * workDir, same name when one is given).
    */
-  create(input: CreateSessionInput, owner?: Owner): Promise<CreateResult>;
+  create(input: CreateSessionInput, owner?: Owner, options?: CreateOptions): Promise<CreateResult>;
   createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult>;
   /** Ids of sessions the owner cannot see count as not found. */
   killBatch(ids: string[], owner?: Owner): Promise<{ killed: string[]; notFound: string[] }>;

@@ -69,6 +69,13 @@ export const Session = Type.Object({
   tokenUsage: TokenUsage,
   pendingPermission: Type.Union([PendingPermission, Type.Null()]),
   permissions: Type.Union([PermissionPolicy, Type.Null()]),
+  baseCommit: Type.Union([Type.String(), Type.Null()], {
+    description: "the git commit its workDir was at when it was launched (null outside a git repository)",
+  }),
+  managedBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "the pipeline or consensus review that runs it (pipeline:<id>, consensus:<id>); such a session is never reused by another create",
+  }),
 });
 export type Session = Static<typeof Session>;
 

@@ -175,6 +175,30 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // The commit a session started from (what its work is diffed against), and who runs it.
+    name: "session base commit and manager",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN base_commit TEXT;
+      ALTER TABLE sessions ADD COLUMN managed_by TEXT;
+    `,
+  },
+  {
+    // A review's record is kept whole as JSON: fields added later need no migration of old runs.
+    name: "consensus reviews",
+    sql: `
+      CREATE TABLE consensus (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        record      TEXT NOT NULL,
+        brief       TEXT,
+        created_at  TEXT NOT NULL
+      );
+      CREATE INDEX consensus_session ON consensus(session_id, created_at);
+      CREATE INDEX consensus_status ON consensus(status);
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

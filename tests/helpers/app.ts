@@ -253,6 +253,8 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
     endedAt: null,
     endReason: null,
     permissions: null,
+    baseCommit: null,
+    managedBy: null,
     ...overrides,
   };
 }

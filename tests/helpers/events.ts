@@ -44,7 +44,20 @@ export const SAMPLE_PAYLOADS: { [N in EventName]: EventPayload<N> } = {
   "session.ended": { ...idle, status: "killed", previous: "idle", source: "ag", reason: "killed" },
   "session.turn_ended": { ...idle, reason: "completed" },
   "permission.requested": prompt,
-  "consensus.completed": {},
+  "consensus.completed": {
+    consensusId: "8d0c2f8e-5a1b-4c39-9a57-0f3c2b1d4e6a",
+    sessionId: "3f2c1b4a-1111-4c39-9a57-0f3c2b1d4e6a",
+    status: "completed",
+    verdict: "approve",
+    agreement: 0.6667,
+    reviewers: 3,
+    counted: 3,
+    approve: 2,
+    reject: 1,
+    criteria: [{ criterion: "the tests pass", verdict: "pass" }],
+    costUsd: 0.0123,
+    record: "/v1/consensus/8d0c2f8e-5a1b-4c39-9a57-0f3c2b1d4e6a",
+  },
   verification: {
     ok: true,
     steps: [

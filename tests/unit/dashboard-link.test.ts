@@ -18,11 +18,17 @@ describe("the dashboard deep link (CONTRACT §10)", () => {
     expect(sessionUrl(dashboardUrl, ID)).toBe(expected);
   });
 
-  test("only events that need a human, and have a session, get one", () => {
+  test("only events that need a human, and have a session, get one; a review's verdict links to the review", () => {
     const linkOf = humanLinks("https://ag.example.test/dashboard");
     const linked = EVENT_NAMES.filter((name) => linkOf(sampleEvent(name)) !== null);
     expect(linked).toEqual(
-      EVENT_NAMES.filter((name) => (NEEDS_HUMAN_EVENTS as readonly string[]).includes(name)),
+      EVENT_NAMES.filter(
+        (name) => (NEEDS_HUMAN_EVENTS as readonly string[]).includes(name) || name === "consensus.completed",
+      ),
+    );
+    const verdict = sampleEvent("consensus.completed");
+    expect(linkOf(verdict)).toBe(
+      `https://ag.example.test/dashboard/#/consensus/${(verdict.meta as { consensusId: string }).consensusId}`,
     );
     expect(linkOf(sampleEvent("status.stall"))).toBe("https://ag.example.test/dashboard/#/sessions/sess-1");
     expect(linkOf(sampleEvent("status.stall", { session: undefined }))).toBeNull();

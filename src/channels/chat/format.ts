@@ -57,6 +57,7 @@ export function isForwarded(event: AgEvent, verbose: boolean): boolean {
   switch (event.event) {
     case "session.created":
     case "session.ended":
+    case "consensus.completed":
     case "message.user":
     case "message.assistant":
     case "message.tool_use":
@@ -108,6 +109,12 @@ function formatStatusText(event: AgEvent): ChatText {
   if (event.event === "session.ended") {
     const reason = event.meta.reason || event.detail;
     return { html: `🏁 <b>ended</b> (${escapeHtml(truncate(reason, TEXT_LIMIT))})` };
+  }
+  if (event.event === "consensus.completed") {
+    const verdict = event.meta.verdict ? event.meta.verdict.toUpperCase() : "no verdict";
+    return {
+      html: `🧑‍⚖️ <b>Review: ${escapeHtml(verdict)}</b>\n${escapeHtml(truncate(event.detail, TEXT_LIMIT))}`,
+    };
   }
   if (event.event === "status.permission" || event.event === "status.plan") return formatPrompt(event);
   if (event.event === "status.question") return formatQuestion(event);

@@ -79,6 +79,10 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/templates": domain("templates"),
   "/v1/templates/:id": domain("templates"),
 
+  "/v1/sessions/:id/consensus": SESSIONS,
+  "/v1/consensus": SESSIONS,
+  "/v1/consensus/:id": SESSIONS,
+
   "/v1/pipelines": domain("pipelines"),
   "/v1/pipelines/:id": domain("pipelines"),
 
@@ -126,7 +130,15 @@ export function authorize(
  * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
  * tenant's admin key manages for its own tenant only.
  */
-const SERVER_WIDE = new Set(["/v1/metrics", "/metrics", "/v1/swarm", "/v1/pipelines", "/v1/pipelines/:id"]);
+const SERVER_WIDE = new Set([
+  "/v1/metrics",
+  "/metrics",
+  "/v1/swarm",
+  "/v1/pipelines",
+  "/v1/pipelines/:id",
+  "/v1/consensus",
+  "/v1/consensus/:id",
+]);
 const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
 
 export function isServerWide(route: string, table: ScopeTable = ROUTE_SCOPES): boolean {

@@ -22,9 +22,11 @@ export interface TranscriptFollower {
   tokensByModel(): ReturnType<TranscriptReader["tokensByModel"]>;
   /**
    * Waits (up to `timeoutMs`) until the latest turn's end is in the file: the agent reports the
-   * end of a turn before it has flushed the turn's last lines.
+   * end of a turn before it has flushed the turn's last lines. With `prompt`, the latest turn must
+   * also be the one of the prompt it accepts (a turn that ended before its prompt's line was
+   * written would otherwise read as the turn before).
    */
-  settled(timeoutMs: number): Promise<void>;
+  settled(timeoutMs: number, prompt?: (lastPrompt: string | null) => boolean): Promise<void>;
   tokens(): ReturnType<TranscriptReader["tokens"]>;
   page(query: CursorQuery): Promise<TranscriptCursorPage>;
   stop(): void;
@@ -90,10 +92,11 @@ export function createTranscriptFollower(deps: {
     output: () => reader.output(),
     summary: () => reader.summary(),
     tokensByModel: () => reader.tokensByModel(),
-    async settled(timeoutMs) {
+    async settled(timeoutMs, prompt) {
       const deadline = Date.now() + timeoutMs;
+      const done = () => reader.turnEnded() && (!prompt || prompt(reader.summary().lastUserMessage));
       await catchUp();
-      while (path && !reader.turnEnded() && Date.now() < deadline) {
+      while (path && !done() && Date.now() < deadline) {
         await new Promise<void>((resolve) => {
           const wake = () => {
             waiters.delete(wake);
@@ -106,7 +109,7 @@ export function createTranscriptFollower(deps: {
       }
       // Out of time: whatever the file holds now is the best answer (a lost change event
       // must not cost the turn's text).
-      if (path && !reader.turnEnded()) await catchUp();
+      if (path && !done()) await catchUp();
     },
     tokens: () => reader.tokens(),
     async page(query) {

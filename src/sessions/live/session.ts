@@ -55,6 +55,8 @@ export interface LiveSession {
   readScreen(): Promise<ScreenReading | null>;
   /** Resolves when the screen shows something new or the state learns something, or after `ms`. */
   nextChange(ms: number): Promise<void>;
+  /** The text of the last prompt the agent confirmed (hook or transcript), if any since ag follows it. */
+  lastPrompt(): string | null;
   /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
   onSubmitted(listener: (text: string) => void): () => void;
   sendKeys(keys: string[]): Promise<void>;
@@ -78,6 +80,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   const changeWaiters = new Set<() => void>();
   const submitListeners = new Set<(text: string) => void>();
   const seenPrompts: string[] = [];
+  let lastPrompt: string | null = null;
   let keyboard: Promise<unknown> = Promise.resolve();
   /** When the fresh capture the fusion asked for is due (see lookAgainAt). */
   let rereadDue: number | null = null;
@@ -170,6 +173,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   function observe(observation: Observation, source: ObservationSource, at = deps.clock.now()): void {
     if (disposed) return;
     if (observation.kind === "prompt-submitted" || observation.kind === "input-recorded") {
+      lastPrompt = observation.text;
       for (const listener of submitListeners) listener(observation.text);
     }
     const before = writer.state;
@@ -276,6 +280,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
         changeWaiters.add(wake);
       });
     },
+    lastPrompt: () => lastPrompt,
     onSubmitted(listener) {
       submitListeners.add(listener);
       return () => submitListeners.delete(listener);

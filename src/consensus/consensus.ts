@@ -1,0 +1,136 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { literalUnion } from "../shared/schema.ts";
+
+/** CONTRACT §7's consensus record, and what ag adds to it (the change reviewed, costs, timings). */
+
+export const CONSENSUS_STATUSES = ["running", "completed", "failed"] as const;
+export type ConsensusStatus = (typeof CONSENSUS_STATUSES)[number];
+
+/**
+ * A reviewer's course: `starting` (its session is opening, the brief not yet taken), `reviewing`,
+ * `restating` (its first answer could not be read; asked once to restate), then one of the ends.
+ */
+export const REVIEWER_STATUSES = [
+  "pending",
+  "starting",
+  "reviewing",
+  "restating",
+  "done",
+  "unparsable",
+  "timed_out",
+  "failed",
+] as const;
+export type ReviewerStatus = (typeof REVIEWER_STATUSES)[number];
+export const REVIEWER_ENDS: readonly ReviewerStatus[] = ["done", "unparsable", "timed_out", "failed"];
+
+export const MIN_REVIEWERS = 1;
+export const MAX_REVIEWERS = 7;
+export const DEFAULT_REVIEWERS = 3;
+export const MAX_CRITERIA = 20;
+
+export const CriterionAssessment = Type.Object({
+  criterion: Type.String(),
+  pass: Type.Boolean(),
+  note: Type.String({ description: "the reviewer's one-line reason" }),
+});
+export type CriterionAssessment = Static<typeof CriterionAssessment>;
+
+const Tokens = Type.Object({
+  input: Type.Integer(),
+  output: Type.Integer(),
+  cacheRead: Type.Integer(),
+  cacheCreation: Type.Integer(),
+});
+export type Tokens = Static<typeof Tokens>;
+export const NO_TOKENS: Tokens = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
+
+export const Reviewer = Type.Object({
+  index: Type.Integer({ minimum: 1, description: "1-based" }),
+  agent: Type.String({ description: "the agent CLI this reviewer runs (claude)" }),
+  sessionId: Type.Union([Type.String(), Type.Null()], { description: "its read-only session" }),
+  status: literalUnion(REVIEWER_STATUSES),
+  verdict: Type.Union([Type.Literal("approve"), Type.Literal("reject"), Type.Null()], {
+    description: "null unless the answer was read (status done)",
+  }),
+  criteria: Type.Array(CriterionAssessment),
+  restated: Type.Boolean({ description: "its first answer could not be read, and it was asked to restate" }),
+  answer: Type.Union([Type.String(), Type.Null()], {
+    description: "its last answer as written (cut to 8000 characters)",
+  }),
+  error: Type.Optional(Type.String({ description: "why it could not be read, timed out or failed" })),
+  tokens: Tokens,
+  costUsd: Type.Number({ description: "estimate from the price table" }),
+  startedAt: Type.Union([Type.String(), Type.Null()]),
+  finishedAt: Type.Union([Type.String(), Type.Null()]),
+});
+export type Reviewer = Static<typeof Reviewer>;
+
+export const CriterionVerdict = Type.Object({
+  criterion: Type.String(),
+  verdict: Type.Union([Type.Literal("pass"), Type.Literal("fail"), Type.Literal("split")]),
+  pass: Type.Integer({ description: "reviewers who passed it" }),
+  fail: Type.Integer({ description: "reviewers who failed it" }),
+  agreement: Type.Number({ description: "share of the counted reviewers on the majority side" }),
+});
+export type CriterionVerdict = Static<typeof CriterionVerdict>;
+
+export const ReviewedChange = Type.Object({
+  kind: Type.Union([Type.Literal("git"), Type.Literal("files"), Type.Literal("none")], {
+    description: "git: a diff against the session's start commit; files: the files its transcript wrote",
+  }),
+  base: Type.Union([Type.String(), Type.Null()], { description: "git: the commit diffed against" }),
+  files: Type.Array(Type.String(), { description: "the files changed" }),
+  bytes: Type.Integer({ description: "size of the change as given to the reviewers" }),
+  truncated: Type.Boolean({ description: "the change was cut to fit the brief" }),
+});
+export type ReviewedChange = Static<typeof ReviewedChange>;
+
+export const Consensus = Type.Object({
+  id: Type.String(),
+  sessionId: Type.String({ description: "the session whose work is reviewed" }),
+  criteria: Type.Array(Type.String()),
+  status: literalUnion(CONSENSUS_STATUSES),
+  reviewers: Type.Array(Reviewer),
+  verdict: Type.Union([Type.Literal("approve"), Type.Literal("reject"), Type.Literal("split"), Type.Null()], {
+    description: "the majority of the reviewers' verdicts; split on a tie; null until completed",
+  }),
+  agreement: Type.Union([Type.Number(), Type.Null()], {
+    description: "share of the counted reviewers (those whose answer was read) agreeing with the verdict",
+  }),
+  counted: Type.Integer({ description: "reviewers whose answer was read" }),
+  criteriaVerdicts: Type.Array(CriterionVerdict),
+  change: Type.Union([ReviewedChange, Type.Null()]),
+  tokens: Tokens,
+  costUsd: Type.Number({ description: "the reviewers' cost summed (estimate from the price table)" }),
+  requestedBy: Type.String({ description: "who asked (the caller's key or token)" }),
+  error: Type.Optional(Type.String({ description: "why the run failed" })),
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+  finishedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+});
+export type Consensus = Static<typeof Consensus>;
+
+export const StartConsensusInput = Type.Object(
+  {
+    criteria: Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
+      minItems: 1,
+      maxItems: MAX_CRITERIA,
+      description: "what each reviewer judges, PASS or FAIL",
+    }),
+    reviewers: Type.Optional(
+      Type.Integer({
+        minimum: MIN_REVIEWERS,
+        maximum: MAX_REVIEWERS,
+        default: DEFAULT_REVIEWERS,
+        description: "how many independent reviewers (default 3)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type StartConsensusInput = Static<typeof StartConsensusInput>;
+
+export const ConsensusListQuery = Type.Object(
+  { sessionId: Type.Optional(Type.String({ minLength: 1, description: "only reviews of this session" })) },
+  { additionalProperties: false },
+);

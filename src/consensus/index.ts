@@ -1,0 +1,2 @@
+export * from "./consensus.ts";
+export { type ConsensusService, createConsensusService } from "./service.ts";

@@ -1,0 +1,48 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { principalOf } from "../../auth/principal.ts";
+import {
+  Consensus,
+  ConsensusListQuery,
+  type ConsensusService,
+  StartConsensusInput,
+} from "../../consensus/index.ts";
+
+const Id = Type.Object({ id: Type.String() });
+const tags = ["consensus"];
+
+/** Consensus review: independent read-only reviewers judge a session's work; the majority decides. */
+export function consensusRoutes(consensus: ConsensusService) {
+  return new Elysia({ name: "routes/consensus" })
+    .post(
+      "/v1/sessions/:id/consensus",
+      async ({ params, body, request, set }) => {
+        const started = await consensus.start(params.id, body, principalOf(request).actor);
+        set.status = 202;
+        return started;
+      },
+      {
+        params: Id,
+        body: StartConsensusInput,
+        response: { 202: Consensus },
+        detail: {
+          summary:
+            "Start a consensus review of the session's work: 1–7 read-only reviewers, each answering PASS/FAIL per criterion and a verdict",
+          tags,
+        },
+      },
+    )
+    .get("/v1/consensus", ({ query }) => consensus.list(query.sessionId), {
+      query: ConsensusListQuery,
+      response: Type.Array(Consensus),
+      detail: { summary: "Consensus reviews, newest first", tags },
+    })
+    .get("/v1/consensus/:id", ({ params }) => consensus.get(params.id), {
+      params: Id,
+      response: Consensus,
+      detail: {
+        summary: "A consensus review: each reviewer's assessment and the verdict",
+        tags,
+      },
+    });
+}
