@@ -63,12 +63,18 @@ export function createConsensusService(deps: {
   const runs = new Map<string, Promise<Consensus>>();
   /** Reviewer sessions at work: a dialog they open is refused (a reviewer never waits for a person). */
   const reviewing = new Set<string>();
+  /**
+   * The plan a reviewer last proposed: in plan mode an agent may hand in its review as a plan to
+   * approve (refused like any dialog); its text is then the answer.
+   */
+  const plans = new Map<string, string>();
   const at = () => new Date(deps.clock.now()).toISOString();
 
   const unsubscribe = deps.bus.subscribe((event) => {
     if (event.event !== "permission.requested" || !event.session || !reviewing.has(event.session.id)) return;
     const id = event.session.id;
     const pending = event.meta.pendingPermission;
+    if (pending?.kind === "plan") plans.set(id, pending.plan ?? pending.detail);
     deps.logger.info(`reviewer ${event.session.name}: refused ${event.detail} (reviewers change nothing)`);
     void deps.sessions.answer(id, false, pending?.id).catch((error) => {
       deps.logger.warn(`reviewer ${event.session?.name}: its dialog could not be refused`, error);
@@ -119,7 +125,10 @@ export function createConsensusService(deps: {
         r.error = `no answer within ${deps.timeoutMs} ms`;
         return;
       }
-      const output = (await deps.sessions.read(sessionId)).output;
+      const text = (await deps.sessions.read(sessionId)).output;
+      const plan = plans.get(sessionId);
+      const output =
+        plan && !readAnswer(text, record.criteria).ok && readAnswer(plan, record.criteria).ok ? plan : text;
       r.answer = output.length > MAX_ANSWER_CHARS ? `${output.slice(0, MAX_ANSWER_CHARS)}…` : output;
       const reading = readAnswer(output, record.criteria);
       if (reading.ok) {
@@ -168,6 +177,7 @@ export function createConsensusService(deps: {
           r.costUsd = metrics.estimatedCost.usd;
         }
         reviewing.delete(r.sessionId);
+        plans.delete(r.sessionId);
         await deps.sessions.kill(r.sessionId).catch(() => {});
       }
       r.finishedAt = at();

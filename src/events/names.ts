@@ -56,6 +56,11 @@ export const PendingPermission = Type.Object({
     }),
   ),
   question: Type.Optional(Type.String({ description: "kind question: what the agent asks" })),
+  plan: Type.Optional(
+    Type.String({
+      description: "kind plan: the plan in full, as the agent hands it in (up to 20000 characters)",
+    }),
+  ),
   options: Type.Optional(
     Type.Array(QuestionOption, { description: "kind question: the agent's options, answered by number" }),
   ),

@@ -67,7 +67,8 @@ function windows(): string[] {
 }
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  // A reviewer gets 30 s here (600 s by default): long enough for a loaded machine, short enough to test.
+  world = await startAgentWorld({ SVC_CONSENSUS_TIMEOUT_MS: "30000" });
   git("init", "-q");
   git("config", "user.email", "test@example.com");
   git("config", "user.name", "test");
@@ -193,6 +194,26 @@ describe("consensus review on the real agent CLI", () => {
     expect(event.detail).toBe("split: 1 approve, 1 reject, 1 not counted (unreadable, timed out or failed)");
   }, 240_000);
 
+  test("a reviewer that hands in its review as a plan (plan mode): the plan is refused and read as its answer", async () => {
+    world.mock.reset();
+    const { record } = await review(
+      [
+        {
+          name: "as a plan",
+          match: BRIEF,
+          reply: {
+            text: "Here is my review.",
+            tool: { name: "ExitPlanMode", input: { plan: answer("PASS", "PASS", "APPROVE", "Review:\n") } },
+          },
+        },
+      ],
+      { criteria: CRITERIA, reviewers: 1 },
+    );
+    expect(record).toMatchObject({ status: "completed", verdict: "approve", counted: 1 });
+    expect(record.reviewers[0]).toMatchObject({ status: "done", restated: false });
+    expect(record.reviewers[0].answer).toContain("VERDICT: APPROVE");
+  }, 120_000);
+
   test("a review cut by kill -9 of ag completes after the restart", async () => {
     world.mock.reset();
     world.mock.addRules(
@@ -212,6 +233,7 @@ describe("consensus review on the real agent CLI", () => {
     }
     await events.cancel().catch(() => {});
     await world.restart("SIGKILL");
+    events = sseReader((await fetch(`${world.ag.url}/v1/events`)).body!);
     let record: Json = {};
     while (Date.now() < deadline + 60_000) {
       record = (await world.api<Json>("GET", `/v1/consensus/${id}`)).body;
@@ -226,6 +248,28 @@ describe("consensus review on the real agent CLI", () => {
       expect(session.status).toBe("killed");
     }
   }, 240_000);
+
+  test("a reviewer that never answers times out and its session is closed; with no answer read the review fails", async () => {
+    world.mock.reset();
+    const before = windows().length;
+    const { record, event } = await review([{ name: "silent", match: BRIEF, reply: { hang: true } }], {
+      criteria: CRITERIA,
+      reviewers: 1,
+    });
+    expect(record).toMatchObject({
+      status: "failed",
+      verdict: null,
+      agreement: null,
+      counted: 0,
+      error: "no reviewer's answer could be read",
+      reviewers: [{ status: "timed_out", verdict: null, error: "no answer within 30000 ms" }],
+    });
+    expect(event.meta).toMatchObject({ status: "failed", verdict: null });
+    expect(event.detail).toBe("review failed: no reviewer's answer could be read");
+    const reviewer = (await world.api<Json>("GET", `/v1/sessions/${record.reviewers[0].sessionId}`)).body;
+    expect(reviewer.status).toBe("killed");
+    expect(windows().length).toBe(before);
+  }, 120_000);
 
   test("bad requests: no criteria, too many reviewers, an unknown session or review", async () => {
     const empty = await world.api<Json>("POST", `/v1/sessions/${target}/consensus`, { criteria: [] });

@@ -25,6 +25,21 @@ async function recorded(): Promise<Recorded[]> {
 }
 
 describe("Claude Code hook payloads → observations", () => {
+  test("a plan to approve carries its first line as the detail and the whole plan", async () => {
+    const request = (await recorded()).find(
+      (r) => r.body.hook_event_name === "PermissionRequest" && r.body.tool_name === "ExitPlanMode",
+    )!;
+    expect(readHookPayload("PermissionRequest", request.body)).toEqual({
+      kind: "permission",
+      request: {
+        kind: "plan",
+        tool: "ExitPlanMode",
+        detail: "# Plan",
+        plan: "# Plan\n\n1. Create hello.txt\n2. Say hello\n",
+      },
+    });
+  });
+
   test("each recorded payload maps to the right kind", async () => {
     const kinds = new Map<string, Set<string>>();
     for (const { body } of await recorded()) {

@@ -98,14 +98,22 @@ export function questionRequest(input: unknown): PermissionRequest {
   };
 }
 
-function planText(input: unknown): string {
+/** The plan a dialog asks to approve: its first line as the detail, the whole of it (cut) besides. */
+const MAX_PLAN_CHARS = 20_000;
+function planRequest(input: unknown): PermissionRequest {
   const plan = text((input as Payload | undefined)?.plan);
-  return (
-    plan
-      .split("\n")
-      .find((l) => l.trim())
-      ?.trim() ?? "the agent proposes a plan"
-  );
+  const first = plan
+    .split("\n")
+    .find((l) => l.trim())
+    ?.trim();
+  return {
+    kind: "plan",
+    tool: "ExitPlanMode",
+    detail: first ?? "the agent proposes a plan",
+    ...(plan.trim()
+      ? { plan: plan.length > MAX_PLAN_CHARS ? `${plan.slice(0, MAX_PLAN_CHARS)}…` : plan }
+      : {}),
+  };
 }
 
 export function readHookPayload(event: string, payload: Payload): AgentObservation | null {
@@ -134,8 +142,7 @@ export function readHookPayload(event: string, payload: Payload): AgentObservati
     case "PermissionRequest":
       if (tool === "AskUserQuestion")
         return { kind: "permission", request: questionRequest(payload.tool_input) };
-      if (tool === "ExitPlanMode")
-        return { kind: "permission", request: { kind: "plan", tool, detail: planText(payload.tool_input) } };
+      if (tool === "ExitPlanMode") return { kind: "permission", request: planRequest(payload.tool_input) };
       return {
         kind: "permission",
         request: { kind: "tool", tool, detail: describeToolInput(tool, payload.tool_input) },
