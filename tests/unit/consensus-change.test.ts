@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { collectChange, MAX_CHANGE_CHARS } from "../../src/consensus/change.ts";
+import { headCommit } from "../../src/shared/git.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+function git(dir: string, ...args: string[]): void {
+  const result = Bun.spawnSync(["git", ...args], { cwd: dir, stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
+}
+
+function repository(): string {
+  const dir = tempDir("ag-repo-");
+  git(dir, "init", "-q");
+  git(dir, "config", "user.email", "t@example.com");
+  git(dir, "config", "user.name", "t");
+  writeFileSync(join(dir, "a.txt"), "one\n");
+  git(dir, "add", ".");
+  git(dir, "commit", "-q", "-m", "start");
+  return dir;
+}
+
+describe("the change a review is given", () => {
+  test("git: what the session committed and what it left uncommitted since its start commit, new files whole", async () => {
+    const dir = repository();
+    const base = await headCommit(dir);
+    expect(base).toMatch(/^[0-9a-f]{40}$/);
+    writeFileSync(join(dir, "a.txt"), "one\ntwo\n");
+    git(dir, "commit", "-q", "-am", "the session's commit");
+    writeFileSync(join(dir, "b.txt"), "bee\n");
+    git(dir, "add", "b.txt");
+    writeFileSync(join(dir, "a.txt"), "one\ntwo\nthree\n");
+    writeFileSync(join(dir, "new.txt"), "brand new\n");
+    const collected = await collectChange({ workDir: dir, baseCommit: base, filesTouched: [] });
+    expect(collected.change).toMatchObject({ kind: "git", base, truncated: false });
+    expect(collected.change.files.sort()).toEqual(["a.txt", "b.txt", "new.txt"]);
+    expect(collected.text).toContain("+two\n+three");
+    expect(collected.text).toContain("+bee");
+    expect(collected.text).toContain("+brand new");
+    expect(collected.description).toContain(base!.slice(0, 12));
+  });
+
+  test("git without a known start commit: against HEAD, and the brief says so", async () => {
+    const dir = repository();
+    writeFileSync(join(dir, "a.txt"), "changed\n");
+    const collected = await collectChange({ workDir: dir, baseCommit: null, filesTouched: [] });
+    expect(collected.change.files).toEqual(["a.txt"]);
+    expect(collected.description).toContain("against HEAD");
+  });
+
+  test("outside git: the files the transcript says were written, as they are now; a gone one named", async () => {
+    const dir = tempDir("ag-plain-");
+    writeFileSync(join(dir, "kept.txt"), "still here\n");
+    const collected = await collectChange({
+      workDir: dir,
+      baseCommit: null,
+      filesTouched: [join(dir, "kept.txt"), join(dir, "gone.txt")],
+    });
+    expect(collected.change).toMatchObject({ kind: "files", base: null, truncated: false });
+    expect(collected.text).toContain("=== kept.txt\nstill here");
+    expect(collected.text).toContain("=== gone.txt (gone: deleted or moved since)");
+    const nothing = await collectChange({ workDir: dir, baseCommit: null, filesTouched: [] });
+    expect(nothing.change.kind).toBe("none");
+  });
+
+  test("a change too big for the brief is cut at a line end, and says so", async () => {
+    const dir = repository();
+    const base = await headCommit(dir);
+    writeFileSync(join(dir, "big.txt"), `${"x".repeat(99)}\n`.repeat(1_000));
+    const collected = await collectChange({ workDir: dir, baseCommit: base, filesTouched: [] });
+    expect(collected.change.truncated).toBe(true);
+    expect(collected.text.length).toBeLessThan(MAX_CHANGE_CHARS + 200);
+    expect(collected.text).toMatch(/\n\[… \d+ more characters cut: read the files themselves\]$/);
+  });
+});
