@@ -237,3 +237,21 @@ describe("status messages and permission buttons", () => {
     expect(encodeAnswer("approve", session.id, `perm-${"9".repeat(40)}`, pending)).toBeNull();
   });
 });
+
+describe("a review's verdict", () => {
+  test("goes to the reviewed session's topic: the verdict, who agreed, and the review's page", () => {
+    const verdict = event("consensus.completed", "approve: 2 of 3 reviewers agree", { verdict: "approve" });
+    expect(isForwarded(verdict, false)).toBe(true);
+    const html = formatStatus(verdict, "https://ag.example.test/#/consensus/abc").html;
+    expect(shown(html)).toBe(
+      "🧑‍⚖️ Review: APPROVE\napprove: 2 of 3 reviewers agree\n🔗 https://ag.example.test/#/consensus/abc",
+    );
+    const failed = event("consensus.completed", "review failed: no reviewer's answer could be read", {
+      status: "failed",
+      verdict: null,
+    });
+    expect(shown(formatStatus(failed).html)).toBe(
+      "🧑‍⚖️ Review: no verdict\nreview failed: no reviewer's answer could be read",
+    );
+  });
+});
