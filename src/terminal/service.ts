@@ -53,6 +53,9 @@ export function createTerminalService(
   };
 }
 
+/** The last snapshot times kept before old ones are swept. */
+const PRUNE_ABOVE = 64;
+
 /**
  * At most one snapshot of a pane per RATE_WINDOW_MS: a request within the window after one waits
  * for the window's end and shares the snapshot taken then with every request made meanwhile.
@@ -69,7 +72,11 @@ export function throttlePerPane<T>(
     const wait = (last.get(paneId) ?? Number.NEGATIVE_INFINITY) + RATE_WINDOW_MS - clock.now();
     const run = () => {
       waiting.delete(paneId);
-      last.set(paneId, clock.now());
+      const now = clock.now();
+      last.set(paneId, now);
+      // A time older than the window throttles nothing: forget it (panes come and go for days).
+      if (last.size > PRUNE_ABOVE)
+        for (const [pane, at] of last) if (at + RATE_WINDOW_MS <= now) last.delete(pane);
       return take(paneId);
     };
     if (wait <= 0) return run();

@@ -71,7 +71,15 @@ beforeEach(async () => {
   audit = [];
   revoked = new Set();
   pane = await fake.newWindow({ tag: "s1", name: "agent", cwd: tmpdir(), command: ["agent"] });
-  terminals = createTerminalService({
+  terminals = service();
+});
+
+/**
+ * The terminal service over the fake tmux with this file's defaults: every audit record kept,
+ * revoked keys ended, one session "s1" in `pane` (while its window lasts).
+ */
+function service(overrides: Partial<Parameters<typeof createTerminalService>[0]> = {}): TerminalService {
+  return createTerminalService({
     tmux: fake,
     bus,
     audit: {
@@ -89,8 +97,9 @@ beforeEach(async () => {
         return { paneId: pane.paneId, windowId: pane.windowId };
       },
     },
+    ...overrides,
   });
-});
+}
 
 function open(principal: Principal = LOCAL): {
   peer: ReturnType<typeof fakePeer>;
@@ -138,16 +147,7 @@ describe("what a viewer is sent", () => {
 
   test("a pane printing faster than anyone reads: past the window's budget, repainted when it ends", async () => {
     const clock = createManualClock();
-    const fast = createTerminalService({
-      tmux: fake,
-      bus,
-      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
-      logger: createLogger({ level: "silent", json: true }),
-      current: (principal) => principal,
-      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
-      maxBytesPerWindow: 10,
-      clock,
-    });
+    const fast = service({ maxBytesPerWindow: 10, clock });
     const peer = fakePeer();
     fast.open("s1", { principal: LOCAL, ip: "127.0.0.1" }, peer);
     await until(() => snapshotsOf(peer).length === 1);
@@ -335,15 +335,7 @@ describe("control and input", () => {
 
   test("a key revoked while the terminal is open stops watching too: at the next check or repaint", async () => {
     const clock = createManualClock();
-    const terminals = createTerminalService({
-      tmux: fake,
-      bus,
-      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
-      logger: createLogger({ level: "silent", json: true }),
-      current: (principal) => (principal.keyId && revoked.has(principal.keyId) ? null : principal),
-      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
-      clock,
-    });
+    const terminals = service({ clock });
     const peer = fakePeer();
     terminals.open("s1", { principal: keyHolder("watcher", ["sessions:read"]), ip: null }, peer);
     await until(() => snapshotsOf(peer).length === 1);
@@ -369,16 +361,7 @@ describe("control and input", () => {
         return fake.snapshotPane(id);
       },
     };
-    const terminals = createTerminalService({
-      tmux: counted,
-      bus,
-      audit: { append: (input) => ({ ...input, id: 1, timestamp: "", prevHash: "", hash: "" }) },
-      logger: createLogger({ level: "silent", json: true }),
-      current: (principal) => principal,
-      sessions: { placement: () => ({ paneId: pane.paneId, windowId: pane.windowId }) },
-      maxBytesPerWindow: 10,
-      clock,
-    });
+    const terminals = service({ tmux: counted, maxBytesPerWindow: 10, clock });
     const peers = Array.from({ length: 8 }, () => fakePeer());
     for (const [n, peer] of peers.entries()) {
       terminals.open("s1", { principal: LOCAL, ip: null }, peer);
