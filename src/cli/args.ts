@@ -43,3 +43,19 @@ export function parseCountFlag(
   }
   return n;
 }
+
+/**
+ * Every value of a flag given more than once (`-c "a" -c "b"`, `--criterion=c`), in order: citty
+ * keeps only the last. `names` are the flag as typed, e.g. `["-c", "--criterion"]`.
+ */
+export function repeatedFlag(rawArgs: readonly string[], names: readonly string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!;
+    if (arg === "--") break;
+    const eq = arg.indexOf("=");
+    if (arg.startsWith("--") && eq !== -1 && names.includes(arg.slice(0, eq))) values.push(arg.slice(eq + 1));
+    else if (names.includes(arg) && i + 1 < rawArgs.length) values.push(rawArgs[++i]!);
+  }
+  return values;
+}

@@ -52,6 +52,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Answer the session's question: an option's number, or --text \"…\"",
     load: command(() => import("./commands/answer.ts").then((m) => m.default)),
   },
+  review: {
+    group: "sessions",
+    description: 'Reviewers judge a session\'s work against -c "criteria"; exit 0 only on approve',
+    load: command(() => import("./commands/review.ts").then((m) => m.default)),
+  },
   read: {
     group: "sessions",
     description: "A session's messages, a page at a time (page 1 = newest)",
@@ -148,6 +153,10 @@ const VALUE_FLAGS = new Set([
   "--name",
   "--from-template",
   "--text",
+  "-c",
+  "--criterion",
+  "--reviewers",
+  "--show",
 ]);
 
 export async function runCli(argv: string[]): Promise<number> {

@@ -17,8 +17,9 @@ import {
   type StartConsensusInput,
   type Tokens,
 } from "./consensus.ts";
+import { describeOutcome } from "./describe.ts";
 import { createConsensusRepo } from "./repo.ts";
-import { tally } from "./verdict.ts";
+import { tally, votes } from "./verdict.ts";
 
 export interface ConsensusService {
   /** Starts a review of the session's work; answers at once with the record (status running). */
@@ -207,12 +208,11 @@ export function createConsensusService(deps: {
     } catch {
       session = undefined; // the reviewed session was pruned meanwhile
     }
-    const approve = record.reviewers.filter((r) => r.verdict === "approve").length;
-    const reject = record.reviewers.filter((r) => r.verdict === "reject").length;
+    const { approve, reject } = votes(record.reviewers);
     deps.bus.publish({
       event: "consensus.completed",
       ...(session ? { session } : {}),
-      detail: describeOutcome(record, approve, reject),
+      detail: describeOutcome(record),
       meta: {
         consensusId: record.id,
         sessionId: record.sessionId,
@@ -342,15 +342,4 @@ function addTokens(a: Tokens, b: Tokens): Tokens {
     cacheRead: a.cacheRead + b.cacheRead,
     cacheCreation: a.cacheCreation + b.cacheCreation,
   };
-}
-
-/** One line: the verdict and who agreed, or why there is none. */
-function describeOutcome(record: Consensus, approve: number, reject: number): string {
-  const n = record.reviewers.length;
-  const unread = n - record.counted;
-  const rest = unread ? `, ${unread} not counted (unreadable, timed out or failed)` : "";
-  if (record.status === "failed") return `review failed: ${record.error ?? "no verdict"}`;
-  if (record.verdict === "split") return `split: ${approve} approve, ${reject} reject${rest}`;
-  const agreeing = record.verdict === "approve" ? approve : reject;
-  return `${record.verdict}: ${agreeing} of ${record.counted} reviewers agree${rest}`;
 }

@@ -48,3 +48,11 @@ function majority(yes: number, no: number): { side: "yes" | "no" | "tie"; agreem
 function round(share: number): number {
   return Math.round(share * 10_000) / 10_000;
 }
+
+/** How many reviewers approved and how many rejected (those whose answer was read). */
+export function votes(reviewers: readonly Reviewer[]): { approve: number; reject: number } {
+  return {
+    approve: reviewers.filter((r) => r.verdict === "approve").length,
+    reject: reviewers.filter((r) => r.verdict === "reject").length,
+  };
+}

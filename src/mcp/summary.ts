@@ -1,5 +1,6 @@
 import type { PendingPermission } from "../events/names.ts";
 import { hintsFor } from "../sessions/index.ts";
+import { describeConsensus, isConsensusLike } from "./consensus-summary.ts";
 
 /**
  * The plain-language line an agent reads first in an MCP tool result, before the JSON: the
@@ -69,10 +70,12 @@ export function describeSessions(sessions: SessionLike[], now = Date.now()): str
 
 /**
  * The summary of a tool's result, or null when it has none (memory, pipelines, screens). Knows
- * the session-shaped bodies: one session, a list of them, a batch, a delivery, health.
+ * the session-shaped bodies: one session, a list of them, a batch, a delivery, health; and a
+ * consensus review.
  */
 export function summarize(args: Record<string, unknown>, result: unknown): string | null {
   if (isSessionLike(result)) return describeSession(result);
+  if (isConsensusLike(result)) return describeConsensus(result);
   if (Array.isArray(result) && result.every(isSessionLike)) return describeSessions(result);
   if (result === null || typeof result !== "object") return null;
   const body = result as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
+import { StartConsensusInput } from "../consensus/consensus.ts";
 import { MemoryInput, MemoryKey } from "../memory/entry.ts";
 import { CreatePipelineInput } from "../pipelines/pipeline.ts";
 import {
@@ -106,6 +107,12 @@ function query(values: Record<string, string | undefined>): string {
   const text = params.toString();
   return text ? `?${text}` : "";
 }
+
+const consensusPath = (id: string) => `/v1/consensus/${encodeURIComponent(id)}`;
+const ConsensusRef = Type.Object(
+  { consensusId: Type.String({ minLength: 1, description: "the review's id (start_consensus answers it)" }) },
+  strict,
+);
 
 const memoryPath = (key: string) => `/v1/memory/${key.split("/").map(encodeURIComponent).join("/")}`;
 
@@ -226,6 +233,20 @@ export const TOOLS: readonly ToolDefinition[] = [
       "Start a pipeline: its steps run in order, each in a fresh session in workDir, each given the previous step's output",
     input: NewPipeline,
     call: (api, { steps, ...rest }) => api.send("POST", "/v1/pipelines", { ...rest, stages: steps }),
+  }),
+  tool({
+    name: "start_consensus",
+    description:
+      "Start a consensus review of the session's work: 1–7 independent read-only reviewers (default 3) each judge every criterion PASS or FAIL and give a verdict; the majority decides. Answers at once with the review (status running): follow it with get_consensus",
+    input: sessionWith(StartConsensusInput.properties),
+    call: (api, { sessionId, ...input }) => api.send("POST", path(sessionId, "/consensus"), input),
+  }),
+  tool({
+    name: "get_consensus",
+    description:
+      "A consensus review: running, completed or failed; the verdict (approve, reject, split) and agreement, each criterion's verdict, each reviewer's answer and notes",
+    input: ConsensusRef,
+    call: (api, { consensusId }) => api.get(consensusPath(consensusId)),
   }),
   tool({
     name: "get_swarm",

@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   PORT_IN_USE: 409,
   SERVER_UNREACHABLE: 503,
   USAGE_ERROR: 400,
+  /** `ag review`: the review's verdict is not approve (reject, split, failed, or none yet). */
+  CONSENSUS_NOT_APPROVED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -14,9 +14,10 @@ type Json = Record<string, any>;
 /**
  * The verbs of `ag` as a daily driver, on the compiled binary against the REAL agent CLI (mock
  * model): a session named by its name everywhere, a permission approved and a question answered
- * from the command line, a multi-line message from stdin, a terminal attached read-only and
- * detached, `ag run` answering a prompt at a terminal (a tmux pane of the test's own), and
- * `ag stop` leaving the agents for the next start. One world; at most two agents at a time.
+ * from the command line, a multi-line message from stdin, `ag review` of its work by a reviewer on
+ * the real agent, a terminal attached read-only and detached, `ag run` answering a prompt at a
+ * terminal (a tmux pane of the test's own), and `ag stop` leaving the agents for the next start.
+ * One world; at most two agents at a time.
  */
 
 let world: AgentWorld;
@@ -173,6 +174,44 @@ describe("ag as a daily driver, on the real agent", () => {
     for (let i = 1; i < changes.length; i++) expect(changes[i]).not.toBe(changes[i - 1]);
     expect(out.text()).not.toMatch(/status\.|session\./);
   }, 90_000);
+
+  test("ag review writer -c …: a reviewer on the real agent; the verdict after the wait, exit 0 on approve", async () => {
+    const brief = "independent reviewers";
+    world.mock.addRules([
+      {
+        name: "review",
+        match: brief,
+        times: 1,
+        reply: {
+          text: "CRITERION 1: PASS — hello.txt greets\nCRITERION 2: FAIL — no README\nVERDICT: APPROVE",
+        },
+      },
+    ]);
+    // One reviewer: with writer, two agents at a time.
+    const review = await ag([
+      "review",
+      "writer",
+      "-c",
+      "hello.txt greets",
+      "-c",
+      "a README",
+      "--reviewers",
+      "1",
+    ]);
+    expect(`${review.exitCode}: ${review.stderr}`).toStartWith("0: ");
+    expect(review.stderr).toMatch(/^review [0-9a-f-]{36} of writer: 1 reviewer, 2 criteria$/m);
+    expect(review.stdout).toStartWith("approve: 1 of 1 reviewers agree · agreement 100%\n");
+    expect(review.stdout).toMatch(/^2\s+fail\s+0\s+1\s+100%\s+a README$/m);
+    expect(review.stdout).toMatch(/^1\s+done\s+approve\s+\S+\s+FAIL 2: no README$/m);
+    const id = review.stdout.match(/^ {2}review\s+([0-9a-f-]{36})$/m)![1]!;
+    const record = (await world.api<Json>("GET", `/v1/consensus/${id}`)).body;
+    expect(record).toMatchObject({ sessionId: writer, status: "completed", verdict: "approve" });
+    const given = world.mock.requests().filter((r) => r.prompt?.includes(brief));
+    expect(given[0]!.prompt).toContain("2. a README");
+    // The reviewer's window is gone: writer is the only agent again.
+    const reviewer = (await world.api<Json>("GET", `/v1/sessions/${record.reviewers[0].sessionId}`)).body;
+    expect(reviewer.status).toBe("killed");
+  }, 120_000);
 
   test("a prompt for a directory with an idle session goes to it, and ag says so in one line", async () => {
     const again = await ag(["create", "say hello"]);

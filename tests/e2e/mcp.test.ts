@@ -65,9 +65,11 @@ async function transcriptUntil(sessionId: string, wanted: (line: string) => bool
 }
 
 describe("ag mcp against a real agent", () => {
-  test("the compiled binary lists SPEC's 24 tools, answer_question and get_session_health, the resources and their templates, the 3 prompts", async () => {
+  test("the compiled binary lists SPEC's 24 tools, answer_question, get_session_health and the 2 consensus tools, the resources and their templates, the 3 prompts", async () => {
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(26);
+    expect(tools).toHaveLength(28);
+    expect(tools.map((t) => t.name)).toContain("start_consensus");
+    expect(tools.map((t) => t.name)).toContain("get_consensus");
     expect(tools.map((t) => t.name)).toContain("get_session_health");
     expect(tools.map((t) => t.name)).toContain("send_bash");
     expect(tools.map((t) => t.name)).toContain("answer_question");

@@ -5,6 +5,7 @@ import { eventRoutes } from "../../src/server/routes/events.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { sampleSession, type TestApp, testApp } from "./app.ts";
 import { atRunEnd } from "./cleanup.ts";
+import { scriptedReviews } from "./consensus.ts";
 import { sampleInput } from "./events.ts";
 import { tempDir } from "./temp.ts";
 
@@ -15,24 +16,32 @@ import { tempDir } from "./temp.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 
-/** `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions. */
-export function serve(options: { clientTimeoutMs?: number; supervise?: boolean } = {}) {
+/**
+ * `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions.
+ * `reviews`: serve consensus reviews too, with scripted reviewers (helpers/consensus.ts).
+ */
+export function serve(options: { clientTimeoutMs?: number; supervise?: boolean; reviews?: boolean } = {}) {
   const bus = createEventBus();
   let ag: TestApp | undefined;
+  const reviews = options.reviews ? scriptedReviews(bus, (id) => ag!.sessions.get(id)) : undefined;
   const events = eventRoutes({
     bus,
     sessions: { get: (id) => ag!.sessions.get(id) },
     clock: systemClock,
     settings: { idleMs: 15_000, clientTimeoutMs: options.clientTimeoutMs ?? 60_000 },
   });
-  ag = testApp({ bus, supervise: options.supervise ?? false, plugins: [events] });
+  ag = testApp({
+    bus,
+    supervise: options.supervise ?? false,
+    plugins: [events, ...(reviews ? [reviews.plugin] : [])],
+  });
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
   atRunEnd(() => server.stop(true));
   const publish = <N extends EventName>(
     name: N,
     fields: { session: EventSession; detail: string; meta?: Partial<EventPayload<N>> },
   ) => bus.publish(sampleInput(name, fields));
-  return { ag, port: String(server.port), bus, publish };
+  return { ag, port: String(server.port), bus, publish, reviews };
 }
 
 /** `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own. */

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createApiClient } from "../../src/cli/client.ts";
+import { StartConsensusInput } from "../../src/consensus/consensus.ts";
+import { createEventBus } from "../../src/events/bus.ts";
 import { createMcpServer } from "../../src/mcp/server.ts";
 import { findTool, jsonSchema, type ToolApi } from "../../src/mcp/tools.ts";
 import { MemoryInput } from "../../src/memory/entry.ts";
@@ -11,7 +13,8 @@ import { MAX_BODY_BYTES } from "../../src/server/app.ts";
 import { type HttpServer, listen } from "../../src/server/listen.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
 import { CreateSessionInput, SendInput, SessionListQuery } from "../../src/sessions/session.ts";
-import { type TestApp, testApp } from "../helpers/app.ts";
+import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
+import { answer, type ScriptedReviews, scriptedReviews } from "../helpers/consensus.ts";
 import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -27,6 +30,7 @@ type Json = Record<string, any>;
 let app: TestApp;
 let http: HttpServer;
 let client: Client;
+let reviews: ScriptedReviews;
 
 const SPEC_TOOLS = [
   "list_sessions",
@@ -56,7 +60,9 @@ const SPEC_TOOLS = [
 ];
 
 beforeAll(async () => {
-  app = testApp({ plugins: [toolRoutes()] });
+  const bus = createEventBus();
+  reviews = scriptedReviews(bus, (id) => app.sessions.get(id));
+  app = testApp({ bus, plugins: [toolRoutes(), reviews.plugin] });
   simulateAgents(app);
   http = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: MAX_BODY_BYTES });
   const api = createApiClient({ baseUrl: `http://127.0.0.1:${http.port}` });
@@ -101,11 +107,14 @@ const pasted = (paneId: string) =>
     .filter((i) => i.kind === "paste")
     .map((i) => (i as { text: string }).text);
 
-/** Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with tool-named hints. */
-const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health"];
+/**
+ * Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with
+ * tool-named hints, and consensus review (CONTRACT §7).
+ */
+const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health", "start_consensus", "get_consensus"];
 
 describe("what ag mcp offers", () => {
-  test("SPEC's tools and answer_question, the four resources, the three prompts with their arguments", async () => {
+  test("SPEC's tools, answer_question, get_session_health and the consensus tools, the four resources, the three prompts with their arguments", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
@@ -153,6 +162,14 @@ describe("what ag mcp offers", () => {
     const pipeline = jsonSchema(CreatePipelineInput) as Json;
     expect(byName.create_pipeline.properties.steps).toEqual(pipeline.properties.stages);
     expect([...byName.create_pipeline.required].sort()).toEqual(["name", "steps", "workDir"]);
+    const consensus = jsonSchema(StartConsensusInput) as Json;
+    expect(byName.start_consensus.properties).toEqual({
+      sessionId: byName.get_status.properties.sessionId,
+      criteria: consensus.properties.criteria,
+      reviewers: consensus.properties.reviewers,
+    });
+    expect(byName.start_consensus.required).toEqual(["sessionId", "criteria"]);
+    expect(byName.get_consensus.required).toEqual(["consensusId"]);
     for (const name of ["get_status", "kill_session", "approve_permission", "capture_pane"]) {
       expect(byName[name]!.required).toEqual(["sessionId"]);
     }
@@ -217,6 +234,13 @@ describe("each tool is one call of the REST API", () => {
         { name: "n", workDir: "/w", steps: [{ prompt: "p" }] },
         'POST /v1/pipelines {"name":"n","workDir":"/w","stages":[{"prompt":"p"}]}',
       ],
+      [
+        "start_consensus",
+        { ...s, criteria: ["tests pass"], reviewers: 2 },
+        `POST ${at}/consensus {"criteria":["tests pass"],"reviewers":2}`,
+      ],
+      ["start_consensus", { ...s, criteria: ["x"] }, `POST ${at}/consensus {"criteria":["x"]}`],
+      ["get_consensus", { consensusId: "c/1" }, "GET /v1/consensus/c%2F1"],
       ["get_swarm", {}, "GET /v1/swarm"],
       [
         "state_set",
@@ -452,6 +476,71 @@ describe("tools drive sessions through the REST API", () => {
   test("server_health", async () => {
     const health = await call("server_health");
     expect(health.structuredContent).toMatchObject({ status: "ok", version: "0.0.0-test" });
+  });
+});
+
+describe("consensus review through MCP", () => {
+  test("start_consensus answers at once (running); get_consensus has the verdict, each summarized", async () => {
+    const target = sampleSession({ workDir: tempDir() });
+    app.repo.insert(target);
+    reviews.script([[answer("APPROVE", ["PASS", "PASS"])], [answer("REJECT", ["PASS", "FAIL"], "no docs")]], {
+      hold: true,
+    });
+    const started = await call("start_consensus", {
+      sessionId: target.id,
+      criteria: ["tests pass", "docs updated"],
+      reviewers: 2,
+    });
+    expect(started.isError).toBeUndefined();
+    const id = started.structuredContent.id as string;
+    expect(started.structuredContent).toMatchObject({
+      sessionId: target.id,
+      status: "running",
+      verdict: null,
+    });
+    expect(started.content[0].text).toStartWith(
+      `Consensus review ${id} of session ${target.id} is running: 0 of 2 reviewers finished, 2 criteria.\nReviewers:\n- Reviewer 1: `,
+    );
+    expect(started.content[0].text).toEndWith(
+      `Next: call get_consensus (consensusId "${id}") again later: a review lasts as long as its slowest reviewer.`,
+    );
+
+    await until(() => reviews.sent.length === 2);
+    reviews.release();
+    await reviews.service.settled(id);
+    const done = await call("get_consensus", { consensusId: id });
+    expect(done.structuredContent).toMatchObject({
+      id,
+      status: "completed",
+      verdict: "split",
+      agreement: 0.5,
+    });
+    expect(done.content[0].text).toBe(
+      [
+        `Consensus review ${id} of session ${target.id}: split: 1 approve, 1 reject (agreement 50%).`,
+        "Criteria:",
+        '- 1. "tests pass": pass (2 pass, 0 fail)',
+        '- 2. "docs updated": split (1 pass, 1 fail)',
+        "Reviewers:",
+        "- Reviewer 1: approve",
+        "- Reviewer 2: reject — FAIL 2: no docs 2",
+        "Cost: $0.02 (estimate).",
+        `Next: read the reviewers' notes and decide, or call start_consensus (sessionId "${target.id}") again with an odd number of reviewers.`,
+      ].join("\n"),
+    );
+    expect(JSON.parse(done.content.at(-1).text).id).toBe(id);
+  });
+
+  test("an unknown review or session, and criteria or reviewers out of bounds, are isError results", async () => {
+    const missing = crypto.randomUUID();
+    const unknown = await call("get_consensus", { consensusId: missing });
+    expect(unknown).toMatchObject({ isError: true, structuredContent: { code: "CONSENSUS_NOT_FOUND" } });
+    const noSession = await call("start_consensus", { sessionId: missing, criteria: ["x"] });
+    expect(noSession.structuredContent.code).toBe("SESSION_NOT_FOUND");
+    for (const bad of [{ criteria: [] }, { criteria: ["x"], reviewers: 8 }, { criteria: [""] }]) {
+      const result = await call("start_consensus", { sessionId: missing, ...bad });
+      expect(result.structuredContent.code).toBe("VALIDATION_ERROR");
+    }
   });
 });
 
