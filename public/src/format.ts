@@ -1,5 +1,6 @@
 /** How numbers and times read on the page. */
-import type { Session } from "./types.ts";
+import { REVIEWER_ENDS } from "../../src/consensus/consensus.ts";
+import type { Consensus, Session } from "./types.ts";
 
 export function formatDuration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -50,3 +51,42 @@ export function pendingSummary(s: Session): string {
   if (p.kind === "plan") return "Approve the plan?";
   return p.tool ? `${p.tool}: ${p.detail}` : p.detail;
 }
+
+/** A share as a whole percent: 0.6667 → "67%". */
+export const percent = (share: number) => `${Math.round(share * 100)}%`;
+
+/** What a review's outcome line reads from its record. */
+export type Outcome = Pick<Consensus, "status" | "verdict" | "agreement" | "counted" | "reviewers" | "error">;
+
+/**
+ * A review's outcome in one line: "APPROVE — 2 of 3 agree (67%)", "SPLIT — 1 approve, 1 reject",
+ * "RUNNING — 1 of 3 reviewers finished", "FAILED — <why>". Reviewers whose answer was not read
+ * are named apart: they are not part of the agreement.
+ */
+export function consensusSummary(c: Outcome): string {
+  const n = c.reviewers.length;
+  if (c.status === "running") {
+    const finished = c.reviewers.filter((r) => REVIEWER_ENDS.includes(r.status)).length;
+    return `RUNNING — ${finished} of ${n} reviewers finished`;
+  }
+  if (c.status === "failed" || c.verdict === null) return `FAILED — ${c.error ?? "no verdict"}`;
+  const unread = n - c.counted;
+  const rest = unread ? `; ${unread} not counted` : "";
+  const approve = c.reviewers.filter((r) => r.verdict === "approve").length;
+  const reject = c.reviewers.filter((r) => r.verdict === "reject").length;
+  if (c.verdict === "split") return `SPLIT — ${approve} approve, ${reject} reject${rest}`;
+  const agreeing = c.verdict === "approve" ? approve : reject;
+  const share = c.agreement ?? agreeing / c.counted;
+  return `${c.verdict.toUpperCase()} — ${agreeing} of ${c.counted} agree (${percent(share)})${rest}`;
+}
+
+export const REVIEWER_WORDS: Record<Consensus["reviewers"][number]["status"], string> = {
+  pending: "pending",
+  starting: "starting",
+  reviewing: "reviewing",
+  restating: "asked to restate",
+  done: "done",
+  unparsable: "unreadable",
+  timed_out: "timed out",
+  failed: "failed",
+};

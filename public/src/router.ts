@@ -4,6 +4,7 @@ import { signal } from "@preact/signals";
 export type Route =
   | { view: "sessions" }
   | { view: "session"; id: string }
+  | { view: "consensus"; id: string }
   | { view: "new" }
   | { view: "server"; page: ServerPage };
 
@@ -13,6 +14,7 @@ export type ServerPage = (typeof SERVER_PAGES)[number];
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "sessions" && parts[1]) return { view: "session", id: parts[1] };
+  if (parts[0] === "consensus" && parts[1]) return { view: "consensus", id: parts[1] };
   if (parts[0] === "new") return { view: "new" };
   if (parts[0] === "server") {
     const page = SERVER_PAGES.find((p) => p === parts[1]) ?? "metrics";
@@ -27,6 +29,8 @@ addEventListener("hashchange", () => {
 });
 
 export const sessionHref = (id: string) => `#/sessions/${encodeURIComponent(id)}`;
+/** A consensus review's page, as notifications link to it (src/channels/link.ts). */
+export const consensusHref = (id: string) => `#/consensus/${encodeURIComponent(id)}`;
 export function go(href: string) {
   location.hash = href;
 }

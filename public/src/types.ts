@@ -3,6 +3,12 @@ export type { AuditRecord } from "../../src/audit/record.ts";
 export type { ApiKey } from "../../src/auth/key.ts";
 export type { ChannelHealth } from "../../src/channels/dispatcher.ts";
 export type { DeadLetter } from "../../src/channels/store.ts";
+export type {
+  Consensus,
+  CriterionVerdict,
+  ReviewedChange,
+  Reviewer,
+} from "../../src/consensus/consensus.ts";
 export type { AgEvent } from "../../src/events/bus.ts";
 export type { Health } from "../../src/health/service.ts";
 export type { MemoryEntry } from "../../src/memory/entry.ts";

@@ -3,6 +3,7 @@ import { route } from "../router.ts";
 import { ServerView } from "../server/ServerView.tsx";
 import { lockMessage, ready, refresh, serverState, useToken } from "../store.ts";
 import { liveState } from "../stream.ts";
+import { ConsensusView } from "./ConsensusView.tsx";
 import { NewSession } from "./NewSession.tsx";
 import { SessionList } from "./SessionList.tsx";
 import { SessionView } from "./SessionView.tsx";
@@ -28,7 +29,11 @@ export function App() {
         <nav aria-label="Main">
           <a
             href="#/"
-            aria-current={current.view === "sessions" || current.view === "session" ? "page" : undefined}
+            aria-current={
+              current.view === "sessions" || current.view === "session" || current.view === "consensus"
+                ? "page"
+                : undefined
+            }
           >
             Sessions
           </a>
@@ -65,6 +70,7 @@ export function App() {
         {!ready.value && <p class="muted">Connecting…</p>}
         {ready.value && current.view === "sessions" && <SessionList />}
         {ready.value && current.view === "session" && <SessionView id={current.id} />}
+        {ready.value && current.view === "consensus" && <ConsensusView id={current.id} />}
         {ready.value && current.view === "new" && <NewSession />}
         {ready.value && current.view === "server" && <ServerView page={current.page} />}
       </main>

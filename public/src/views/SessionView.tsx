@@ -3,10 +3,11 @@ import { useEffect, useMemo, useRef } from "preact/hooks";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import { api, describe } from "../api.ts";
 import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
-import { go, sessionHref } from "../router.ts";
+import { consensusHref, go, sessionHref } from "../router.ts";
 import { onEvent, onResync } from "../store.ts";
 import type { Session } from "../types.ts";
 import { PendingCard } from "./PendingCard.tsx";
+import { Reviews } from "./Reviews.tsx";
 import { SendBox } from "./SendBox.tsx";
 import { Terminal } from "./Terminal.tsx";
 import { Transcript } from "./Transcript.tsx";
@@ -14,6 +15,8 @@ import { createTranscriptFeed } from "./transcript-feed.ts";
 
 const COALESCE_MS = 200;
 const ENDED = new Set<string>(TERMINAL_STATES);
+/** `managedBy` of a consensus reviewer's session: `consensus:<review id>`. */
+const REVIEWER_OF = "consensus:";
 
 interface Insight {
   cost?: number;
@@ -96,6 +99,8 @@ export function SessionView({ id }: { id: string }) {
     );
   if (!s) return <p class="muted">Loading…</p>;
   const ended = ENDED.has(s.status);
+  // A reviewer's own session links to its review, and is not itself reviewed.
+  const reviewOf = s.managedBy?.startsWith(REVIEWER_OF) ? s.managedBy.slice(REVIEWER_OF.length) : null;
   return (
     <article class="session-view" data-id={s.id} data-state={s.status}>
       <header class="session-head">
@@ -125,6 +130,14 @@ export function SessionView({ id }: { id: string }) {
           <dd>{formatCost(insight.value.cost)}</dd>
           <dt>Age</dt>
           <dd>{age(s.createdAt)}</dd>
+          {reviewOf && (
+            <>
+              <dt>Reviewer in</dt>
+              <dd>
+                <a href={consensusHref(reviewOf)}>a consensus review</a>
+              </dd>
+            </>
+          )}
           {s.parentId && (
             <>
               <dt>Parent</dt>
@@ -145,6 +158,7 @@ export function SessionView({ id }: { id: string }) {
       </section>
       {!ended && <SendBox sessionId={s.id} asking={s.status === "asking"} />}
       <Actions session={s} reload={load} />
+      {!reviewOf && <Reviews sessionId={s.id} />}
       <div class="panes">
         {!ended && <Terminal sessionId={s.id} />}
         <Transcript feed={feed} />
