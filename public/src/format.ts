@@ -1,5 +1,5 @@
 /** How numbers and times read on the page. */
-import { REVIEWER_ENDS } from "../../src/consensus/consensus.ts";
+import { REVIEWER_ENDS } from "../../src/consensus/limits.ts";
 import type { Consensus, Session } from "./types.ts";
 
 export function formatDuration(ms: number): string {

@@ -1,32 +1,17 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { literalUnion } from "../shared/schema.ts";
+import {
+  CONSENSUS_STATUSES,
+  DEFAULT_REVIEWERS,
+  MAX_CRITERIA,
+  MAX_REVIEWERS,
+  MIN_REVIEWERS,
+  REVIEWER_STATUSES,
+} from "./limits.ts";
 
 /** CONTRACT §7's consensus record, and what ag adds to it (the change reviewed, costs, timings). */
 
-export const CONSENSUS_STATUSES = ["running", "completed", "failed"] as const;
-export type ConsensusStatus = (typeof CONSENSUS_STATUSES)[number];
-
-/**
- * A reviewer's course: `starting` (its session is opening, the brief not yet taken), `reviewing`,
- * `restating` (its first answer could not be read; asked once to restate), then one of the ends.
- */
-export const REVIEWER_STATUSES = [
-  "pending",
-  "starting",
-  "reviewing",
-  "restating",
-  "done",
-  "unparsable",
-  "timed_out",
-  "failed",
-] as const;
-export type ReviewerStatus = (typeof REVIEWER_STATUSES)[number];
-export const REVIEWER_ENDS: readonly ReviewerStatus[] = ["done", "unparsable", "timed_out", "failed"];
-
-export const MIN_REVIEWERS = 1;
-export const MAX_REVIEWERS = 7;
-export const DEFAULT_REVIEWERS = 3;
-export const MAX_CRITERIA = 20;
+export * from "./limits.ts";
 
 export const CriterionAssessment = Type.Object({
   criterion: Type.String(),

@@ -14,6 +14,7 @@ import {
   NO_TOKENS,
   REVIEWER_ENDS,
   type Reviewer,
+  reviewerManager,
   type StartConsensusInput,
   type Tokens,
 } from "./consensus.ts";
@@ -102,7 +103,7 @@ export function createConsensusService(deps: {
         reuse: false,
       },
       undefined,
-      { managedBy: `consensus:${record.id}` },
+      { managedBy: reviewerManager(record.id) },
     );
     r.sessionId = created.session.id;
     reviewing.add(r.sessionId);

@@ -1,6 +1,6 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
-import { REVIEWER_ENDS } from "../../../src/consensus/consensus.ts";
+import { REVIEWER_ENDS } from "../../../src/consensus/limits.ts";
 import { api, describe } from "../api.ts";
 import {
   consensusSummary,

@@ -5,7 +5,7 @@ import {
   MAX_CRITERIA,
   MAX_REVIEWERS,
   MIN_REVIEWERS,
-} from "../../../src/consensus/consensus.ts";
+} from "../../../src/consensus/limits.ts";
 import { api, describe } from "../api.ts";
 import { age, consensusSummary } from "../format.ts";
 import { consensusHref, go } from "../router.ts";

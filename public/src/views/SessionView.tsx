@@ -1,5 +1,6 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useMemo, useRef } from "preact/hooks";
+import { REVIEWER_OF } from "../../../src/consensus/limits.ts";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import { api, describe } from "../api.ts";
 import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
@@ -15,8 +16,6 @@ import { createTranscriptFeed } from "./transcript-feed.ts";
 
 const COALESCE_MS = 200;
 const ENDED = new Set<string>(TERMINAL_STATES);
-/** `managedBy` of a consensus reviewer's session: `consensus:<review id>`. */
-const REVIEWER_OF = "consensus:";
 
 interface Insight {
   cost?: number;
