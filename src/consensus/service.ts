@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 import type { EventBus } from "../events/bus.ts";
-import { normalizeText, type SessionService, turnEnd } from "../sessions/index.ts";
+import { normalizeText, type Owner, type SessionService, turnEnd } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
@@ -25,8 +25,9 @@ import { tally, votes } from "./verdict.ts";
 export interface ConsensusService {
   /** Starts a review of the session's work; answers at once with the record (status running). */
   start(sessionId: string, input: StartConsensusInput, requestedBy: string): Promise<Consensus>;
-  get(id: string): Consensus;
-  list(sessionId?: string): Consensus[];
+  /** A tenant's key (owner) sees only the reviews of its own sessions: another's is not found. */
+  get(id: string, owner?: Owner): Consensus;
+  list(sessionId?: string, owner?: Owner): Consensus[];
   /** Picks up the reviews a previous run of ag left running. */
   resume(): void;
   /** Resolves when the review has finished (tests). */
@@ -82,6 +83,17 @@ export function createConsensusService(deps: {
       deps.logger.warn(`reviewer ${event.session?.name}: its dialog could not be refused`, error);
     });
   });
+
+  /** The reviewed session's tenant decides (a session pruned since is no tenant's). */
+  function visible(record: Consensus, owner?: Owner): boolean {
+    const tenantId = owner?.tenantId ?? null;
+    if (tenantId === null) return true;
+    try {
+      return deps.sessions.get(record.sessionId).tenantId === tenantId;
+    } catch {
+      return false;
+    }
+  }
 
   function saved(record: Consensus): Consensus {
     record.updatedAt = at();
@@ -317,12 +329,14 @@ export function createConsensusService(deps: {
       launch(structuredClone(record));
       return record;
     },
-    get(id) {
+    get(id, owner) {
       const found = repo.get(id);
+      if (found && !visible(found, owner))
+        throw new AgError("CONSENSUS_NOT_FOUND", `no consensus review ${id}`);
       if (!found) throw new AgError("CONSENSUS_NOT_FOUND", `no consensus review ${id}`);
       return found;
     },
-    list: (sessionId) => repo.list(sessionId),
+    list: (sessionId, owner) => repo.list(sessionId).filter((record) => visible(record, owner)),
     resume() {
       for (const record of repo.running()) if (!runs.has(record.id)) launch(record);
     },

@@ -32,12 +32,12 @@ export function consensusRoutes(consensus: ConsensusService) {
         },
       },
     )
-    .get("/v1/consensus", ({ query }) => consensus.list(query.sessionId), {
+    .get("/v1/consensus", ({ query, request }) => consensus.list(query.sessionId, principalOf(request)), {
       query: ConsensusListQuery,
       response: Type.Array(Consensus),
       detail: { summary: "Consensus reviews, newest first", tags },
     })
-    .get("/v1/consensus/:id", ({ params }) => consensus.get(params.id), {
+    .get("/v1/consensus/:id", ({ params, request }) => consensus.get(params.id, principalOf(request)), {
       params: Id,
       response: Consensus,
       detail: {

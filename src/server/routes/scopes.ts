@@ -130,15 +130,7 @@ export function authorize(
  * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
  * tenant's admin key manages for its own tenant only.
  */
-const SERVER_WIDE = new Set([
-  "/v1/metrics",
-  "/metrics",
-  "/v1/swarm",
-  "/v1/pipelines",
-  "/v1/pipelines/:id",
-  "/v1/consensus",
-  "/v1/consensus/:id",
-]);
+const SERVER_WIDE = new Set(["/v1/metrics", "/metrics", "/v1/swarm", "/v1/pipelines", "/v1/pipelines/:id"]);
 const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
 
 export function isServerWide(route: string, table: ScopeTable = ROUTE_SCOPES): boolean {
