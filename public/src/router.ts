@@ -29,7 +29,7 @@ addEventListener("hashchange", () => {
 });
 
 export const sessionHref = (id: string) => `#/sessions/${encodeURIComponent(id)}`;
-/** A consensus review's page, as notifications link to it (src/channels/link.ts). */
+/** A consensus review's page, as notifications link to it (src/shared/dashboard-links.ts). */
 export const consensusHref = (id: string) => `#/consensus/${encodeURIComponent(id)}`;
 export function go(href: string) {
   location.hash = href;

@@ -1,21 +1,6 @@
 import type { AgEvent } from "../events/bus.ts";
 import { needsHuman } from "../events/names.ts";
-import { AgError } from "../shared/errors.ts";
-
-/**
- * CONTRACT §10: the dashboard's page of a session is `<dashboardUrl>/#/sessions/<id>`. The
- * configured URL may or may not end in a slash (the default has none): the link always has
- * exactly one before the `#` (or before the query, when the URL has one). A fragment already in
- * the configured URL is dropped: the route is the fragment.
- */
-export function sessionUrl(dashboardUrl: string, sessionId: string): string {
-  return sessionRoute(dashboardBase(dashboardUrl), sessionId);
-}
-
-/** A consensus review's page: `<dashboardUrl>/#/consensus/<id>`. */
-export function consensusUrl(dashboardUrl: string, consensusId: string): string {
-  return consensusRoute(dashboardBase(dashboardUrl), consensusId);
-}
+import { consensusRoute, dashboardBase, sessionRoute } from "../shared/dashboard-links.ts";
 
 /**
  * What a notification links to: the session's page when the event needs a human, a review's
@@ -30,22 +15,4 @@ export function humanLinks(dashboardUrl: string): HumanLink {
     if (event.event === "consensus.completed") return consensusRoute(base, event.meta.consensusId);
     return event.session && needsHuman(event.event) ? sessionRoute(base, event.session.id) : null;
   };
-}
-
-const sessionRoute = (base: string, id: string) => `${base}#/sessions/${encodeURIComponent(id)}`;
-const consensusRoute = (base: string, id: string) => `${base}#/consensus/${encodeURIComponent(id)}`;
-
-function dashboardBase(dashboardUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(dashboardUrl);
-  } catch {
-    throw new AgError(
-      "CONFIG_INVALID",
-      `invalid dashboardUrl: not a URL (got ${JSON.stringify(dashboardUrl)})`,
-    );
-  }
-  url.hash = "";
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/`;
-  return url.href;
 }

@@ -1,4 +1,4 @@
-import { sessionUrl } from "../channels/link.ts";
+import { sessionUrl } from "../shared/dashboard-links.ts";
 import { attachSession } from "./commands/attach.ts";
 import {
   type Created,

@@ -133,6 +133,7 @@ describe("ag review --no-wait and --show", () => {
       started.stdout,
     )![1]!;
     expect(started.stderr).toContain(`look at it: ag review --show ${id.slice(0, 8)}`);
+    expect(started.stderr).toContain(`/dashboard/#/consensus/${id}`);
     await until(() => reviews.sent.length === 2);
 
     const running = await ag(["review", "--show", id.slice(0, 8), "--port", port]);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { humanLinks, sessionUrl } from "../../src/channels/link.ts";
+import { humanLinks } from "../../src/channels/link.ts";
 import { EVENT_NAMES, NEEDS_HUMAN_EVENTS } from "../../src/events/names.ts";
+import { sessionUrl } from "../../src/shared/dashboard-links.ts";
 import { isAgError } from "../../src/shared/errors.ts";
 import { sampleEvent } from "../helpers/deliveries.ts";
 

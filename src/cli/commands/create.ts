@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
-import { sessionUrl } from "../../channels/link.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
+import { sessionUrl } from "../../shared/dashboard-links.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import type { ApiClient } from "../client.ts";

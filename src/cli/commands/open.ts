@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { sessionUrl } from "../../channels/link.ts";
 import { readDesktopEnv } from "../../config/load.ts";
+import { sessionUrl } from "../../shared/dashboard-links.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import { connect, dashboardUrl } from "../connect.ts";
 import { openInBrowser } from "../desktop.ts";

@@ -2,10 +2,11 @@ import { defineCommand } from "citty";
 import { type Consensus, MAX_CRITERIA, MAX_REVIEWERS } from "../../consensus/consensus.ts";
 import { describeOutcome } from "../../consensus/describe.ts";
 import type { Session } from "../../sessions/index.ts";
+import { consensusUrl } from "../../shared/dashboard-links.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS, parseCountFlag, repeatedFlag } from "../args.ts";
 import type { ApiClient } from "../client.ts";
-import { connect } from "../connect.ts";
+import { connect, dashboardUrl } from "../connect.ts";
 import { colourEnabled, plural, printJson, printLine, printNote } from "../output.ts";
 import { resolveSession, sessionPath } from "../resolve.ts";
 import { consensusPath, resolveReview, waitForReview } from "../review.ts";
@@ -59,7 +60,7 @@ export default defineCommand({
     json: { type: "boolean", description: "Machine-readable output: the review as the API answers it" },
   },
   async run({ args, rawArgs }) {
-    const { client } = connect(args, { timeoutMs: () => START_TIMEOUT_MS });
+    const { client, loaded } = connect(args, { timeoutMs: () => START_TIMEOUT_MS });
     const criteria = repeatedFlag(rawArgs, ["-c", "--criterion"]);
     if (args.show !== undefined) {
       if (args.session !== undefined || criteria.length > 0 || args.reviewers !== undefined)
@@ -94,13 +95,15 @@ export default defineCommand({
     });
     const handle = reviewHandle(started);
     const what = `review ${started.id} of ${session.name}: ${plural(started.reviewers.length, "reviewer")}, ${plural(criteria.length, "criterion", "criteria")}`;
+    const page = `dashboard: ${consensusUrl(dashboardUrl(loaded, client.baseUrl), started.id)}`;
     if (args.wait === false) {
       if (args.json) printJson(started);
       else printLine(`started ${what}`);
-      printNote(`look at it: ag review --show ${handle} (--wait waits for the verdict)`);
+      printNote(`look at it: ag review --show ${handle} (--wait waits for the verdict) or ${page}`);
       return;
     }
     printNote(what);
+    printNote(page);
     const review = await waitForReview(
       client,
       started.id,
