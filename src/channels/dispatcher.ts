@@ -5,6 +5,7 @@ import type { AgEvent, EventBus } from "../events/bus.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { inSpan, SpanStatusCode } from "../telemetry/index.ts";
 import { CHANNEL_NAMES, type ChannelName, type ChannelTarget, DeliveryError } from "./channel.ts";
 import type { ChannelStore, DeadLetter, PendingDelivery } from "./store.ts";
 
@@ -119,7 +120,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (let attempt = pending.attempts + 1; ; attempt++) {
       if (closed) return;
       store.attempted(pending.rowId, attempt);
-      const failure = await tryOnce(target, { id: pending.deliveryId, event: pending.event, attempt });
+      const failure = await tracedTry(target, { id: pending.deliveryId, event: pending.event, attempt });
       if (closed) return;
       if (!failure) {
         store.delivered(pending.rowId);
@@ -146,6 +147,33 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS);
     const base = RETRY_DELAYS_MS[attempt - 1]!;
     return Math.round(base * (0.8 + 0.4 * random()));
+  }
+
+  /**
+   * One try in its own span, `channel.<channel>.<event>`: a child of whatever published the event
+   * (a request's span), and the parent of the target's outgoing request (webhooks send its traceparent).
+   */
+  function tracedTry(
+    target: ChannelTarget,
+    delivery: { id: string; event: AgEvent; attempt: number },
+  ): Promise<DeliveryError | null> {
+    const attributes = {
+      "ag.channel": target.channel,
+      "ag.channel.target": target.name,
+      "ag.event": delivery.event.event,
+      "ag.delivery.id": delivery.id,
+      "ag.delivery.attempt": delivery.attempt,
+      ...(delivery.event.session ? { "ag.session.id": delivery.event.session.id } : {}),
+    };
+    return inSpan(`channel.${target.channel}.${delivery.event.event}`, attributes, async (span) => {
+      const failure = await tryOnce(target, delivery);
+      if (failure) {
+        span.setAttribute("ag.delivery.retryable", failure.retryable);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+        span.setAttribute("error.type", "DELIVERY_FAILED");
+      }
+      return failure;
+    });
   }
 
   /** One try, bounded by the target's timeout whether or not it honours the abort. */

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import type { WebhookTarget as WebhookConfig } from "../config/schema.ts";
 import type { AgEvent } from "../events/bus.ts";
+import { injectContext } from "../telemetry/index.ts";
 import { type ChannelTarget, DeliveryError, httpFailure } from "./channel.ts";
 import { humanLinks } from "./link.ts";
 
@@ -106,6 +107,8 @@ export function createWebhookTarget(
         "x-svc-delivery": delivery.id,
       };
       if (config.secret) headers["x-svc-signature"] = signature(config.secret, body);
+      // The attempt's span (tracing on): the receiver can continue its trace.
+      injectContext(headers);
       let response: Response;
       try {
         response = await doFetch(config.url, { method: "POST", headers, body, signal, redirect: "manual" });

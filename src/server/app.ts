@@ -9,6 +9,17 @@ import type { HookReceiver, SessionService } from "../sessions/index.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import {
+  extractContext,
+  otelContext,
+  otelTrace,
+  recordFailure,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  tracer,
+  tracingEnabled,
+} from "../telemetry/index.ts";
 import { rewriteAlias } from "./aliases.ts";
 import { createGuard } from "./auth.ts";
 import { parseChunkedBody } from "./body.ts";
@@ -86,6 +97,16 @@ export function createApp(deps: AppDeps): HttpApp {
   const clients = new WeakMap<Request, ClientInfo>();
   /** Answers held back before they go out (an address that keeps failing to authenticate). */
   const held = new WeakMap<Request, number>();
+  /** Each request's SERVER span (tracing on): the hooks that learn its route name it. */
+  const spans = new WeakMap<Request, Span>();
+
+  /** `GET /v1/sessions/:id`: the route's pattern, never the concrete path (one name per route). */
+  function nameSpan(request: Request, route: string | undefined): void {
+    const span = spans.get(request);
+    if (!span || !route) return;
+    span.updateName(`${request.method} ${route}`);
+    span.setAttribute("http.route", route);
+  }
 
   /** Whose budget a request spends: a key's, or an address's when anonymous; the owner's none. */
   function budgetOf(principal: Principal, request: Request): string | null {
@@ -131,8 +152,14 @@ export function createApp(deps: AppDeps): HttpApp {
 
   const app = new Elysia({ normalize: false })
     .headers({ "x-content-type-options": "nosniff", "cache-control": "no-store" })
-    .onError(({ error, code, request, set }) => {
+    .onError(({ error, code, request, set, route }) => {
       const body = toErrorBody(error, code, request, deps.logger);
+      const span = spans.get(request);
+      if (span) {
+        if (code !== "NOT_FOUND") nameSpan(request, route);
+        span.setAttribute("error.type", body.code);
+        if (body.statusCode >= 500) recordFailure(span, error);
+      }
       set.status = body.statusCode;
       if (body.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="ag"';
       if (error instanceof RateLimitedError) {
@@ -143,6 +170,7 @@ export function createApp(deps: AppDeps): HttpApp {
     })
     .onRequest(({ request, set }) => admit(request, set.headers))
     .onTransform(({ request, route, params, body }) => {
+      nameSpan(request, route);
       const principal = principalOf(request);
       authorize(principal, route, request.method, scopes);
       confine(principal, route, params, body);
@@ -165,32 +193,72 @@ export function createApp(deps: AppDeps): HttpApp {
   const unscoped = unscopedRoutes(app.routes, scopes);
   if (unscoped.length) throw new Error(`routes without a scope in src/server/routes/scopes.ts: ${unscoped}`);
 
+  /**
+   * A SERVER span around the whole answer (the audit record included), continuing the caller's
+   * trace when it sends a `traceparent`. Named by method alone until the route is known.
+   */
+  async function traced(request: Request, routed: Request, client?: ClientInfo): Promise<Response> {
+    const url = new URL(request.url);
+    const parent = extractContext(request.headers);
+    const span = tracer.startSpan(
+      request.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          "http.request.method": request.method,
+          "url.path": url.pathname,
+          "url.scheme": url.protocol.replace(":", ""),
+          ...(client?.ip ? { "client.address": client.ip } : {}),
+        },
+      },
+      parent,
+    );
+    spans.set(routed, span);
+    try {
+      const response = await otelContext.with(otelTrace.setSpan(parent, span), () => answer(routed, client));
+      span.setAttribute("http.response.status_code", response.status);
+      // OTel HTTP conventions: a SERVER span fails on 5xx only; a 4xx is the client's (its
+      // error.type, the envelope's code, is set all the same).
+      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      return response;
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  async function answer(routed: Request, client?: ClientInfo): Promise<Response> {
+    const response = await app.handle(routed);
+    const delay = held.get(routed);
+    if (delay) await Bun.sleep(delay);
+    if (trail) {
+      const path = new URL(routed.url).pathname;
+      const principal = principalOf(routed);
+      const party = {
+        actor: principal.kind === "anonymous" ? "unauthenticated" : principal.actor,
+        tenantId: principal.tenantId,
+        ip: client?.ip ?? null,
+      };
+      try {
+        await trail.record(
+          { method: routed.method, path, status: response.status, body: () => response.clone().json() },
+          party,
+        );
+      } catch (error) {
+        deps.logger.error(`audit record of ${routed.method} ${path} failed`, error);
+      }
+    }
+    return response;
+  }
+
   return {
     async handle(request, client) {
       const routed = rewriteAlias(request);
       if (client) clients.set(routed, client);
       if (client?.socket) bindSocketOffer(routed, client.socket);
-      const response = await app.handle(routed);
-      const delay = held.get(routed);
-      if (delay) await Bun.sleep(delay);
-      if (trail) {
-        const path = new URL(routed.url).pathname;
-        const principal = principalOf(routed);
-        const party = {
-          actor: principal.kind === "anonymous" ? "unauthenticated" : principal.actor,
-          tenantId: principal.tenantId,
-          ip: client?.ip ?? null,
-        };
-        try {
-          await trail.record(
-            { method: routed.method, path, status: response.status, body: () => response.clone().json() },
-            party,
-          );
-        } catch (error) {
-          deps.logger.error(`audit record of ${routed.method} ${path} failed`, error);
-        }
-      }
-      return response;
+      return tracingEnabled() ? traced(request, routed, client) : answer(routed, client);
     },
     routes: () => app.routes,
   };

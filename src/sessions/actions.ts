@@ -3,6 +3,7 @@ import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { inSpan } from "../telemetry/index.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { Exits } from "./exits.ts";
 import { assertTypeable } from "./lifecycle.ts";
@@ -202,7 +203,13 @@ export function createSessionActions(deps: ActionDeps) {
   }
 
   /** Ends a session ag stops: its state says why (and tells the bus), then its window closes. */
-  async function end(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
+  function end(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
+    return inSpan("session.kill", { "ag.session.id": id, "ag.session.end_reason": reason }, () =>
+      endOne(id, reason),
+    );
+  }
+
+  async function endOne(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
     const rec = record(id);
     if (isTerminal(rec.status))
       throw new AgError("SESSION_NOT_FOUND", `session ${id} has already ended (${rec.status})`);

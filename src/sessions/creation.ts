@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { tenantMayUse } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { headCommit } from "../shared/git.ts";
+import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import type { Exits } from "./exits.ts";
@@ -128,8 +129,16 @@ export function createSessionCreation(
     prompt: string | undefined,
     warnings: string[],
     reused: boolean,
+    span?: Span,
   ) {
+    span?.setAttributes({ "ag.session.id": session.id, "ag.session.reused": reused });
     const promptDelivery = prompt === undefined ? null : await deps.deliver(session, prompt);
+    if (promptDelivery)
+      span?.addEvent("prompt.delivery", {
+        "ag.delivery.delivered": promptDelivery.delivered,
+        "ag.delivery.attempts": promptDelivery.attempts,
+        ...(promptDelivery.reason ? { "ag.delivery.reason": promptDelivery.reason } : {}),
+      });
     return { session: toSession(record(session.id)), created: !reused, reused, promptDelivery, warnings };
   }
 
@@ -167,29 +176,38 @@ export function createSessionCreation(
     return path;
   }
 
+  /** One create (or reuse), inside its `session.create` span. */
+  async function createOne(
+    request: CreateSessionInput,
+    owner: Owner | undefined,
+    options: CreateOptions,
+    span: Span,
+  ): Promise<CreateResult> {
+    const given = resolveCreateInput(
+      request,
+      request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
+    );
+    const tenantId = tenantOf(owner);
+    // The tenant first: outside its root, whether a path exists is none of its business.
+    deps.tenants?.check(tenantId, given.workDir);
+    const input = { ...given, workDir: validateWorkDir(given.workDir) };
+    const warnings: string[] = [];
+    const prompt = promptOf(input, tenantId, warnings);
+    const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
+    if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
+    assertCapacity(launcher);
+    const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
+    deps.repo.insert(fresh);
+    span.setAttribute("ag.session.id", fresh.id);
+    const session = await launchWindow(launcher, { record: fresh, warnings });
+    span.addEvent("session.launched");
+    return result(session, prompt, warnings, false, span);
+  }
+
   const creation = {
-    async create(
-      request: CreateSessionInput,
-      owner?: Owner,
-      options: CreateOptions = {},
-    ): Promise<CreateResult> {
-      const given = resolveCreateInput(
-        request,
-        request.templateId ? deps.templates?.defaults(request.templateId) : undefined,
-      );
-      const tenantId = tenantOf(owner);
-      // The tenant first: outside its root, whether a path exists is none of its business.
-      deps.tenants?.check(tenantId, given.workDir);
-      const input = { ...given, workDir: validateWorkDir(given.workDir) };
-      const warnings: string[] = [];
-      const prompt = promptOf(input, tenantId, warnings);
-      const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
-      if (existing) return result(live.running(existing.id), prompt, warnings, true);
-      assertCapacity(launcher);
-      const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
-      deps.repo.insert(fresh);
-      const session = await launchWindow(launcher, { record: fresh, warnings });
-      return result(session, prompt, warnings, false);
+    create(request: CreateSessionInput, owner?: Owner, options: CreateOptions = {}): Promise<CreateResult> {
+      const attributes = options.managedBy ? { "ag.session.managed_by": options.managedBy } : {};
+      return inSpan("session.create", attributes, (span) => createOne(request, owner, options, span));
     },
 
     async createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult> {

@@ -1,5 +1,6 @@
 import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola";
 import type { LogLevel } from "../config/schema.ts";
+import { activeIds } from "../telemetry/index.ts";
 
 export type Logger = ConsolaInstance;
 
@@ -41,7 +42,7 @@ export function createLogger(options: LoggerOptions): Logger {
   return createConsola({ level: LEVEL_NUMBER[options.level], reporters: [reporter] });
 }
 
-/** One JSON object per line: {time, level, msg, ...fields}. */
+/** One JSON object per line: {time, level, msg, ...fields, traceId?, spanId?}. */
 function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
   return {
     log(entry) {
@@ -54,6 +55,9 @@ function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
         else words.push(String(arg));
       }
       record.msg = words.join(" ");
+      // Inside a traced context (tracing on): the line joins its trace in a log backend.
+      const ids = activeIds();
+      if (ids) Object.assign(record, ids);
       stream.write(`${JSON.stringify(record)}\n`);
     },
   };
@@ -73,6 +77,8 @@ function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
             parts.push(`${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
         } else parts.push(String(arg));
       }
+      const ids = activeIds();
+      if (ids) parts.push(`traceId=${ids.traceId}`, `spanId=${ids.spanId}`);
       stream.write(`${entry.date.toISOString()} ${entry.type.toUpperCase().padEnd(5)} ${parts.join(" ")}\n`);
     },
   };

@@ -3,6 +3,7 @@ import { loadConfig } from "../../config/load.ts";
 import { startRuntime } from "../../runtime.ts";
 import { createShutdown } from "../../server/shutdown.ts";
 import { createLogger } from "../../shared/log.ts";
+import { startTracing } from "../../telemetry/index.ts";
 import { VERSION } from "../../version.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 
@@ -22,13 +23,18 @@ export default defineCommand({
     const logger = createLogger({ level: config.logLevel, json: config.jsonLogs });
     for (const warning of loaded.warnings) logger.warn(warning);
 
+    // Before the runtime: what it does from its first request on is traced (when enabled).
+    const tracing = await startTracing(config, logger);
     const runtime = await startRuntime({ config, logger });
 
     const shutdown = createShutdown({
       graceMs: config.shutdownGraceMs,
       hardMs: config.shutdownHardMs,
       drain: (graceMs) => runtime.drain(graceMs),
-      close: () => runtime.close(),
+      async close() {
+        runtime.close();
+        await tracing.shutdown();
+      },
       exit: (code) => process.exit(code),
       logger,
     });
