@@ -5,6 +5,7 @@ import { normalizeText, type Owner, type SessionService, turnEnd } from "../sess
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { inSpan } from "../telemetry/index.ts";
 import { readAnswer } from "./answer.ts";
 import { restateBrief, reviewBrief } from "./brief.ts";
 import { collectChange } from "./change.ts";
@@ -175,7 +176,18 @@ export function createConsensusService(deps: {
     }
   }
 
-  async function runReviewer(record: Consensus, r: Reviewer, brief: string): Promise<void> {
+  function runReviewer(record: Consensus, r: Reviewer, brief: string): Promise<void> {
+    const attributes = { "ag.consensus.id": record.id, "ag.consensus.reviewer": r.index };
+    return inSpan("consensus.reviewer", attributes, async (span) => {
+      await runReviewerNow(record, r, brief);
+      span.setAttributes({
+        "ag.consensus.reviewer.status": r.status,
+        "ag.consensus.reviewer.verdict": r.verdict ?? "",
+      });
+    });
+  }
+
+  async function runReviewerNow(record: Consensus, r: Reviewer, brief: string): Promise<void> {
     try {
       if (r.status === "pending" || r.status === "starting") await startReviewer(record, r, brief);
       const started = r.startedAt ? Date.parse(r.startedAt) : deps.clock.now();

@@ -6,6 +6,7 @@ import { turnEnd, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { inSpan } from "../telemetry/index.ts";
 import { type CreatePipelineBody, type Pipeline, type Stage, stagePrompt } from "./pipeline.ts";
 import { createPipelineRepo } from "./repo.ts";
 
@@ -48,7 +49,12 @@ export function createPipelineService(deps: {
     return pipeline;
   }
 
-  async function runStage(pipeline: Pipeline, stage: Stage, previous: string | null): Promise<string> {
+  function runStage(pipeline: Pipeline, stage: Stage, previous: string | null): Promise<string> {
+    const attributes = { "ag.pipeline.id": pipeline.id, "ag.pipeline.stage": stage.index + 1 };
+    return inSpan("pipeline.stage", attributes, () => runStageNow(pipeline, stage, previous));
+  }
+
+  async function runStageNow(pipeline: Pipeline, stage: Stage, previous: string | null): Promise<string> {
     if (!stage.sessionId) {
       stage.status = "running";
       stage.startedAt = at();

@@ -68,23 +68,39 @@ export function createSessionActions(deps: ActionDeps) {
   }
 
   function deliver(session: LiveSession, text: string): Promise<DeliveryResult> {
-    return session.typing(async () => {
-      const started = deps.clock.now();
-      const result = await deliverTo(session, deps, text, deps.delivery);
-      session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
-      if (!result.delivered) {
-        deps.diagnostics?.record(
-          "delivery.failed",
-          `session ${session.id}: not delivered after ${result.attempts} attempt(s): ${result.reason ?? "unknown"}`,
-        );
-      } else if (result.attempts > 1) {
-        deps.diagnostics?.record(
-          "delivery.retry",
-          `session ${session.id}: delivered at attempt ${result.attempts}`,
-        );
-      }
-      return result;
-    });
+    return session.typing(() =>
+      inSpan(
+        "session.deliver",
+        { "ag.session.id": session.id, "ag.prompt.bytes": Buffer.byteLength(text) },
+        (span) =>
+          typeIn(session, text).then((result) => {
+            span.setAttributes({
+              "ag.delivery.delivered": result.delivered,
+              "ag.delivery.attempts": result.attempts,
+            });
+            return result;
+          }),
+      ),
+    );
+  }
+
+  /** One delivery, with what metrics and diagnostics record of it. */
+  async function typeIn(session: LiveSession, text: string): Promise<DeliveryResult> {
+    const started = deps.clock.now();
+    const result = await deliverTo(session, deps, text, deps.delivery);
+    session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
+    if (!result.delivered) {
+      deps.diagnostics?.record(
+        "delivery.failed",
+        `session ${session.id}: not delivered after ${result.attempts} attempt(s): ${result.reason ?? "unknown"}`,
+      );
+    } else if (result.attempts > 1) {
+      deps.diagnostics?.record(
+        "delivery.retry",
+        `session ${session.id}: delivered at attempt ${result.attempts}`,
+      );
+    }
+    return result;
   }
 
   /**
@@ -93,6 +109,14 @@ export function createSessionActions(deps: ActionDeps) {
    * dialog must not let the second land on the dialog after it).
    */
   function press(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
+    const attributes = {
+      "ag.session.id": session.id,
+      ...(dialog === undefined ? {} : { "ag.permission.id": dialog }),
+    };
+    return inSpan(`session.${what}`, attributes, () => pressNow(session, steps, what, dialog));
+  }
+
+  function pressNow(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
     return session.typing(async () => {
       if (dialog !== undefined) {
         await drawn(session, dialog);

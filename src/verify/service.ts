@@ -2,6 +2,7 @@ import type { EventBus } from "../events/bus.ts";
 import type { SessionService } from "../sessions/index.ts";
 import { describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { inSpan } from "../telemetry/index.ts";
 import { readProject } from "./project.ts";
 import { type RunCommand, runCommand } from "./runner.ts";
 import {
@@ -95,15 +96,27 @@ export function createVerificationService(deps: VerificationServiceDeps): Verifi
           steps.push(skippedStep(plan));
           continue;
         }
-        const outcome = await run({
-          argv: plan.argv,
-          cwd: session.workDir,
-          timeoutMs: plan.timeoutMs,
-          killGraceMs,
-          defaultEnv: CHILD_ENV_DEFAULTS,
-          signal: shutdown.signal,
-        });
-        steps.push(stepFromOutcome(plan, outcome));
+        const step = await inSpan(
+          "verification.step",
+          { "ag.verification.step": plan.name },
+          async (span) => {
+            const outcome = await run({
+              argv: plan.argv,
+              cwd: session.workDir,
+              timeoutMs: plan.timeoutMs,
+              killGraceMs,
+              defaultEnv: CHILD_ENV_DEFAULTS,
+              signal: shutdown.signal,
+            });
+            const done = stepFromOutcome(plan, outcome);
+            span.setAttributes({
+              "ag.verification.ok": done.ok,
+              "ag.verification.exit_code": done.exitCode ?? -1,
+            });
+            return done;
+          },
+        );
+        steps.push(step);
       }
       const totalDurationMs = elapsed();
       result = {

@@ -129,6 +129,8 @@ describe("tracing on the compiled binary", () => {
     });
     expect(created.status).toBe(201);
     const session = (await created.json()) as { id: string };
+    // ag's keys into the session: a span of their own under the request's.
+    expect((await call("POST", `/v1/sessions/${session.id}/escape`)).status).toBe(200);
     expect((await call("DELETE", `/v1/sessions/${session.id}`)).status).toBe(200);
 
     const deadline = Date.now() + 10_000;
@@ -185,6 +187,13 @@ describe("tracing on the compiled binary", () => {
       "ag.session.reused": false,
     });
     expect(create!.events?.map((e) => e.name)).toContain("session.launched");
+
+    const [escapeRequest] = named("POST /v1/sessions/:id/escape");
+    expect(named("session.escape")[0]).toMatchObject({
+      kind: SPAN_KIND_INTERNAL,
+      traceId: escapeRequest!.traceId,
+      parentSpanId: escapeRequest!.spanId,
+    });
 
     const [del] = named("DELETE /v1/sessions/:id");
     const [kill] = named("session.kill");
