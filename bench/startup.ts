@@ -1,7 +1,7 @@
 /**
  * Start-up of the compiled binary: `ag --version`, the time from spawning `ag` to its first
  * healthy answer on GET /v1/health, and the RSS of an idle server.
- * `bun bench/startup.ts [path/to/ag] [runs]`
+ * `bun bench/startup.ts [path/to/ag] [runs]` (SVC_OTEL_* variables are passed on to the server)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +39,8 @@ async function startServer() {
       HOME: home,
       SVC_TMUX_SOCKET: `ag-bench-${process.pid}`,
       SVC_LOG_LEVEL: "warn",
+      // Tracing settings pass through: `SVC_OTEL_ENABLED=true bun bench/startup.ts` measures it on.
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith("SVC_OTEL_"))),
     },
     stdout: "ignore",
     stderr: "ignore",
