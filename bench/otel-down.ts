@@ -51,7 +51,12 @@ async function measure(tracing: boolean) {
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 500; i++) {
-    if (await fetch(`${base}/v1/health`).then((r) => r.ok).catch(() => false)) break;
+    if (
+      await fetch(`${base}/v1/health`)
+        .then((r) => r.ok)
+        .catch(() => false)
+    )
+      break;
     await Bun.sleep(10);
   }
   const results = [];

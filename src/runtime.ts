@@ -56,6 +56,8 @@ import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
 import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
+import { tracingEnabled } from "./telemetry/index.ts";
+import { traceAgentTurns } from "./telemetry/turns.ts";
 import { createTemplateService } from "./templates/index.ts";
 import { createTerminalService } from "./terminal/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
@@ -195,6 +197,20 @@ export async function startRuntime({
       logger,
       stageTimeoutMs: config.pipelineStageTimeoutMs,
     });
+    // Agent turns as traces, when tracing is on (startTracing ran before the runtime).
+    const stopTurnTracing = tracingEnabled()
+      ? traceAgentTurns({
+          bus,
+          agent: agent.name,
+          tokens: (id) => {
+            try {
+              return sessions.get(id).tokenUsage;
+            } catch {
+              return null; // pruned meanwhile
+            }
+          },
+        })
+      : () => {};
     const consensus = createConsensusService({
       db,
       sessions,
@@ -358,6 +374,7 @@ export async function startRuntime({
       tmux: control,
       drain: (graceMs) => server.stop(graceMs),
       close() {
+        stopTurnTracing();
         pipelines.close();
         consensus.close();
         supervisor.stop();

@@ -192,6 +192,7 @@ export const EVENT_PAYLOADS = {
   "message.thinking": message({}),
   "message.tool_use": message({
     tool: Type.String({ description: "the tool's name" }),
+    toolUseId: Type.String({ description: "the tool use's id (its message.tool_result names it)" }),
     input: Type.Unknown({ description: "the tool's input (every string clipped to 2000 characters)" }),
   }),
   "message.tool_result": message({

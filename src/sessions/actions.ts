@@ -4,6 +4,7 @@ import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { inSpan } from "../telemetry/index.ts";
+import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { Exits } from "./exits.ts";
 import { assertTypeable } from "./lifecycle.ts";
@@ -72,14 +73,17 @@ export function createSessionActions(deps: ActionDeps) {
       inSpan(
         "session.deliver",
         { "ag.session.id": session.id, "ag.prompt.bytes": Buffer.byteLength(text) },
-        (span) =>
-          typeIn(session, text).then((result) => {
+        (span) => {
+          // The turn this prompt starts is traced as this delivery's child.
+          rememberPromptContext(session.id);
+          return typeIn(session, text).then((result) => {
             span.setAttributes({
               "ag.delivery.delivered": result.delivered,
               "ag.delivery.attempts": result.attempts,
             });
             return result;
-          }),
+          });
+        },
       ),
     );
   }

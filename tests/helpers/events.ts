@@ -79,7 +79,7 @@ export const SAMPLE_PAYLOADS: { [N in EventName]: EventPayload<N> } = {
   "message.user": message,
   "message.assistant": message,
   "message.thinking": message,
-  "message.tool_use": { ...message, tool: "Bash", input: { command: "npm test" } },
+  "message.tool_use": { ...message, tool: "Bash", toolUseId: "toolu_1", input: { command: "npm test" } },
   "message.tool_result": { ...message, toolUseId: "toolu_1", isError: false },
   "status.idle": idle,
   "status.working": working,

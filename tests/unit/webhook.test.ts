@@ -117,10 +117,15 @@ describe("webhooks against a real receiver", () => {
       session: { id: "s1" },
     });
     const tool = webhookPayload(
-      at("message.tool_use", "Edit", { ...message, tool: "Edit", input: { new_string: "code" } }),
+      at("message.tool_use", "Edit", {
+        ...message,
+        tool: "Edit",
+        toolUseId: "toolu_9",
+        input: { new_string: "code" },
+      }),
       true,
     );
-    expect(tool.meta).toEqual({ ...message, tool: "Edit", input: "[REDACTED]" });
+    expect(tool.meta).toEqual({ ...message, tool: "Edit", toolUseId: "toolu_9", input: "[REDACTED]" });
     // Any event's meta may hold the pending prompt's command.
     const timeout = webhookPayload(
       at("status.permission_timeout", "no answer to tool prompt for 300000 ms", {

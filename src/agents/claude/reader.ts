@@ -128,7 +128,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
               {
                 event: "message.tool_use",
                 detail: block.name,
-                meta: { ...meta, tool: block.name, input: clipStrings(block.input) },
+                meta: { ...meta, tool: block.name, toolUseId: block.id, input: clipStrings(block.input) },
               },
             ];
           }
