@@ -90,5 +90,18 @@ export function toFamilies(
       type: "histogram",
       samples: [latency.detection],
     },
+    ...(report.tracing
+      ? [
+          {
+            name: "ag_tracing_spans_total",
+            help: "Spans given to the OTLP exporter since ag started, by outcome (exported, failed, dropped from the full queue)",
+            type: "counter" as const,
+            samples: (["exported", "failed", "dropped"] as const).map((outcome) => ({
+              labels: { outcome },
+              value: report.tracing![outcome],
+            })),
+          },
+        ]
+      : []),
   ];
 }

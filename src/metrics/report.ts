@@ -43,5 +43,18 @@ export const MetricsReport = Type.Object({
     deliveryMs: Latency,
     stateDetectionMs: Latency,
   }),
+  tracing: Type.Union(
+    [
+      Type.Object({
+        exported: Type.Integer({ description: "spans the collector took" }),
+        failed: Type.Integer({
+          description: "spans of exports that failed (collector down, refused, timed out)",
+        }),
+        dropped: Type.Integer({ description: "spans dropped because the bounded queue was full" }),
+      }),
+      Type.Null(),
+    ],
+    { description: "OpenTelemetry export since ag started; null when tracing is off" },
+  ),
 });
 export type MetricsReport = Static<typeof MetricsReport>;

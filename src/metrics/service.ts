@@ -3,6 +3,7 @@ import type { SessionRepo } from "../sessions/index.ts";
 import { estimateCost, type PriceTable } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import { tracingStats } from "../telemetry/index.ts";
 import { toFamilies } from "./exposition.ts";
 import { createTokenLedger, sumTokens } from "./ledger.ts";
 import { renderPrometheus } from "./prometheus.ts";
@@ -64,6 +65,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
         deliveryMs: recorder.deliveryLatency.recent(),
         stateDetectionMs: recorder.detectionLatency.recent(),
       },
+      tracing: tracingStats(),
     };
   }
 

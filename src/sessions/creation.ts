@@ -230,7 +230,13 @@ export function createSessionCreation(
       return { created: created.filter(Boolean), failed: failed.sort((a, b) => a.index - b.index) };
     },
 
-    async fork(id: string): Promise<CreateResult> {
+    fork(id: string): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
+        creation.forkNow(id),
+      );
+    },
+
+    async forkNow(id: string): Promise<CreateResult> {
       const parent = record(id);
       await conversationOf(parent);
       assertCapacity(launcher);
@@ -246,7 +252,13 @@ export function createSessionCreation(
       return result(session, undefined, warnings, false);
     },
 
-    async spawn(id: string, prompt: string): Promise<CreateResult> {
+    spawn(id: string, prompt: string): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "spawn", "ag.session.parent_id": id }, () =>
+        creation.spawnNow(id, prompt),
+      );
+    },
+
+    async spawnNow(id: string, prompt: string): Promise<CreateResult> {
       live.running(id);
       const parent = record(id);
       if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
@@ -274,7 +286,13 @@ export function createSessionCreation(
       return result(session, text, warnings, false);
     },
 
-    async resume(id: string): Promise<CreateResult> {
+    resume(id: string): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "resume", "ag.session.parent_id": id }, () =>
+        creation.resumeNow(id),
+      );
+    },
+
+    async resumeNow(id: string): Promise<CreateResult> {
       const ended = record(id);
       if (!isTerminal(ended.status))
         throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);

@@ -36,6 +36,17 @@ export type { Span } from "@opentelemetry/api";
 
 const DISABLED: Tracing = { enabled: false, shutdown: async () => {} };
 let enabled = false;
+let stats: (() => TracingStats) | null = null;
+
+/** What the exporter did since ag started (for /metrics); null when tracing is off. */
+export interface TracingStats {
+  exported: number;
+  failed: number;
+  dropped: number;
+}
+export function tracingStats(): TracingStats | null {
+  return stats?.() ?? null;
+}
 
 /** ag's one tracer: a proxy that becomes the SDK's once startTracing() registers it. */
 export const tracer = trace.getTracer("ag", VERSION);
@@ -50,6 +61,7 @@ export async function startTracing(settings: TracingSettings, logger: Logger): P
   const sdk = await import("./sdk.ts");
   const started = sdk.startSdk(settings, logger);
   enabled = true;
+  stats = started.stats;
   return {
     enabled: true,
     async shutdown() {

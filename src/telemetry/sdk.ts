@@ -14,7 +14,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { Logger } from "../shared/log.ts";
 import { VERSION } from "../version.ts";
-import type { TracingSettings } from "./index.ts";
+import type { TracingSettings, TracingStats } from "./index.ts";
 
 /**
  * The OpenTelemetry SDK, loaded only when tracing is enabled (index.ts imports this file
@@ -31,14 +31,6 @@ const EXPORT_TIMEOUT_MS = 5_000;
 const SHUTDOWN_FLUSH_MS = 3_000;
 /** Failures are logged at most this often (a collector that is down fails every batch). */
 const WARN_EVERY_MS = 60_000;
-
-export interface TracingStats {
-  exported: number;
-  /** Spans of failed exports (collector down, refused, timed out). */
-  failed: number;
-  /** Spans dropped because the queue was full. */
-  dropped: number;
-}
 
 /**
  * OTLP/HTTP's traces path. The setting is a collector's base URL (`http://host:4318`, as

@@ -70,6 +70,15 @@ describe("tracing on the compiled binary", () => {
     while (hooks.length === 0 && Date.now() < deadline) await Bun.sleep(50);
     expect(hooks).toHaveLength(1);
 
+    // The exporter's counters are in /metrics (the collector is up: nothing failed or dropped).
+    const metrics = (await (await call("GET", "/v1/metrics")).json()) as {
+      tracing: { exported: number; failed: number; dropped: number } | null;
+    };
+    expect(metrics.tracing).toMatchObject({ failed: 0, dropped: 0 });
+    expect(await (await call("GET", "/metrics")).text()).toContain(
+      'ag_tracing_spans_total{outcome="dropped"} 0',
+    );
+
     // Graceful shutdown flushes what is still queued.
     expect(await ag.stop("SIGTERM")).toBe(0);
     expect(collector.paths.every((p) => p === "POST /v1/traces application/json")).toBe(true);

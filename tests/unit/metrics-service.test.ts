@@ -88,6 +88,9 @@ describe("tokens across sessions", () => {
       "claude-sonnet-test": { input: 307, output: 63, cacheRead: 1000, cacheCreation: 10 },
       "claude-opus-x": { input: 1, output: 1, cacheRead: 0, cacheCreation: 2 },
     });
+    // Tracing is off here: no exporter counters, and none in the Prometheus text.
+    expect(report.tracing).toBeNull();
+    expect(await metrics.prometheus()).not.toContain("ag_tracing_spans_total");
   });
 
   test("lines appended since the last scrape are added; a pruned session's tokens stay counted", async () => {
