@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type { MockRule } from "../fakes/mock-model.ts";
-import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { type AgentWorld, sessionThatWroteHello, startAgentWorld } from "../helpers/agent-world.ts";
+import { launchChromium, openDashboard } from "../helpers/browser.ts";
+import { gitRepository } from "../helpers/git.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -43,31 +44,11 @@ let world: AgentWorld;
 let browser: Browser;
 let target: string;
 
-function git(...args: string[]): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd: world.workDir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
 beforeAll(async () => {
   [world, browser] = await Promise.all([startAgentWorld({ SVC_AUTH_TOKEN: TOKEN }), launchChromium()]);
-  git("init", "-q");
-  git("config", "user.email", "test@example.com");
-  git("config", "user.name", "test");
-  writeFileSync(join(world.workDir, "README.md"), "a project\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "start");
+  gitRepository(world.workDir);
   // The reviewed session's work: the agent writes hello.txt.
-  const created = await world.api<Json>("POST", "/v1/sessions", {
-    workDir: world.workDir,
-    name: "greeter",
-    prompt: "edit file",
-  });
-  target = created.body.id;
-  const waiting = await world.waitFor(target, "permission_prompt", 60_000);
-  await world.api("POST", `/v1/sessions/${target}/approve`, {
-    permissionId: (waiting.pendingPermission as Json).id,
-  });
-  await world.waitFor(target, "idle", 60_000);
+  target = (await sessionThatWroteHello(world, { name: "greeter" })).id;
 }, 120_000);
 
 afterAll(async () => {
@@ -75,31 +56,9 @@ afterAll(async () => {
   await world?.stop();
 });
 
-/** A page at `path` of the dashboard, the token given as a person does; every problem recorded. */
-async function open(viewport: Viewport, path: string, colorScheme: "light" | "dark" = "light") {
-  const context = await browser.newContext({
-    colorScheme,
-    viewport: { width: viewport.width, height: viewport.height },
-    isMobile: viewport.name === "phone",
-    hasTouch: viewport.name === "phone",
-  });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    // The first load before the token is given is refused by design.
-    if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.addInitScript(() =>
-    document.addEventListener("securitypolicyviolation", (e) =>
-      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
-    ),
-  );
-  await page.goto(`${world.ag.url}/dashboard/${path}`);
-  await page.waitForSelector("#token-form:not([hidden])");
-  await page.fill("#token", TOKEN);
-  await page.click('#token-form button[type="submit"]');
-  return { page, problems, close: () => context.close() };
+/** A page at `path` of the dashboard (tests/helpers/browser.ts). */
+function open(viewport: Viewport, path: string, colorScheme: "light" | "dark" = "light") {
+  return openDashboard(browser, { url: world.ag.url, token: TOKEN, viewport, path, colorScheme });
 }
 
 /** What the test keeps in the page: a mark a reload would lose, and what the review's page showed. */

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { MockRule } from "../fakes/mock-model.ts";
-import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { type AgentWorld, sessionThatWroteHello, startAgentWorld } from "../helpers/agent-world.ts";
+import { gitRepository } from "../helpers/git.ts";
 import { type SseReader, sseReader } from "../helpers/sse.ts";
 import { tmux } from "../helpers/tmux.ts";
 
@@ -25,11 +24,6 @@ const CRITERIA = ["hello.txt greets the reader", "nothing else changed"];
 
 const answer = (c1: string, c2: string, verdict: string, preface = "") =>
   `${preface}CRITERION 1: ${c1} — checked hello.txt\nCRITERION 2: ${c2} — looked at the diff\nVERDICT: ${verdict}`;
-
-function git(...args: string[]): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd: world.workDir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
 
 /** Waits for the consensus.completed of this review on the event stream. */
 async function completed(consensusId: string): Promise<Json> {
@@ -69,26 +63,13 @@ function windows(): string[] {
 beforeAll(async () => {
   // A reviewer gets 30 s here (600 s by default): long enough for a loaded machine, short enough to test.
   world = await startAgentWorld({ SVC_CONSENSUS_TIMEOUT_MS: "30000" });
-  git("init", "-q");
-  git("config", "user.email", "test@example.com");
-  git("config", "user.name", "test");
-  writeFileSync(join(world.workDir, "README.md"), "a project\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "start");
+  gitRepository(world.workDir);
   const stream = await fetch(`${world.ag.url}/v1/events`);
   events = sseReader(stream.body!);
   // The reviewed session's work: the agent writes hello.txt (approved).
-  const created = await world.api<Json>("POST", "/v1/sessions", {
-    workDir: world.workDir,
-    prompt: "edit file",
-  });
-  target = created.body.id;
-  expect(created.body.baseCommit).toMatch(/^[0-9a-f]{40}$/);
-  const waiting = await world.waitFor(target, "permission_prompt", 60_000);
-  await world.api("POST", `/v1/sessions/${target}/approve`, {
-    permissionId: (waiting.pendingPermission as Json).id,
-  });
-  await world.waitFor(target, "idle", 60_000);
+  const created = await sessionThatWroteHello(world);
+  target = created.id;
+  expect(created.baseCommit).toMatch(/^[0-9a-f]{40}$/);
 }, 120_000);
 
 afterAll(async () => {

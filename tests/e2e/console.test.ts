@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { freePort } from "../helpers/binary.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { launchChromium, openDashboard } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -60,33 +60,17 @@ afterAll(async () => {
   receiver.stop(true);
 });
 
-/** A page at `path` of the dashboard, the token given as a person does; every problem recorded. */
-async function open(viewport: (typeof VIEWPORTS)[number], path: string) {
-  const context = await browser.newContext({
-    viewport: { width: viewport.width, height: viewport.height },
-    isMobile: viewport.name === "phone",
-    hasTouch: viewport.name === "phone",
+/** A page at `path` of the dashboard (tests/helpers/browser.ts); nothing of the sessions shows before the token. */
+function open(viewport: (typeof VIEWPORTS)[number], path: string) {
+  return openDashboard(browser, {
+    url: world.ag.url,
+    token: TOKEN,
+    viewport,
+    path,
+    beforeToken: async (page) => {
+      expect(await page.$("#pending, #sessions tbody tr, .session-view")).toBeNull();
+    },
   });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    // The first load before the token is given is refused by design.
-    if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(e.message));
-  // A CSP violation is reported by the page itself too (Chromium also logs it as an error).
-  await page.addInitScript(() =>
-    document.addEventListener("securitypolicyviolation", (e) =>
-      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
-    ),
-  );
-  await page.goto(`${world.ag.url}/dashboard/${path}`);
-  await page.waitForSelector("#token-form:not([hidden])");
-  // Nothing about the sessions shows before the token.
-  expect(await page.$("#pending, #sessions tbody tr, .session-view")).toBeNull();
-  await page.fill("#token", TOKEN);
-  await page.click('#token-form button[type="submit"]');
-  return { page, problems, close: () => context.close() };
 }
 
 async function createSession(prompt?: string): Promise<{ id: string; workDir: string }> {

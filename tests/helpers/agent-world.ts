@@ -114,3 +114,24 @@ export async function startAgentWorld(extraEnv: Record<string, string> = {}): Pr
   };
   return world;
 }
+
+/**
+ * A session whose work is a file: its agent writes hello.txt in the world's workDir (the mock's
+ * "edit file"), ag approves the Write, and the turn ends. Answers the create's body.
+ */
+export async function sessionThatWroteHello(
+  world: AgentWorld,
+  body: Record<string, unknown> = {},
+): Promise<Record<string, unknown> & { id: string }> {
+  const created = await world.api<Record<string, unknown> & { id: string }>("POST", "/v1/sessions", {
+    workDir: world.workDir,
+    prompt: "edit file",
+    ...body,
+  });
+  const waiting = await world.waitFor(created.body.id, "permission_prompt", 60_000);
+  await world.api("POST", `/v1/sessions/${created.body.id}/approve`, {
+    permissionId: (waiting.pendingPermission as { id: string }).id,
+  });
+  await world.waitFor(created.body.id, "idle", 60_000);
+  return created.body;
+}

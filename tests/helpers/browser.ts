@@ -1,4 +1,4 @@
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { CHROMIUM_ARGS, findChromium, launchChromium as launch } from "../../src/screenshot/index.ts";
 
 /** Debian's Chromium (CI installs it), found as ag finds it; SVC_CHROMIUM_PATH points elsewhere. */
@@ -13,4 +13,54 @@ export function chromiumPath(): string {
 /** The machine has no network but loopback: the flags keep Chromium from reaching for Google's hosts. */
 export function launchChromium(): Promise<Browser> {
   return launch(chromiumPath(), CHROMIUM_ARGS);
+}
+
+export interface DashboardViewport {
+  name: string;
+  width: number;
+  height: number;
+}
+
+/**
+ * A page at `path` of the dashboard served at `url`, its token given as a person does (through
+ * the token form); every console error (but the first load's refused 401), page error and CSP
+ * violation is recorded in `problems`. `beforeToken` looks at the page before the token is given.
+ */
+export async function openDashboard(
+  browser: Browser,
+  options: {
+    url: string;
+    token: string;
+    viewport: DashboardViewport;
+    path: string;
+    colorScheme?: "light" | "dark";
+    beforeToken?: (page: Page) => Promise<void>;
+  },
+): Promise<{ page: Page; problems: string[]; close: () => Promise<void> }> {
+  const { viewport } = options;
+  const context = await browser.newContext({
+    colorScheme: options.colorScheme ?? "light",
+    viewport: { width: viewport.width, height: viewport.height },
+    isMobile: viewport.name === "phone",
+    hasTouch: viewport.name === "phone",
+  });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    // The first load before the token is given is refused by design.
+    if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
+  });
+  page.on("pageerror", (e) => problems.push(e.message));
+  // A CSP violation is reported by the page itself too (Chromium also logs it as an error).
+  await page.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+    ),
+  );
+  await page.goto(`${options.url}/dashboard/${options.path}`);
+  await page.waitForSelector("#token-form:not([hidden])");
+  await options.beforeToken?.(page);
+  await page.fill("#token", options.token);
+  await page.click('#token-form button[type="submit"]');
+  return { page, problems, close: () => context.close() };
 }

@@ -3,21 +3,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { collectChange, MAX_CHANGE_CHARS } from "../../src/consensus/change.ts";
 import { headCommit } from "../../src/shared/git.ts";
+import { git, gitRepository } from "../helpers/git.ts";
 import { tempDir } from "../helpers/temp.ts";
 
-function git(dir: string, ...args: string[]): void {
-  const result = Bun.spawnSync(["git", ...args], { cwd: dir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
+/** A repository whose last commit adds a.txt. */
 function repository(): string {
-  const dir = tempDir("ag-repo-");
-  git(dir, "init", "-q");
-  git(dir, "config", "user.email", "t@example.com");
-  git(dir, "config", "user.name", "t");
+  const dir = gitRepository(tempDir("ag-repo-"));
   writeFileSync(join(dir, "a.txt"), "one\n");
   git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "start");
+  git(dir, "commit", "-q", "-m", "a.txt");
   return dir;
 }
 
