@@ -50,6 +50,24 @@ export const Reviewer = Type.Object({
 });
 export type Reviewer = Static<typeof Reviewer>;
 
+/** A reviewer not started yet. */
+export function newReviewer(index: number, agent: string): Reviewer {
+  return {
+    index,
+    agent,
+    sessionId: null,
+    status: "pending",
+    verdict: null,
+    criteria: [],
+    restated: false,
+    answer: null,
+    tokens: { ...NO_TOKENS },
+    costUsd: 0,
+    startedAt: null,
+    finishedAt: null,
+  };
+}
+
 export const CriterionVerdict = Type.Object({
   criterion: Type.String(),
   verdict: Type.Union([Type.Literal("pass"), Type.Literal("fail"), Type.Literal("split")]),

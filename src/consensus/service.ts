@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
 import type { EventBus } from "../events/bus.ts";
-import { normalizeText, type Owner, type SessionService, turnEnd } from "../sessions/index.ts";
+import { normalizeText, type Owner, type SessionService, sumTokens, turnEnd } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
@@ -13,11 +13,11 @@ import {
   type Consensus,
   DEFAULT_REVIEWERS,
   NO_TOKENS,
+  newReviewer,
   REVIEWER_ENDS,
   type Reviewer,
   reviewerManager,
   type StartConsensusInput,
-  type Tokens,
 } from "./consensus.ts";
 import { describeOutcome } from "./describe.ts";
 import { createConsensusRepo } from "./repo.ts";
@@ -215,7 +215,7 @@ export function createConsensusService(deps: {
     const result = tally(record.criteria, record.reviewers);
     Object.assign(record, result, {
       status: result.counted > 0 ? "completed" : "failed",
-      tokens: record.reviewers.reduce((sum, r) => addTokens(sum, r.tokens), { ...NO_TOKENS }),
+      tokens: sumTokens(record.reviewers.map((r) => r.tokens)),
       costUsd: record.reviewers.reduce((sum, r) => sum + r.costUsd, 0),
       finishedAt: at(),
     });
@@ -308,20 +308,7 @@ export function createConsensusService(deps: {
         sessionId,
         criteria: [...input.criteria],
         status: "running",
-        reviewers: Array.from({ length: count }, (_, i) => ({
-          index: i + 1,
-          agent: deps.agent,
-          sessionId: null,
-          status: "pending",
-          verdict: null,
-          criteria: [],
-          restated: false,
-          answer: null,
-          tokens: { ...NO_TOKENS },
-          costUsd: 0,
-          startedAt: null,
-          finishedAt: null,
-        })),
+        reviewers: Array.from({ length: count }, (_, i) => newReviewer(i + 1, deps.agent)),
         verdict: null,
         agreement: null,
         counted: 0,
@@ -360,13 +347,4 @@ export function createConsensusService(deps: {
     },
   };
   return service;
-}
-
-function addTokens(a: Tokens, b: Tokens): Tokens {
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheCreation: a.cacheCreation + b.cacheCreation,
-  };
 }

@@ -143,9 +143,3 @@ function maxOf(a: Tokens, b: Tokens): Tokens {
     cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
   };
 }
-
-export function sumTokens(all: readonly Tokens[]): Tokens {
-  const total = zero();
-  for (const t of all) for (const key of KEYS) total[key] += t[key];
-  return total;
-}

@@ -1,11 +1,11 @@
 import type { AgentAdapter } from "../agents/agent.ts";
 import type { SessionRepo } from "../sessions/index.ts";
-import { estimateCost, type PriceTable } from "../sessions/index.ts";
+import { estimateCost, type PriceTable, sumTokens } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { tracingStats } from "../telemetry/index.ts";
 import { toFamilies } from "./exposition.ts";
-import { createTokenLedger, sumTokens } from "./ledger.ts";
+import { createTokenLedger } from "./ledger.ts";
 import { renderPrometheus } from "./prometheus.ts";
 import type { MetricsRecorder } from "./recorder.ts";
 import type { MetricsReport } from "./report.ts";

@@ -34,6 +34,19 @@ export interface CostEstimate {
   unpriced: string[];
 }
 
+/** Token counts added up. */
+export function sumTokens(all: readonly Tokens[]): Tokens {
+  return all.reduce(
+    (total, t) => ({
+      input: total.input + t.input,
+      output: total.output + t.output,
+      cacheRead: total.cacheRead + t.cacheRead,
+      cacheCreation: total.cacheCreation + t.cacheCreation,
+    }),
+    { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+  );
+}
+
 export function estimateCost(byModel: Record<string, Tokens>, table: PriceTable): CostEstimate {
   let usd = 0;
   const unpriced: string[] = [];

@@ -3,7 +3,7 @@ import { readAnswer } from "../../src/consensus/answer.ts";
 import { restateBrief, reviewBrief } from "../../src/consensus/brief.ts";
 import { typeable } from "../../src/consensus/change.ts";
 import type { Reviewer } from "../../src/consensus/consensus.ts";
-import { NO_TOKENS } from "../../src/consensus/consensus.ts";
+import { newReviewer } from "../../src/consensus/consensus.ts";
 import { tally } from "../../src/consensus/verdict.ts";
 
 const CRITERIA = ["tests pass", "no secrets", "docs updated"];
@@ -64,18 +64,11 @@ describe("reading a reviewer's answer", () => {
 
 function reviewer(index: number, verdict: "approve" | "reject" | null, passes: boolean[] = []): Reviewer {
   return {
-    index,
-    agent: "claude",
+    ...newReviewer(index, "claude"),
     sessionId: `s${index}`,
     status: verdict ? "done" : "unparsable",
     verdict,
     criteria: passes.map((pass, i) => ({ criterion: CRITERIA[i]!, pass, note: "" })),
-    restated: false,
-    answer: null,
-    tokens: { ...NO_TOKENS },
-    costUsd: 0,
-    startedAt: null,
-    finishedAt: null,
   };
 }
 
