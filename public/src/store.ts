@@ -2,8 +2,10 @@
  * What the page knows of the server: health, the sessions and their costs, kept current by the
  * event stream (no polling), and whether it waits for a token.
  */
+
 import { signal } from "@preact/signals";
 import { api, hasToken, isForbidden, isRefused, setToken } from "./api.ts";
+import { coalesced } from "./coalesce.ts";
 import { createStream } from "./stream.ts";
 import type { AgEvent, Health, MetricsReport, Session } from "./types.ts";
 
@@ -122,21 +124,14 @@ export function reload(): Promise<"ok" | "locked" | "down"> {
   return loading;
 }
 
-let coalesceTimer: ReturnType<typeof setTimeout> | null = null;
-function scheduleReload() {
-  if (coalesceTimer !== null) return;
-  coalesceTimer = setTimeout(() => {
-    coalesceTimer = null;
-    void reload();
-  }, COALESCE_MS);
-}
+const listReload = coalesced(() => void reload(), COALESCE_MS);
 
 const stream = createStream({
   load: reload,
   // Every (re)opened stream: events may have been missed (ag restarted and numbers anew).
   opened: () => void resync(),
   event(event) {
-    if (CHANGES_LIST.test(event.event)) scheduleReload();
+    if (CHANGES_LIST.test(event.event)) listReload.schedule();
     for (const listener of listeners) listener(event);
   },
   gap: () => void resync(),

@@ -2,6 +2,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { REVIEWER_ENDS } from "../../../src/consensus/limits.ts";
 import { api, describe } from "../api.ts";
+import { coalesced } from "../coalesce.ts";
 import {
   consensusSummary,
   formatCost,
@@ -52,13 +53,7 @@ export function ConsensusView({ id }: { id: string }) {
         if (open && mine === asked) error.value = describe(e);
       }
     }
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const later = () => {
-      timer ??= setTimeout(() => {
-        timer = null;
-        void load();
-      }, COALESCE_MS);
-    };
+    const reload = coalesced(() => void load(), COALESCE_MS);
     void load();
     const offEvent = onEvent((event) => {
       if (event.event === "consensus.completed") {
@@ -70,14 +65,14 @@ export function ConsensusView({ id }: { id: string }) {
       const from = event.session.id;
       // A reviewer whose session is being opened has no id in the record yet: a new session may be it.
       const opening = shown.reviewers.some((r) => r.sessionId === null && !REVIEWER_ENDS.includes(r.status));
-      if (opening || shown.reviewers.some((r) => r.sessionId === from)) later();
+      if (opening || shown.reviewers.some((r) => r.sessionId === from)) reload.schedule();
     });
     const offResync = onResync(() => void load());
     return () => {
       open = false;
       offEvent();
       offResync();
-      if (timer) clearTimeout(timer);
+      reload.cancel();
     };
   }, [id]);
 

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef } from "preact/hooks";
 import { REVIEWER_OF } from "../../../src/consensus/limits.ts";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import { api, describe } from "../api.ts";
+import { coalesced } from "../coalesce.ts";
 import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
 import { consensusHref, go, sessionHref } from "../router.ts";
 import { onEvent, onResync } from "../store.ts";
@@ -61,17 +62,11 @@ export function SessionView({ id }: { id: string }) {
     insight.value = { hints: [] };
     void load();
     void feed.newer();
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const later = () => {
-      timer ??= setTimeout(() => {
-        timer = null;
-        void load();
-      }, COALESCE_MS);
-    };
+    const reload = coalesced(() => void load(), COALESCE_MS);
     const offEvent = onEvent((event) => {
       if (event.session?.id !== id) return;
       if (event.event.startsWith("message.")) void feed.newer();
-      else later();
+      else reload.schedule();
       // A permission's tool call is in the transcript: read it with the prompt.
       if (event.event === "permission.requested") void feed.newer();
     });
@@ -82,7 +77,7 @@ export function SessionView({ id }: { id: string }) {
     return () => {
       offEvent();
       offResync();
-      if (timer) clearTimeout(timer);
+      reload.cancel();
     };
   }, [id]);
 
