@@ -154,18 +154,19 @@ export function createSessionActions(deps: ActionDeps) {
    */
   async function drawn(session: LiveSession, dialog: string): Promise<void> {
     const deadline = deps.clock.now() + DRAW_WAIT_MS;
-    for (;;) {
+    const waits = () => {
       const state = session.status();
-      if (state.pending?.id !== dialog || state.dialogSeen) return;
-      await session.readScreen();
-      const after = session.status();
-      if (after.pending?.id !== dialog || after.dialogSeen) return;
+      return state.pending?.id === dialog && !state.dialogSeen;
+    };
+    // One fresh look; after it, the pane's own output brings each new frame (no re-reading on a timer).
+    if (waits()) await session.readScreen();
+    while (waits()) {
       const left = deadline - deps.clock.now();
       if (left <= 0) {
         deps.logger.debug(`session ${session.id}: ${dialog} not seen on screen; answering anyway`);
         return;
       }
-      await session.nextChange(Math.min(left, 250));
+      await session.nextChange(left);
     }
   }
 
