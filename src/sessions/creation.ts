@@ -204,6 +204,74 @@ export function createSessionCreation(
     return result(session, prompt, warnings, false, span);
   }
 
+  async function forkNow(id: string): Promise<CreateResult> {
+    const parent = record(id);
+    await conversationOf(parent);
+    assertCapacity(launcher);
+    const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
+    deps.repo.insert({ ...fresh, permissions: parent.permissions });
+    const warnings: string[] = [];
+    const session = await launchWindow(launcher, {
+      record: record(fresh.id),
+      resume: { conversationId: parent.id, fork: true },
+      origin: { forkedFrom: parent.id },
+      warnings,
+    });
+    return result(session, undefined, warnings, false);
+  }
+
+  async function spawnNow(id: string, prompt: string): Promise<CreateResult> {
+    live.running(id);
+    const parent = record(id);
+    if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
+    const text = normalizeText(prompt, "prompt");
+    assertCapacity(launcher);
+    const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+    const fresh = {
+      ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
+      parentId: id,
+    };
+    deps.repo.insert({ ...fresh, permissions: parent.permissions });
+    const warnings: string[] = [];
+    const session = await launchWindow(launcher, {
+      record: record(fresh.id),
+      splitOf: parent.windowId,
+      origin: { parentId: id },
+      warnings,
+    });
+    deps.bus.publish({
+      event: "swarm.teammate_spawned",
+      session: sessionOf(record(fresh.id)),
+      detail: `teammate of ${parent.name}`,
+      meta: { parentId: id },
+    });
+    return result(session, text, warnings, false);
+  }
+
+  async function resumeNow(id: string): Promise<CreateResult> {
+    const ended = record(id);
+    if (!isTerminal(ended.status))
+      throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
+    const transcript = await conversationOf(ended);
+    assertCapacity(launcher);
+    // Its agent may still be on its way out: one conversation is never run by two agents.
+    await deps.exits.gone(id);
+    // A new secret (and so new per-launch settings files): the ended agent may still be
+    // shutting down, and its last hooks must not reach the relaunched session. Its state
+    // becomes "working" when the launch is observed, like any other change of state.
+    deps.repo.update(id, { hookSecret: newHookSecret() });
+    const warnings: string[] = [];
+    const session = await launchWindow(launcher, {
+      record: record(id),
+      resume: { conversationId: id, fork: false },
+      origin: { resumed: true },
+      warnings,
+    });
+    // What the conversation held before is history: it must not replay as new prompts.
+    await session.attachTranscript(transcript, true);
+    return result(session, undefined, warnings, false);
+  }
+
   const creation = {
     create(request: CreateSessionInput, owner?: Owner, options: CreateOptions = {}): Promise<CreateResult> {
       const attributes = options.managedBy ? { "ag.session.managed_by": options.managedBy } : {};
@@ -232,88 +300,20 @@ export function createSessionCreation(
 
     fork(id: string): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
-        creation.forkNow(id),
+        forkNow(id),
       );
-    },
-
-    async forkNow(id: string): Promise<CreateResult> {
-      const parent = record(id);
-      await conversationOf(parent);
-      assertCapacity(launcher);
-      const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
-      deps.repo.insert({ ...fresh, permissions: parent.permissions });
-      const warnings: string[] = [];
-      const session = await launchWindow(launcher, {
-        record: record(fresh.id),
-        resume: { conversationId: parent.id, fork: true },
-        origin: { forkedFrom: parent.id },
-        warnings,
-      });
-      return result(session, undefined, warnings, false);
     },
 
     spawn(id: string, prompt: string): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "spawn", "ag.session.parent_id": id }, () =>
-        creation.spawnNow(id, prompt),
+        spawnNow(id, prompt),
       );
-    },
-
-    async spawnNow(id: string, prompt: string): Promise<CreateResult> {
-      live.running(id);
-      const parent = record(id);
-      if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
-      const text = normalizeText(prompt, "prompt");
-      assertCapacity(launcher);
-      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
-      const fresh = {
-        ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
-        parentId: id,
-      };
-      deps.repo.insert({ ...fresh, permissions: parent.permissions });
-      const warnings: string[] = [];
-      const session = await launchWindow(launcher, {
-        record: record(fresh.id),
-        splitOf: parent.windowId,
-        origin: { parentId: id },
-        warnings,
-      });
-      deps.bus.publish({
-        event: "swarm.teammate_spawned",
-        session: sessionOf(record(fresh.id)),
-        detail: `teammate of ${parent.name}`,
-        meta: { parentId: id },
-      });
-      return result(session, text, warnings, false);
     },
 
     resume(id: string): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "resume", "ag.session.parent_id": id }, () =>
-        creation.resumeNow(id),
+        resumeNow(id),
       );
-    },
-
-    async resumeNow(id: string): Promise<CreateResult> {
-      const ended = record(id);
-      if (!isTerminal(ended.status))
-        throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
-      const transcript = await conversationOf(ended);
-      assertCapacity(launcher);
-      // Its agent may still be on its way out: one conversation is never run by two agents.
-      await deps.exits.gone(id);
-      // A new secret (and so new per-launch settings files): the ended agent may still be
-      // shutting down, and its last hooks must not reach the relaunched session. Its state
-      // becomes "working" when the launch is observed, like any other change of state.
-      deps.repo.update(id, { hookSecret: newHookSecret() });
-      const warnings: string[] = [];
-      const session = await launchWindow(launcher, {
-        record: record(id),
-        resume: { conversationId: id, fork: false },
-        origin: { resumed: true },
-        warnings,
-      });
-      // What the conversation held before is history: it must not replay as new prompts.
-      await session.attachTranscript(transcript, true);
-      return result(session, undefined, warnings, false);
     },
   };
   return creation;
