@@ -9,10 +9,10 @@ import { Database } from "bun:sqlite";
 import { appendFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClaudeAdapter } from "../src/agents/claude/adapter.ts";
+import { CLAUDE_PRICES as DEFAULT_PRICES } from "../src/agents/claude/prices.ts";
+import { createAgents } from "../src/agents/index.ts";
 import { createMetricsRecorder, createMetricsService } from "../src/metrics/index.ts";
 import { newRecord } from "../src/sessions/lifecycle.ts";
-import { DEFAULT_PRICES } from "../src/sessions/pricing.ts";
 import { createSessionRepo } from "../src/sessions/repo.ts";
 import { systemClock } from "../src/shared/clock.ts";
 import { createLogger } from "../src/shared/log.ts";
@@ -62,6 +62,7 @@ try {
       id: crypto.randomUUID(),
       name: `s${s}`,
       workDir: dir,
+      agent: "claude",
       agentCommand: null,
       permissionMode: "default",
       stallThresholdMs: 120_000,
@@ -72,13 +73,10 @@ try {
   const bytes = paths.reduce((sum, p) => sum + statSync(p).size, 0);
   const metrics = createMetricsService({
     repo,
-    agent: createClaudeAdapter({
-      home: dir,
-      dataDir: null,
-      trustWorkdir: false,
-      selfCommand: ["ag"],
-      isRoot: false,
-    }),
+    agents: createAgents(
+      { home: dir, dataDir: null, trustWorkdir: false, selfCommand: ["ag"], isRoot: false },
+      { probe: async () => null },
+    ),
     recorder: createMetricsRecorder(),
     clock: systemClock,
     logger: createLogger({ level: "silent", json: true }),

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClaudeAdapter } from "./agents/claude/adapter.ts";
+import { createAgents } from "./agents/index.ts";
 import { createAuditLog } from "./audit/index.ts";
 import { createKeyStore } from "./auth/keys.ts";
 import { currentPrincipal } from "./auth/principal.ts";
@@ -23,6 +23,7 @@ import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
+import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
@@ -45,11 +46,10 @@ import {
   createSessionRepo,
   createSessions,
   DEFAULT_DELIVERY,
-  DEFAULT_PRICES,
   type SessionService,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
-import { notFound } from "./shared/install.ts";
+import { agentNotFound, programVersion } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
@@ -140,11 +140,6 @@ export async function startRuntime({
       if (!result.healthy)
         logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
     });
-    // The agent CLI ag launches by default: say how to install it now, not at the first session.
-    if (!Bun.which("claude"))
-      logger.warn(
-        `${notFound("claude", "claude")}; sessions without an agentCommand cannot start until it is`,
-      );
     const control = createControlTmux({
       socket: config.tmuxSocket,
       session: config.muxSession,
@@ -152,21 +147,28 @@ export async function startRuntime({
       logger,
     });
     tmux = control;
-    const agent = createClaudeAdapter({
-      home: config.homeDir,
-      dataDir: config.agentDataDir,
-      trustWorkdir: config.trustWorkdir,
-      selfCommand: selfCommand(),
-      isRoot: process.getuid?.() === 0,
-    });
+    const agents = createAgents(
+      {
+        home: config.homeDir,
+        dataDir: config.agentDataDir,
+        trustWorkdir: config.trustWorkdir,
+        selfCommand: selfCommand(),
+        isRoot: process.getuid?.() === 0,
+      },
+      { defaultAgent: config.defaultAgent, probe: programVersion },
+    );
+    // The agent CLI ag launches by default: say how to install it now, not at the first session.
+    const defaultCli = agents.get(agents.defaultAgent).cli;
+    if (!Bun.which(defaultCli.command))
+      logger.warn(`${agentNotFound(defaultCli)}; sessions without an agentCommand cannot start until it is`);
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
-    const prices = { ...config.pricing, ...DEFAULT_PRICES, ...config.pricing };
+    const prices = { ...config.pricing, ...agents.prices(), ...config.pricing };
     const domain = createSessions({
       repo,
       tmux: control,
-      agent,
+      agents,
       bus,
       clock: systemClock,
       logger,
@@ -201,7 +203,14 @@ export async function startRuntime({
     const stopTurnTracing = tracingEnabled()
       ? traceAgentTurns({
           bus,
-          agent: agent.name,
+          agentOf: (id) => {
+            try {
+              const adapter = agents.get(sessions.get(id).agent);
+              return { name: adapter.name, provider: adapter.provider };
+            } catch {
+              return null; // pruned meanwhile
+            }
+          },
           tokens: (id) => {
             try {
               return sessions.get(id).tokenUsage;
@@ -218,7 +227,6 @@ export async function startRuntime({
       clock: systemClock,
       logger,
       timeoutMs: config.consensusTimeoutMs,
-      agent: agent.name,
     });
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
@@ -317,7 +325,8 @@ export async function startRuntime({
         diagnosticsRoutes(diagnostics),
         auditRoutes(audit),
         channelRoutes(dispatcher),
-        swarmRoutes(createSwarmService({ sessions, tmux: control, agent })),
+        swarmRoutes(createSwarmService({ sessions, tmux: control, agents })),
+        agentRoutes(agents),
         pipelineRoutes(pipelines),
         consensusRoutes(consensus),
         terminalRoutes(terminals),
@@ -333,7 +342,7 @@ export async function startRuntime({
         metricsRoutes(
           createMetricsService({
             repo,
-            agent,
+            agents,
             recorder,
             clock: systemClock,
             logger,

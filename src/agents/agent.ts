@@ -1,7 +1,8 @@
 import type { EventInput } from "../events/bus.ts";
 import type { MessageEventName } from "../events/names.ts";
-import type { PendingPermission } from "../sessions/index.ts";
+
 import type { TranscriptFormat } from "../transcript/cursor.ts";
+import type { PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
 
 /**
  * Everything ag needs from one agent CLI. Sessions know agents only through this interface;
@@ -10,6 +11,48 @@ import type { TranscriptFormat } from "../transcript/cursor.ts";
  */
 
 export type ToolCategory = "read" | "write" | "bash" | "other";
+
+/** What ag can do with an agent, beyond typing prompts and reading its screen (GET /v1/agents). */
+export const AGENT_CAPABILITIES = [
+  /** It calls ag back on its events (prompt, tool, permission, turn end). */
+  "hooks",
+  /** It writes its conversation to a file ag reads (/transcript, /read, tokens). */
+  "transcript",
+  /** An ended session's conversation can be relaunched (POST /resume). */
+  "resume",
+  /** A conversation can be copied into a new session as a branch (POST /fork). */
+  "fork",
+  /** It asks the user questions with options (kind question, POST /answer). */
+  "questions",
+  /** ag's permission policy (profiles) is enforced in its pre-tool hook. */
+  "policy",
+] as const;
+export type AgentCapability = (typeof AGENT_CAPABILITIES)[number];
+
+/** The session drivers: the agent's terminal UI in tmux, or headless over ACP. */
+export type DriverName = "tmux" | "acp";
+
+/** What the machine ag runs on gives every adapter. */
+export interface AgentEnvironment {
+  /** HOME of the agent processes (they inherit ag's environment through tmux). */
+  home: string;
+  /** AGENT_DATA_DIR (SPEC): the default agent's data directory; null = the CLI's own. */
+  dataDir: string | null;
+  /** Pre-accept the folder-trust question for the workDir in the agent's own config. */
+  trustWorkdir: boolean;
+  /** argv that runs this very program (for `ag hook`, the forwarder of command hooks). */
+  selfCommand: string[];
+  isRoot: boolean;
+}
+
+/** One hook callback, read: whose it is and what it means for the state. */
+export interface HookReading {
+  observation: AgentObservation | null;
+  /** The agent's own conversation id, when the payload names it (a session id ag gave, or not). */
+  conversationId?: string;
+  /** The conversation file, when the payload names it: the surest way to find it. */
+  transcriptPath?: string;
+}
 
 /** What the answer keys depend on: the pending permission's kind and, for `trust`, its dialog. */
 export type PendingDialog = Pick<PendingPermission, "kind" | "dialog">;
@@ -25,8 +68,8 @@ export interface LaunchRequest {
   agentCommand: string | null;
   /** Where this session's private files go (settings, hook secret). Created 0700. */
   sessionDir: string;
-  /** Hooks call back here: `${hookBaseUrl}/v1/hooks/<Event>`. */
-  hookBaseUrl: string;
+  /** This agent's hooks call back here: `${hookUrl}/<event>` (with the secret header). */
+  hookUrl: string;
   hookSecret: string;
   /** Extra environment for the agent process (never typed into the pane). */
   env: Record<string, string>;
@@ -111,7 +154,7 @@ export interface TranscriptLineMeaning {
   usage?: {
     messageId: string;
     model: string | null;
-    tokens: { input: number; output: number; cacheRead: number; cacheCreation: number };
+    tokens: TokenCounts;
   };
 }
 
@@ -139,17 +182,27 @@ export interface TranscriptReader {
   output(): string;
   /** Whether the latest turn's end is written down (the agent may flush lines after its Stop hook). */
   turnEnded(): boolean;
-  tokens(): { input: number; output: number; cacheRead: number; cacheCreation: number };
+  tokens(): TokenCounts;
   /** Tokens per model name (for cost estimates). */
-  tokensByModel(): Record<
-    string,
-    { input: number; output: number; cacheRead: number; cacheCreation: number }
-  >;
+  tokensByModel(): Record<string, TokenCounts>;
   summary(): TranscriptSummary;
 }
 
 export interface AgentAdapter {
+  /** The id sessions record (`agent`): claude, codex, gemini, opencode. */
   readonly name: string;
+  /** For people: "Claude Code". */
+  readonly displayName: string;
+  /** Whose models it calls, as OpenTelemetry's gen_ai.provider.name says it: anthropic, openai… */
+  readonly provider: string;
+  /** Its CLI: the program ag runs, the npm package that installs it, its version flag. */
+  readonly cli: { command: string; package: string; versionFlag: string };
+  readonly drivers: readonly DriverName[];
+  readonly capabilities: readonly AgentCapability[];
+  /** The neutral permission modes it has an equivalent of; a create asking another is refused. */
+  readonly permissionModes: readonly PermissionMode[];
+  /** Built-in prices (USD per million tokens) by fragment of its models' names. */
+  readonly prices: PriceTable;
   /** Is this process (its argv) a run of this agent's CLI? For the swarm's scan of the system. */
   isAgentProcess(argv: readonly string[]): boolean;
   /** Writes whatever the launch needs (settings, trust) and returns the command to run. */
@@ -166,9 +219,12 @@ export interface AgentAdapter {
    * the input box emptied by Enter is taken as delivery when no record comes in time.
    */
   recordsLate(text: string): boolean;
-  /** Maps one hook callback to an observation (null when it carries nothing for the state). */
-  readHook(event: string, payload: Record<string, unknown>): AgentObservation | null;
-  readonly hookEvents: readonly string[];
+  /** Its hook callbacks (POST /v1/hooks/<name>/<event>); no events for an agent without hooks. */
+  hooks: {
+    readonly events: readonly string[];
+    /** What one callback says (observation null when it carries nothing for the state). */
+    read(event: string, payload: Record<string, unknown>): HookReading;
+  };
   transcript: {
     format: TranscriptFormat;
     /** The session's transcript file, if it exists yet. */
@@ -194,5 +250,7 @@ export interface AgentAdapter {
     interrupt: string[];
     escape: string[];
     submit: string[];
+    /** Empties a half-typed input line (before a retyped prompt). */
+    clearInput: string[];
   };
 }

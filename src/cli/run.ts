@@ -32,6 +32,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Running sessions, what each waits for, tokens and cost (--all: ended ones too)",
     load: command(() => import("./commands/list.ts").then((m) => m.default)),
   },
+  agents: {
+    group: "sessions",
+    description: "The agent CLIs ag can run, whether each is installed, and what each can do",
+    load: command(() => import("./commands/agents.ts").then((m) => m.default)),
+  },
   send: {
     group: "sessions",
     description: 'Send a message to a session ("-" reads it from stdin)',

@@ -1,3 +1,4 @@
+import type { TokenCounts } from "../agents/vocabulary.ts";
 import type { PendingPermission, Session, SessionStatus } from "../sessions/index.ts";
 import type { TranscriptMessage } from "../transcript/cursor.ts";
 import { type Colour, formatAge, paint } from "./output.ts";
@@ -44,6 +45,7 @@ export function answerHint(pending: PendingPermission, handle: string): string {
 export const SESSION_HEADERS = [
   "ID",
   "NAME",
+  "AGENT",
   "STATUS",
   "AGE",
   "TOKENS",
@@ -54,7 +56,7 @@ export const SESSION_HEADERS = [
 
 /** A session's tokens and estimated cost (GET /v1/metrics `bySession`). */
 export interface SessionCost {
-  tokens: { input: number; output: number; cacheRead: number; cacheCreation: number };
+  tokens: TokenCounts;
   usd: number | null;
 }
 
@@ -75,6 +77,7 @@ export function sessionRows(
     return [
       s.id.slice(0, 8),
       s.name,
+      s.agent,
       paint(s.status, STATUS_COLOUR[s.status], colour),
       formatAge((now - Date.parse(s.createdAt)) / 1000),
       formatCount(tokens.input + tokens.output + tokens.cacheRead + tokens.cacheCreation),

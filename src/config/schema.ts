@@ -1,20 +1,15 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { PERMISSION_MODES } from "../agents/vocabulary.ts";
 import { type EventName, EventNameSchema } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
+
+export { PERMISSION_MODES };
 
 /**
  * Every setting of ag, in one table: its config-file key, its environment variable, its schema
  * and its default. load.ts reads the sources; nothing else knows where a value came from.
  */
 
-export const PERMISSION_MODES = [
-  "default",
-  "bypassPermissions",
-  "plan",
-  "acceptEdits",
-  "dontAsk",
-  "auto",
-] as const;
 export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", "trace"] as const;
 
 const Milliseconds = Type.Integer({ minimum: 0 });
@@ -173,6 +168,14 @@ export const SETTINGS = [
     description: `Default permission mode of new sessions: ${PERMISSION_MODES.join(", ")}`,
   }),
   setting({
+    key: "defaultAgent",
+    env: "SVC_DEFAULT_AGENT",
+    envKind: "string",
+    schema: Type.String({ pattern: "^[a-z][a-z0-9-]{0,31}$" }),
+    default: "claude",
+    description: "The agent CLI of sessions that name none (GET /v1/agents lists them)",
+  }),
+  setting({
     key: "muxSession",
     env: "SVC_MUX_SESSION",
     envKind: "string",
@@ -194,7 +197,7 @@ export const SETTINGS = [
     envKind: "string",
     schema: Type.Union([NonEmpty, Type.Null()]),
     default: null,
-    description: "Agent data directory; default the agent CLI's own (~/.claude)",
+    description: "The default agent's data directory (SPEC's AGENT_DATA_DIR); default the CLI's own",
   }),
   setting({
     key: "trustWorkdir",
@@ -575,6 +578,7 @@ export interface Config {
   stallThresholdMs: number;
   permissionTimeoutMs: number;
   permissionMode: PermissionMode;
+  defaultAgent: string;
   muxSession: string;
   tmuxSocket: string;
   agentDataDir: string | null;

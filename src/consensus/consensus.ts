@@ -31,7 +31,7 @@ export const NO_TOKENS: Tokens = { input: 0, output: 0, cacheRead: 0, cacheCreat
 
 export const Reviewer = Type.Object({
   index: Type.Integer({ minimum: 1, description: "1-based" }),
-  agent: Type.String({ description: "the agent CLI this reviewer runs (claude)" }),
+  agent: Type.String({ description: "the agent CLI this reviewer runs (GET /v1/agents)" }),
   sessionId: Type.Union([Type.String(), Type.Null()], { description: "its read-only session" }),
   status: literalUnion(REVIEWER_STATUSES),
   verdict: Type.Union([Type.Literal("approve"), Type.Literal("reject"), Type.Null()], {
@@ -126,6 +126,12 @@ export const StartConsensusInput = Type.Object(
         maximum: MAX_REVIEWERS,
         default: DEFAULT_REVIEWERS,
         description: "how many independent reviewers (default 3)",
+      }),
+    ),
+    agent: Type.Optional(
+      Type.String({
+        pattern: "^[a-z][a-z0-9-]{0,31}$",
+        description: "the agent CLI the reviewers run (GET /v1/agents); default the reviewed session's",
       }),
     ),
   },

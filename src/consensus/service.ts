@@ -60,8 +60,6 @@ export function createConsensusService(deps: {
   logger: Logger;
   /** How long one reviewer may take, restatement included. */
   timeoutMs: number;
-  /** The agent CLI reviewers run. */
-  agent: string;
 }): ConsensusService {
   const repo = createConsensusRepo(deps.db);
   const runs = new Map<string, Promise<Consensus>>();
@@ -112,6 +110,7 @@ export function createConsensusService(deps: {
       {
         workDir: target.workDir,
         name: `review-${target.name}-${record.id.slice(0, 4)}-${r.index}`.slice(0, 128),
+        agent: r.agent,
         permissionMode: "plan",
         reuse: false,
       },
@@ -308,7 +307,7 @@ export function createConsensusService(deps: {
         sessionId,
         criteria: [...input.criteria],
         status: "running",
-        reviewers: Array.from({ length: count }, (_, i) => newReviewer(i + 1, deps.agent)),
+        reviewers: Array.from({ length: count }, (_, i) => newReviewer(i + 1, input.agent ?? target.agent)),
         verdict: null,
         agreement: null,
         counted: 0,

@@ -1,7 +1,13 @@
+import type { AgentAdapter } from "../agents/agent.ts";
+import { checkStarterFiles, STARTER_DIR } from "../agents/claude/starter-files.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
-import { currentInstallEnv, type InstallEnv, installCommand } from "../shared/install.ts";
-import { checkStarterFiles } from "./starter-files.ts";
+import {
+  agentInstallCommand,
+  currentInstallEnv,
+  type InstallEnv,
+  installCommand,
+} from "../shared/install.ts";
 
 /**
  * `ag doctor`: is this machine and project ready for ag? Each check passes, warns or fails;
@@ -10,6 +16,8 @@ import { checkStarterFiles } from "./starter-files.ts";
  */
 
 export type CheckStatus = "ok" | "warn" | "fail";
+
+export type DoctorAgent = Pick<AgentAdapter, "name" | "displayName" | "cli">;
 
 export interface DoctorCheck {
   name: string;
@@ -25,20 +33,22 @@ export interface DoctorDeps {
   loadConfig: () => LoadedConfig;
   /** The first line a program prints for its version flag, or null when it is not installed. */
   version: (command: string, flag: string) => Promise<string | null>;
+  /** The agents ag can run, and which of them sessions get when they name none. */
+  agents: readonly DoctorAgent[];
+  defaultAgent: string;
   /** GET /v1/health of the server this config points at: its version and status, and its URL. */
   health: (loaded: LoadedConfig) => Promise<{ url: string; version: string; status: string }>;
   /** Where the install commands of missing programs are worked out; this machine by default. */
   installEnv?: InstallEnv;
 }
 
-/** The agent CLI ag launches by default (src/agents/claude/launch.ts). */
-const AGENT_CLI = "claude";
-
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [...starterChecks(deps.cwd)];
-  const [tmux, agent] = await Promise.all([deps.version("tmux", "-V"), deps.version(AGENT_CLI, "--version")]);
-  const install = (program: "tmux" | "claude") =>
-    installCommand(program, deps.installEnv ?? currentInstallEnv());
+  const [tmux, ...agents] = await Promise.all([
+    deps.version("tmux", "-V"),
+    ...deps.agents.map((a) => deps.version(a.cli.command, a.cli.versionFlag)),
+  ]);
+  const install = (program: "tmux") => installCommand(program, deps.installEnv ?? currentInstallEnv());
   checks.push(
     tmux
       ? { name: "tmux", status: "ok", detail: tmux }
@@ -49,16 +59,9 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
           code: "TMUX_UNAVAILABLE",
         },
   );
-  checks.push(
-    agent
-      ? { name: "agent CLI", status: "ok", detail: `${AGENT_CLI} ${agent.replace(/^claude\s+/i, "")}` }
-      : {
-          name: "agent CLI",
-          status: "fail",
-          detail: `${AGENT_CLI} is not on PATH; install Claude Code: ${install("claude")}`,
-          code: "AGENT_UNAVAILABLE",
-        },
-  );
+  deps.agents.forEach((agent, i) => {
+    checks.push(agentCheck(agent, agents[i] ?? null, agent.name === deps.defaultAgent));
+  });
   let loaded: LoadedConfig | null = null;
   try {
     loaded = deps.loadConfig();
@@ -74,6 +77,19 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
   return checks;
 }
 
+/**
+ * An agent CLI: the default agent missing fails (sessions that name no agent cannot start); any
+ * other missing is a warning (only sessions asking for it need it).
+ */
+function agentCheck(agent: DoctorAgent, version: string | null, isDefault: boolean): DoctorCheck {
+  const name = `agent ${agent.name}`;
+  if (version) return { name, status: "ok", detail: `${agent.displayName} ${version}` };
+  const detail = `${agent.cli.command} is not on PATH; install ${agent.displayName}: ${agentInstallCommand(agent.cli.package)}`;
+  return isDefault
+    ? { name, status: "fail", detail: `${detail} (the default agent)`, code: "AGENT_UNAVAILABLE" }
+    : { name, status: "warn", detail };
+}
+
 export function doctorPassed(checks: readonly DoctorCheck[]): boolean {
   return checks.every((c) => c.status !== "fail");
 }
@@ -82,7 +98,7 @@ function starterChecks(cwd: string): DoctorCheck[] {
   const files = checkStarterFiles(cwd);
   if (files.length === 0) {
     return [
-      { name: "starter files", status: "ok", detail: "none under .claude/ (ag init --list-templates)" },
+      { name: "starter files", status: "ok", detail: `none under ${STARTER_DIR} (ag init --list-templates)` },
     ];
   }
   return files.map((f) => ({
@@ -120,15 +136,3 @@ const notChecked: DoctorCheck = {
   status: "warn",
   detail: "not checked: the config does not load",
 };
-
-/** Runs `<command> <flag>` with a time limit; null when the program is missing or fails. */
-export async function programVersion(command: string, flag: string): Promise<string | null> {
-  // PATH as it is now: Bun.which alone reads the PATH the process started with.
-  const path = Bun.which(command, { PATH: process.env.PATH ?? "" });
-  if (!path) return null;
-  const proc = Bun.spawn([path, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => proc.kill(), 5000);
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  clearTimeout(timer);
-  return code === 0 ? out.trim().split("\n")[0] || path : null;
-}

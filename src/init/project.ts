@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { findStarterTemplate, STARTER_TEMPLATES } from "../agents/claude/starter-templates.ts";
 import { AgError } from "../shared/errors.ts";
 import { projectConfigPath, starterConfigText } from "./config-file.ts";
-import { findStarterTemplate, STARTER_TEMPLATES } from "./templates.ts";
 
 export type WriteAction = "created" | "overwritten" | "kept";
 

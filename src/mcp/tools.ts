@@ -48,12 +48,12 @@ const None = Type.Object({}, strict);
 
 /**
  * `create_session` and each `batch_create_sessions` item: SPEC's workDir, name?, prompt?, and
- * reuse? (CONTRACT §10) so an agent can ask for a session of its own.
+ * reuse? and agent? (CONTRACT §10) so an agent can ask for a session of its own, of any agent CLI.
  */
 const NewSession = Type.Composite(
   [
     Type.Required(Type.Pick(CreateSessionInput, ["workDir"])),
-    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse"]),
+    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse", "agent"]),
   ],
   strict,
 );
@@ -247,6 +247,13 @@ export const TOOLS: readonly ToolDefinition[] = [
       "A consensus review: running, completed or failed; the verdict (approve, reject, split) and agreement, each criterion's verdict, each reviewer's answer and notes",
     input: ConsensusRef,
     call: (api, { consensusId }) => api.get(consensusPath(consensusId)),
+  }),
+  tool({
+    name: "list_agents",
+    description:
+      "The agent CLIs ag can run (claude, codex, gemini, opencode…): installed or not, version, capabilities; create_session's agent names one",
+    input: None,
+    call: (api) => api.get("/v1/agents"),
   }),
   tool({
     name: "get_swarm",

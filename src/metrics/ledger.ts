@@ -1,4 +1,5 @@
 import type { AgentAdapter, TranscriptLineMeaning } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { Tokens } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { createTranscriptTail, type TranscriptTail } from "../transcript/tail.ts";
@@ -30,15 +31,12 @@ export interface LedgerSnapshot {
  * stays counted: the totals never go down while ag runs (they are counters).
  */
 export interface TokenLedger {
-  /** Reads what the transcripts at `paths` gained since the last refresh. */
-  refresh(paths: readonly string[]): Promise<void>;
+  /** Reads what the transcripts gained since the last refresh (each read by its agent's reader). */
+  refresh(files: ReadonlyArray<{ path: string; agent: string }>): Promise<void>;
   snapshot(): LedgerSnapshot;
 }
 
-export function createTokenLedger(deps: {
-  agent: Pick<AgentAdapter, "transcript">;
-  logger: Logger;
-}): TokenLedger {
+export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; logger: Logger }): TokenLedger {
   const byMessage = new Map<string, { model: string; tokens: Tokens }>();
   const totals = zero();
   const byModel: Record<string, Tokens> = {};
@@ -75,10 +73,10 @@ export function createTokenLedger(deps: {
     return model;
   }
 
-  async function read(path: string, tail: TranscriptTail): Promise<void> {
+  async function read(path: string, agent: AgentAdapter, tail: TranscriptTail): Promise<void> {
     // A fresh reader per batch: only each line's own meaning is needed, not the conversation's
     // state, and re-reading a line (a truncated file read again) is harmless under max-merge.
-    const reader = deps.agent.transcript.createReader();
+    const reader = agent.transcript.createReader();
     for (;;) {
       const batch = await tail.read();
       for (const line of batch.lines) {
@@ -89,21 +87,23 @@ export function createTokenLedger(deps: {
     }
   }
 
-  async function refreshAll(paths: readonly string[]): Promise<void> {
-    const wanted = new Set(paths);
+  async function refreshAll(files: ReadonlyArray<{ path: string; agent: string }>): Promise<void> {
+    const wanted = new Map(files.map((f) => [f.path, f.agent]));
     for (const path of tails.keys()) {
       if (wanted.has(path)) continue;
       tails.delete(path);
       perFile.delete(path);
     }
-    for (const path of wanted) {
+    for (const [path, agent] of wanted) {
       let tail = tails.get(path);
       if (!tail) {
         tail = createTranscriptTail(path);
         tails.set(path, tail);
       }
       // One unreadable transcript must not take the metrics down: it is tried again next time.
-      await read(path, tail).catch((error) => deps.logger.warn(`metrics: reading ${path} failed`, error));
+      await read(path, deps.agents.get(agent), tail).catch((error) =>
+        deps.logger.warn(`metrics: reading ${path} failed`, error),
+      );
     }
   }
 

@@ -1,4 +1,4 @@
-import type { AgentAdapter } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { SessionRepo } from "../sessions/index.ts";
 import { estimateCost, type PriceTable, sumTokens } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -13,7 +13,7 @@ import type { MetricsReport } from "./report.ts";
 export interface MetricsServiceDeps {
   /** Sessions by state, and where their transcripts are. */
   repo: Pick<SessionRepo, "list" | "stats">;
-  agent: Pick<AgentAdapter, "transcript">;
+  agents: Pick<AgentRegistry, "get">;
   /** The totals the live sessions report to (also given to the session service). */
   recorder: MetricsRecorder;
   clock: Clock;
@@ -36,8 +36,9 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
 
   async function report(): Promise<MetricsReport> {
     const records = deps.repo.list();
-    const paths = new Set(records.flatMap((r) => (r.transcriptPath ? [r.transcriptPath] : [])));
-    await ledger.refresh([...paths]);
+    await ledger.refresh(
+      records.flatMap((r) => (r.transcriptPath ? [{ path: r.transcriptPath, agent: r.agent }] : [])),
+    );
     const { tokens, tokensByModel, byTranscript } = ledger.snapshot();
     const stats = deps.repo.stats();
     const { recorder } = deps;

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { AgentId } from "../sessions/index.ts";
 import { literalUnion } from "../shared/schema.ts";
 
 export const PIPELINE_STATUSES = ["pending", "running", "completed", "failed", "cancelled"] as const;
@@ -9,6 +10,9 @@ export const Stage = Type.Object({
   index: Type.Integer(),
   name: Type.String(),
   prompt: Type.String(),
+  agent: Type.Optional(
+    Type.String({ description: "the agent CLI the stage runs; absent = the default agent" }),
+  ),
   status: literalUnion(STAGE_STATUSES),
   sessionId: Type.Union([Type.String(), Type.Null()]),
   startedAt: Type.Union([Type.String(), Type.Null()]),
@@ -34,6 +38,7 @@ export const StageInput = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     prompt: Type.String({ minLength: 1 }),
+    agent: Type.Optional(AgentId),
   },
   { additionalProperties: false },
 );

@@ -62,7 +62,7 @@ export function isPublicRoute(method: string, path: string): boolean {
 
 /** Agent hook callbacks carry the session's secret instead; the hook receiver checks it. */
 function isHookRoute(method: string, path: string): boolean {
-  return method === "POST" && /^\/v1\/hooks\/[^/]+$/.test(path);
+  return method === "POST" && /^\/v1\/hooks\/[^/]+(\/[^/]+)?$/.test(path);
 }
 
 /** Refuses a request (throws) or names who is asking; `ip` is the peer's address. */

@@ -1,4 +1,4 @@
-import type { AgentAdapter, KeyStep } from "../agents/agent.ts";
+import type { KeyStep } from "../agents/agent.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
@@ -51,7 +51,6 @@ export interface ActionDeps {
   >;
   /** Agents on their way out (a resume waits for them). */
   exits: Pick<Exits, "ending">;
-  agent: Pick<AgentAdapter, "keys" | "isSubmission" | "recordsLate">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
   clock: Clock;
   logger: Logger;
@@ -219,7 +218,7 @@ export function createSessionActions(deps: ActionDeps) {
       if (/[\n\t]/.test(answer.text))
         throw new AgError("VALIDATION_ERROR", "an answer to a question is one line without tabs");
     }
-    await press(session, deps.agent.keys.answer(pending, answer), "answer", pending.id);
+    await press(session, session.agent.keys.answer(pending, answer), "answer", pending.id);
   }
 
   /**
@@ -307,7 +306,7 @@ export function createSessionActions(deps: ActionDeps) {
         );
       }
       // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
-      const keys = approve ? deps.agent.keys.approve(pending) : deps.agent.keys.reject(pending);
+      const keys = approve ? session.agent.keys.approve(pending) : session.agent.keys.reject(pending);
       await press(
         session,
         keys.map((key) => ({ keys: [key] })),
@@ -328,13 +327,13 @@ export function createSessionActions(deps: ActionDeps) {
       // A second Ctrl+C at idle would exit the agent: there is nothing to interrupt.
       if (session.status().status === "idle")
         throw new AgError("CONFLICT", `session ${id} is idle: nothing to interrupt`);
-      await press(session, [{ keys: deps.agent.keys.interrupt }], "interrupt");
+      await press(session, [{ keys: session.agent.keys.interrupt }], "interrupt");
       return toSession(record(id));
     },
 
     async escape(id: string): Promise<Session> {
       const session = deps.live.running(id);
-      await press(session, [{ keys: deps.agent.keys.escape }], "escape");
+      await press(session, [{ keys: session.agent.keys.escape }], "escape");
       return toSession(record(id));
     },
 

@@ -90,7 +90,7 @@ export function createSessionCreation(
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
-      .filter((s) => s.managedBy === null)
+      .filter((s) => s.managedBy === null && s.agent === input.agent && s.driver === input.driver)
       .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
@@ -142,10 +142,33 @@ export function createSessionCreation(
     return { session: toSession(record(session.id)), created: !reused, reused, promptDelivery, warnings };
   }
 
+  /**
+   * Which agent and driver a create runs (the default agent, its terminal UI), checked against
+   * what that agent can do: an unknown agent, a driver or permission mode it lacks is refused.
+   */
+  function agentFor<T extends ResolvedCreateInput>(input: T) {
+    const agent = deps.agents.get(input.agent ?? deps.agents.defaultAgent);
+    const driver = input.driver ?? "tmux";
+    if (!agent.drivers.includes(driver))
+      throw new AgError(
+        "DRIVER_UNSUPPORTED",
+        `agent ${agent.name} cannot run with the ${driver} driver (it has: ${agent.drivers.join(", ")})`,
+      );
+    const mode = input.permissionMode ?? deps.settings.permissionMode;
+    if (!agent.permissionModes.includes(mode))
+      throw new AgError(
+        "UNSUPPORTED_BY_AGENT",
+        `${agent.displayName} has no permission mode equivalent to ${mode} (it has: ${agent.permissionModes.join(", ")})`,
+      );
+    return { ...input, agent: agent.name, driver };
+  }
+
   /** A new session's record; its base commit is where its workDir's repository is now. */
   async function freshRecord(input: {
     name?: string;
     workDir: string;
+    agent: string;
+    driver?: SessionRecord["driver"];
     agentCommand?: string | null;
     permissionMode?: SessionRecord["permissionMode"];
     stallThresholdMs?: number;
@@ -160,6 +183,8 @@ export function createSessionCreation(
       id,
       name: input.name ?? defaultName(input.workDir, id),
       workDir: input.workDir,
+      agent: input.agent,
+      driver: input.driver,
       agentCommand: input.agentCommand ?? null,
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
@@ -170,8 +195,11 @@ export function createSessionCreation(
   }
 
   /** The conversation a fork or resume continues; it must have been written down. */
-  async function conversationOf(rec: SessionRecord): Promise<string> {
-    const path = rec.transcriptPath ?? (await deps.agent.transcript.find(rec.workDir, rec.id));
+  async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
+    const agent = deps.agents.get(rec.agent);
+    if (!agent.capabilities.includes(need))
+      throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot ${need} a conversation`);
+    const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, rec.id));
     if (!path) throw new AgError("CONFLICT", `session ${rec.id} has no conversation yet`);
     return path;
   }
@@ -190,7 +218,7 @@ export function createSessionCreation(
     const tenantId = tenantOf(owner);
     // The tenant first: outside its root, whether a path exists is none of its business.
     deps.tenants?.check(tenantId, given.workDir);
-    const input = { ...given, workDir: validateWorkDir(given.workDir) };
+    const input = agentFor({ ...given, workDir: validateWorkDir(given.workDir) });
     const warnings: string[] = [];
     const prompt = promptOf(input, tenantId, warnings);
     const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
@@ -206,7 +234,7 @@ export function createSessionCreation(
 
   async function forkNow(id: string): Promise<CreateResult> {
     const parent = record(id);
-    await conversationOf(parent);
+    await conversationOf(parent, "fork");
     assertCapacity(launcher);
     const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
     deps.repo.insert({ ...fresh, permissions: parent.permissions });
@@ -252,7 +280,7 @@ export function createSessionCreation(
     const ended = record(id);
     if (!isTerminal(ended.status))
       throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
-    const transcript = await conversationOf(ended);
+    const transcript = await conversationOf(ended, "resume");
     assertCapacity(launcher);
     // Its agent may still be on its way out: one conversation is never run by two agents.
     await deps.exits.gone(id);

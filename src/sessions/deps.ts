@@ -1,4 +1,5 @@
-import type { AgentAdapter } from "../agents/agent.ts";
+import type { DriverName } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
@@ -23,6 +24,8 @@ export interface SessionDefaults {
   workDir?: string;
   prompt?: string;
   agentCommand?: string;
+  agent?: string;
+  driver?: DriverName;
   env?: Record<string, string>;
   stallThresholdMs?: number;
   permissionMode?: PermissionMode;
@@ -39,7 +42,8 @@ export interface TemplateReader {
 export interface SessionServiceDeps {
   repo: SessionRepo;
   tmux: Tmux;
-  agent: AgentAdapter;
+  /** Every agent ag can run; each session uses its own (record.agent). */
+  agents: AgentRegistry;
   bus: EventBus;
   clock: Clock;
   logger: Logger;

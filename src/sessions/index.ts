@@ -23,7 +23,7 @@ export type { Observation, ObservationSource } from "./live/observation.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";
-export { DEFAULT_PRICES, estimateCost, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
+export { estimateCost, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
 export {
   createSessionRepo,
   type SessionPatch,

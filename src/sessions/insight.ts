@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { Clock } from "../shared/clock.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { LiveSessions } from "./live/registry.ts";
-import { DEFAULT_PRICES, estimateCost, type PriceTable } from "./pricing.ts";
+import { estimateCost, type PriceTable } from "./pricing.ts";
 import type { SessionReading } from "./reading.ts";
 import type { SessionRecord } from "./repo.ts";
 import { isTerminal, SessionStatus } from "./session.ts";
@@ -80,7 +80,7 @@ export function createSessionInsight(deps: {
   live: Pick<LiveSessions, "get">;
   tmux: Pick<Tmux, "listPanes">;
   clock: Clock;
-  prices?: PriceTable;
+  prices: PriceTable;
 }) {
   const { reading } = deps;
 
@@ -117,7 +117,7 @@ export function createSessionInsight(deps: {
     return {
       id,
       tokens,
-      estimatedCost: estimateCost(tokensByModel, deps.prices ?? DEFAULT_PRICES),
+      estimatedCost: estimateCost(tokensByModel, deps.prices),
       turns: s.turns,
       toolCalls: s.toolCalls,
       deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },

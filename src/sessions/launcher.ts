@@ -1,4 +1,5 @@
-import type { AgentAdapter } from "../agents/agent.ts";
+import type { LaunchPlan } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
@@ -24,7 +25,7 @@ export interface LaunchSpec {
 export interface LauncherDeps {
   repo: Pick<SessionRepo, "stats">;
   tmux: Pick<Tmux, "newWindow" | "splitWindow">;
-  agent: Pick<AgentAdapter, "prepareLaunch">;
+  agents: Pick<AgentRegistry, "get">;
   live: Pick<LiveSessions, "follow" | "forget">;
   diagnostics?: DiagnosticsSink;
   settings: { stateDir: string; hookBaseUrl: () => string; maxSessions: number | null };
@@ -46,15 +47,15 @@ export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promis
     if (isTerminal(session.status().status)) deps.live.forget(rec.id);
     return new AgError(code, `${what}: ${message}`, { cause: error });
   };
-  let plan: Awaited<ReturnType<LauncherDeps["agent"]["prepareLaunch"]>>;
+  let plan: LaunchPlan;
   try {
-    plan = await deps.agent.prepareLaunch({
+    plan = await session.agent.prepareLaunch({
       sessionId: rec.id,
       workDir: rec.workDir,
       permissionMode: rec.permissionMode,
       agentCommand: rec.agentCommand,
       sessionDir: sessionDir(deps.settings.stateDir, rec.id),
-      hookBaseUrl: deps.settings.hookBaseUrl(),
+      hookUrl: `${deps.settings.hookBaseUrl().replace(/\/+$/, "")}/v1/hooks/${rec.agent}`,
       hookSecret: rec.hookSecret,
       env: rec.env ?? {},
       resume: spec.resume,

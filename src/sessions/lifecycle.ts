@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
-import type { AgentAdapter, PendingDialog } from "../agents/agent.ts";
+import type { DriverName } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
 import type { SessionDefaults } from "./deps.ts";
@@ -40,6 +40,8 @@ export function newRecord(input: {
   id: string;
   name: string;
   workDir: string;
+  agent: string;
+  driver?: DriverName;
   agentCommand: string | null;
   permissionMode: PermissionMode;
   stallThresholdMs: number;
@@ -54,6 +56,8 @@ export function newRecord(input: {
     id: input.id,
     name: input.name,
     workDir: input.workDir,
+    agent: input.agent,
+    driver: input.driver ?? "tmux",
     status: "working",
     createdAt: at,
     updatedAt: at,
@@ -104,6 +108,8 @@ export function resolveCreateInput(
     prompt: fields.prompt ?? base.prompt,
     memoryKeys: fields.memoryKeys ?? base.memoryKeys,
     permissionMode,
+    agent: fields.agent ?? base.agent,
+    driver: fields.driver ?? base.driver,
     agentCommand: fields.agentCommand ?? base.agentCommand,
     env,
     stallThresholdMs: fields.stallThresholdMs ?? base.stallThresholdMs,
@@ -138,9 +144,4 @@ export function assertTypeable(text: string, field: string): void {
       `${field} contains the control character U+00${code.toUpperCase()}; only newline and tab are allowed`,
     );
   }
-}
-
-/** The key sequences that answer the pending dialog of a session. */
-export function answerKeys(agent: AgentAdapter, pending: PendingDialog, approve: boolean): string[] {
-  return approve ? agent.keys.approve(pending) : agent.keys.reject(pending);
 }

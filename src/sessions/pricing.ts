@@ -1,32 +1,8 @@
-/** USD per million tokens. */
-export interface Price {
-  input: number;
-  output: number;
-  cacheRead?: number;
-  cacheCreation?: number;
-}
+import type { PriceTable, TokenCounts } from "../agents/vocabulary.ts";
 
-export type PriceTable = Record<string, Price>;
+export type { Price, PriceTable } from "../agents/vocabulary.ts";
 
-/**
- * Built-in estimates by model-name fragment (the first fragment found in a model's name wins, so
- * more specific keys come first). Cache reads default to a tenth of the input price and cache
- * writes to 1.25 times it. Prices change: `pricing` in the config file overrides or adds keys.
- */
-export const DEFAULT_PRICES: PriceTable = {
-  "opus-4-1": { input: 15, output: 75 },
-  "opus-4-0": { input: 15, output: 75 },
-  opus: { input: 5, output: 25 },
-  sonnet: { input: 3, output: 15 },
-  haiku: { input: 1, output: 5 },
-};
-
-export interface Tokens {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheCreation: number;
-}
+export type Tokens = TokenCounts;
 
 export interface CostEstimate {
   usd: number;

@@ -1,4 +1,5 @@
-import type { AgentAdapter, TranscriptSummary } from "../agents/agent.ts";
+import type { TranscriptSummary } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { Logger } from "../shared/log.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
@@ -31,23 +32,24 @@ export type SessionReading = ReturnType<typeof createSessionReading>;
 export function createSessionReading(deps: {
   record(id: string): SessionRecord;
   live: Pick<LiveSessions, "get">;
-  agent: Pick<AgentAdapter, "transcript" | "isSubmission">;
+  agents: Pick<AgentRegistry, "get">;
   logger: Logger;
 }) {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
   async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
     const rec = deps.record(id);
+    const agent = deps.agents.get(rec.agent);
     const session = deps.live.get(id);
     if (session) {
       if (!session.transcript.path) {
-        const found = await deps.agent.transcript.find(rec.workDir, id);
+        const found = await agent.transcript.find(rec.workDir, id);
         if (found) await session.attachTranscript(found, false);
       }
       return session.transcript;
     }
-    const path = rec.transcriptPath ?? (await deps.agent.transcript.find(rec.workDir, id));
+    const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, id));
     if (!path) return null;
-    const follower = createTranscriptFollower({ agent: deps.agent, logger: deps.logger, onLine: () => {} });
+    const follower = createTranscriptFollower({ agent, logger: deps.logger, onLine: () => {} });
     await follower.attach(path, true);
     // Watched only while this request looks at it (read's settle wait), then let go.
     setTimeout(() => follower.stop(), READ_SETTLE_MS + 500).unref?.();
@@ -57,7 +59,7 @@ export function createSessionReading(deps: {
   return {
     async read(id: string): Promise<ReadResult> {
       const transcript = await transcriptOf(id);
-      const status = deps.record(id).status;
+      const { status, agent } = deps.record(id);
       // A turn that is over by the hooks may not be fully written down yet, nor even begun in
       // the file (its prompt's line comes late after a quick turn): wait for it, briefly.
       const prompt = deps.live.get(id)?.lastPrompt() ?? null;
@@ -66,7 +68,7 @@ export function createSessionReading(deps: {
           READ_SETTLE_MS,
           prompt === null
             ? undefined
-            : (recorded) => recorded !== null && deps.agent.isSubmission(prompt, recorded),
+            : (recorded) => recorded !== null && deps.agents.get(agent).isSubmission(prompt, recorded),
         );
       const rec = deps.record(id);
       const tokens = transcript?.tokens() ?? rec.tokenUsage;

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { DriverName } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import {
   LIVE_STATES,
@@ -73,6 +74,8 @@ interface SessionRow {
   env: string | null;
   base_commit: string | null;
   managed_by: string | null;
+  agent: string;
+  driver: string;
 }
 
 export interface SessionRepo {
@@ -123,10 +126,10 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env, base_commit, managed_by)
+      env, base_commit, managed_by, agent, driver)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -188,6 +191,8 @@ export function createSessionRepo(db: Database): SessionRepo {
         env: s.env && Object.keys(s.env).length ? JSON.stringify(s.env) : null,
         baseCommit: s.baseCommit,
         managedBy: s.managedBy,
+        agent: s.agent,
+        driver: s.driver,
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -232,6 +237,8 @@ export function toSession(record: SessionRecord): Session {
     id: record.id,
     name: record.name,
     workDir: record.workDir,
+    agent: record.agent,
+    driver: record.driver,
     status: record.status,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
@@ -254,6 +261,8 @@ function toRecord(row: SessionRow): SessionRecord {
     id: row.id,
     name: row.name,
     workDir: row.work_dir,
+    agent: row.agent,
+    driver: row.driver as DriverName,
     status: row.status as SessionStatus,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -93,14 +93,14 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
   });
-  const reading = createSessionReading({ record, live, agent: deps.agent, logger: deps.logger });
+  const reading = createSessionReading({ record, live, agents: deps.agents, logger: deps.logger });
   const insight = createSessionInsight({
     record,
     reading,
     live,
     tmux: deps.tmux,
     clock: deps.clock,
-    prices: deps.settings.prices,
+    prices: deps.settings.prices ?? deps.agents.prices(),
   });
   const creation = createSessionCreation({ ...deps, live, exits, record, deliver: actions.deliver });
 

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { TokenCounts } from "../agents/vocabulary.ts";
 import { PermissionMode } from "../config/schema.ts";
 import { PendingPermission, SESSION_STATES, SessionStatus, TERMINAL_STATES } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
@@ -21,12 +22,7 @@ export function isTerminal(status: SessionStatus): boolean {
   return (TERMINAL_STATES as readonly string[]).includes(status);
 }
 
-export const TokenUsage = Type.Object({
-  input: Type.Integer(),
-  output: Type.Integer(),
-  cacheRead: Type.Integer(),
-  cacheCreation: Type.Integer(),
-});
+export const TokenUsage = TokenCounts;
 
 export const PERMISSION_PROFILES = ["readonly", "standard", "full"] as const;
 export type PermissionProfile = (typeof PERMISSION_PROFILES)[number];
@@ -52,11 +48,25 @@ export const ProfileInput = Type.Object(
   { additionalProperties: false },
 );
 
+/** An agent id: GET /v1/agents lists them; an unknown one is UNKNOWN_AGENT. */
+export const AgentId = Type.String({
+  pattern: "^[a-z][a-z0-9-]{0,31}$",
+  description: "the agent CLI to run (GET /v1/agents); default the server's default agent (claude)",
+});
+export const Driver = literalUnion(["tmux", "acp"] as const, {
+  description:
+    "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
+});
+
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
   id: Type.String({ format: "uuid" }),
   name: Type.String(),
   workDir: Type.String(),
+  agent: Type.String({
+    description: "the agent CLI it runs: claude, codex, gemini, opencode (GET /v1/agents)",
+  }),
+  driver: Driver,
   status: SessionStatus,
   createdAt: Type.String({ format: "date-time" }),
   updatedAt: Type.String({ format: "date-time" }),
@@ -124,6 +134,8 @@ export const CreateSessionInput = Type.Object(
     ),
     prompt: Type.Optional(Type.String()),
     memoryKeys: Type.Optional(MemoryKeys),
+    agent: Type.Optional(AgentId),
+    driver: Type.Optional(Driver),
     permissionMode: Type.Optional(PermissionMode),
     agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     env: Type.Optional(AgentEnv),
@@ -187,6 +199,8 @@ export const BatchCreateInput = Type.Object(
           name: Type.Optional(SessionName),
           workDir: Type.String({ minLength: 1 }),
           prompt: Type.Optional(Type.String()),
+          agent: Type.Optional(AgentId),
+          driver: Type.Optional(Driver),
           permissionMode: Type.Optional(PermissionMode),
           agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
           reuse: Type.Optional(Reuse),

@@ -7,7 +7,7 @@ import { createSessionService, type SessionService } from "./service.ts";
 export interface Sessions {
   /** What clients do with sessions (the routes, MCP, CLI, pipelines, chat). */
   service: SessionService;
-  /** The agents' hook callbacks (POST /v1/hooks/:event). */
+  /** The agents' hook callbacks (POST /v1/hooks/:agent/:event). */
   hooks: HookReceiver;
   /** tmux's notifications, and re-adoption of running sessions at start and after a tmux loss. */
   supervisor: Supervisor;

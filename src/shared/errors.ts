@@ -5,6 +5,12 @@
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
   INVALID_WORKDIR: 400,
+  /** An `agent` ag has no adapter for (GET /v1/agents lists them). */
+  UNKNOWN_AGENT: 400,
+  /** A `driver` the session's agent cannot be run with. */
+  DRIVER_UNSUPPORTED: 400,
+  /** Something the session's agent has no equivalent of (a permission mode, fork, resume). */
+  UNSUPPORTED_BY_AGENT: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,

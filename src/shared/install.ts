@@ -4,7 +4,7 @@
  * managers exist are parameters.
  */
 
-export type Needed = "tmux" | "claude" | "chromium";
+export type Needed = "tmux" | "chromium";
 
 export interface InstallEnv {
   platform: NodeJS.Platform;
@@ -14,8 +14,15 @@ export interface InstallEnv {
   isRoot: boolean;
 }
 
-/** The agent CLI is an npm package wherever npm runs. */
-export const AGENT_CLI_PACKAGE = "@anthropic-ai/claude-code";
+/** Every agent CLI is an npm package, installed the same way wherever npm runs. */
+export function agentInstallCommand(npmPackage: string): string {
+  return `npm install -g ${npmPackage}`;
+}
+
+/** "the agent CLI claude not found; install it: npm install -g @anthropic-ai/claude-code" */
+export function agentNotFound(cli: { command: string; package: string }): string {
+  return `the agent CLI ${cli.command} not found; install it: ${agentInstallCommand(cli.package)}`;
+}
 
 /** System packages by package manager; the first manager found on PATH wins. */
 const SYSTEM_PACKAGES: ReadonlyArray<{
@@ -30,9 +37,8 @@ const SYSTEM_PACKAGES: ReadonlyArray<{
   { manager: "brew", install: "brew install", names: { tmux: "tmux", chromium: "--cask chromium" } },
 ];
 
-/** `apt-get install -y tmux`, `sudo dnf install -y tmux`, `npm install -g @anthropic-ai/claude-code`… */
+/** `apt-get install -y tmux`, `sudo dnf install -y tmux`, `brew install tmux`… */
 export function installCommand(program: Needed, env: InstallEnv): string {
-  if (program === "claude") return `npm install -g ${AGENT_CLI_PACKAGE}`;
   const found = SYSTEM_PACKAGES.find((p) => env.which(p.manager));
   if (!found) {
     return env.platform === "darwin" ? `brew install ${program}` : `apt-get install -y ${program}`;
@@ -53,5 +59,17 @@ export function currentInstallEnv(): InstallEnv {
 
 /** "tmux not found (tmux); install it: sudo apt-get install -y tmux" */
 export function notFound(program: Needed, binary: string, env: InstallEnv = currentInstallEnv()): string {
-  return `${program === "claude" ? "the agent CLI" : program} not found (${binary}); install it: ${installCommand(program, env)}`;
+  return `${program} not found (${binary}); install it: ${installCommand(program, env)}`;
+}
+
+/** Runs `<command> <flag>` with a time limit; null when the program is missing or fails. */
+export async function programVersion(command: string, flag: string): Promise<string | null> {
+  // PATH as it is now: Bun.which alone reads the PATH the process started with.
+  const path = Bun.which(command, { PATH: process.env.PATH ?? "" });
+  if (!path) return null;
+  const proc = Bun.spawn([path, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill(), 5000);
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  clearTimeout(timer);
+  return code === 0 ? out.trim().split("\n")[0] || path : null;
 }

@@ -199,6 +199,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX consensus_status ON consensus(status);
     `,
   },
+  {
+    // Which agent CLI a session runs, and how ag drives it; sessions before this ran Claude Code in tmux.
+    name: "session agent and driver",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+      ALTER TABLE sessions ADD COLUMN driver TEXT NOT NULL DEFAULT 'tmux';
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

@@ -1,4 +1,4 @@
-import type { AgentAdapter } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
 import type { SessionService } from "../sessions/index.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { listProcesses, type SystemProcess } from "./processes.ts";
@@ -12,7 +12,7 @@ export interface SwarmService {
 export function createSwarmService(deps: {
   sessions: Pick<SessionService, "list" | "stats">;
   tmux: Pick<Tmux, "listPanes">;
-  agent: Pick<AgentAdapter, "isAgentProcess">;
+  agents: Pick<AgentRegistry, "all">;
   processes?: () => Promise<SystemProcess[]>;
 }): SwarmService {
   const scan = deps.processes ?? (() => listProcesses());
@@ -20,7 +20,7 @@ export function createSwarmService(deps: {
     async snapshot() {
       const sessions = deps.sessions.list();
       const [panes, processes] = await Promise.all([deps.tmux.listPanes().catch(() => []), scan()]);
-      const agents = agentProcesses(processes, panes, deps.agent);
+      const agents = agentProcesses(processes, panes, deps.agents.all());
       const stats = deps.sessions.stats();
       const managed = agents.filter((p) => p.managed).length;
       return {

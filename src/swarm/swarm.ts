@@ -6,6 +6,7 @@ import type { SystemProcess } from "./processes.ts";
 
 export const SwarmProcess = Type.Object({
   pid: Type.Integer(),
+  agent: Type.String({ description: "which agent CLI it is (GET /v1/agents)" }),
   command: Type.String({ description: "the command line (truncated to 512 characters)" }),
   cwd: Type.Union([Type.String(), Type.Null()]),
   managed: Type.Boolean({ description: "runs in one of ag's sessions" }),
@@ -54,7 +55,7 @@ export function sessionTree(sessions: Session[]): SwarmNode[] {
 export function agentProcesses(
   processes: SystemProcess[],
   panes: Pick<TmuxPane, "pid" | "tag">[],
-  agent: Pick<AgentAdapter, "isAgentProcess">,
+  agents: ReadonlyArray<Pick<AgentAdapter, "isAgentProcess" | "name">>,
 ): Static<typeof SwarmProcess>[] {
   const byPid = new Map(processes.map((p) => [p.pid, p]));
   const sessionOfPid = new Map<number, string>();
@@ -67,11 +68,15 @@ export function agentProcesses(
     return null;
   };
   return processes
-    .filter((p) => agent.isAgentProcess(p.argv))
-    .map((p) => {
+    .flatMap((p) => {
+      const agent = agents.find((a) => a.isAgentProcess(p.argv));
+      return agent ? [{ p, agent: agent.name }] : [];
+    })
+    .map(({ p, agent }) => {
       const sessionId = sessionOf(p.pid);
       return {
         pid: p.pid,
+        agent,
         command: p.argv.join(" ").slice(0, 512),
         cwd: p.cwd,
         managed: sessionId !== null,

@@ -7,6 +7,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
+import type { TokenCounts } from "../agents/vocabulary.ts";
 import type { EventBus } from "../events/bus.ts";
 import { tracer } from "./index.ts";
 
@@ -20,12 +21,7 @@ import { tracer } from "./index.ts";
  */
 
 /** Token totals of a session now. */
-export interface TurnTokens {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheCreation: number;
-}
+export type TurnTokens = TokenCounts;
 
 /** How long after the turn's end its tokens are read: the transcript's last lines come late. */
 const TOKENS_SETTLE_MS = 1_500;
@@ -51,8 +47,8 @@ export function traceAgentTurns(deps: {
   bus: Pick<EventBus, "subscribe">;
   /** The session's token totals now (null once it is gone). */
   tokens(sessionId: string): TurnTokens | null;
-  /** The agent CLI's name (gen_ai.agent.name). */
-  agent: string;
+  /** The agent a session runs: its name (gen_ai.agent.name) and provider (null once it is gone). */
+  agentOf(sessionId: string): { name: string; provider: string } | null;
 }): () => void {
   const turns = new Map<string, OpenTurn>();
 
@@ -60,15 +56,16 @@ export function traceAgentTurns(deps: {
     const remembered = promptContexts.get(sessionId);
     promptContexts.delete(sessionId);
     const parent = remembered && at - remembered.at < PARENT_WITHIN_MS ? remembered.ctx : ROOT_CONTEXT;
+    const agent = deps.agentOf(sessionId) ?? { name: "unknown", provider: "unknown" };
     const span = tracer.startSpan(
-      `invoke_agent ${deps.agent}`,
+      `invoke_agent ${agent.name}`,
       {
         kind: SpanKind.INTERNAL,
         startTime: at,
         attributes: {
           "gen_ai.operation.name": "invoke_agent",
-          "gen_ai.agent.name": deps.agent,
-          "gen_ai.provider.name": "anthropic",
+          "gen_ai.agent.name": agent.name,
+          "gen_ai.provider.name": agent.provider,
           "ag.session.id": sessionId,
         },
       },

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PermissionMode } from "../config/schema.ts";
-import { AgentEnv, MemoryKeys, StallThreshold } from "../sessions/index.ts";
+import { AgentEnv, AgentId, Driver, MemoryKeys, StallThreshold } from "../sessions/index.ts";
 
 /** SPEC's template fields: what a session created from it starts with. */
 const fields = {
@@ -10,6 +10,8 @@ const fields = {
     Type.String({ minLength: 1, description: "absolute path of an existing directory" }),
   ),
   prompt: Type.Optional(Type.String({ description: "initial prompt" })),
+  agent: Type.Optional(AgentId),
+  driver: Type.Optional(Driver),
   agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   env: Type.Optional(AgentEnv),
   stallThresholdMs: Type.Optional(StallThreshold),
@@ -23,7 +25,7 @@ const fields = {
 const sessionId = Type.Optional(
   Type.String({
     minLength: 1,
-    description: "copy workDir, stallThresholdMs and permissionMode from this session",
+    description: "copy workDir, stallThresholdMs, permissionMode and agent from this session",
   }),
 );
 

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
-import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
+import { type AgentRegistry, createAgents, type VersionProbe } from "../../src/agents/index.ts";
 import { type AuditLog, createAuditLog } from "../../src/audit/index.ts";
 import { createKeyStore, type KeyStore } from "../../src/auth/keys.ts";
 import type { SseTokenStore } from "../../src/auth/sse-tokens.ts";
@@ -11,6 +11,7 @@ import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bu
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
+import { agentRoutes } from "../../src/server/routes/agents.ts";
 import { auditRoutes } from "../../src/server/routes/audit.ts";
 import { authRoutes } from "../../src/server/routes/auth.ts";
 import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
@@ -45,6 +46,7 @@ export interface TestApp extends HttpApp {
   keys: KeyStore;
   diagnostics: Diagnostics;
   sessions: SessionService;
+  agents: AgentRegistry;
   /** The live sessions (each the writer of its state), to read a screen or feed an observation. */
   live: LiveSessions;
   tmux: FakeTmux;
@@ -98,6 +100,8 @@ export function testApp(
     tenantWorkdirs?: TenantWorkdirs;
     /** Requests per minute per key (per address when anonymous); off unless given. */
     rateLimitPerMin?: number;
+    /** How GET /v1/agents finds each CLI's version (none installed unless given). */
+    probe?: VersionProbe;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -117,13 +121,16 @@ export function testApp(
   });
   const tmux = createFakeTmux();
   const stateDir = tempDir("ag-state-");
-  const agent = createClaudeAdapter({
-    home: tempDir("ag-home-"),
-    dataDir: null,
-    trustWorkdir: options.trustWorkdir ?? true,
-    selfCommand: ["ag"],
-    isRoot: false,
-  });
+  const agents = createAgents(
+    {
+      home: tempDir("ag-home-"),
+      dataDir: null,
+      trustWorkdir: options.trustWorkdir ?? true,
+      selfCommand: ["ag"],
+      isRoot: false,
+    },
+    { probe: options.probe ?? (async () => null) },
+  );
   const clock = options.clock ?? systemClock;
   const memory = createMemoryService({
     db,
@@ -145,7 +152,7 @@ export function testApp(
   const domain = createSessions({
     repo,
     tmux,
-    agent,
+    agents,
     bus,
     clock: options.clock ?? systemClock,
     logger,
@@ -184,6 +191,7 @@ export function testApp(
       templateRoutes(templates),
       diagnosticsRoutes(diagnostics),
       auditRoutes(audit),
+      agentRoutes(agents),
       ...(options.sseTokens ? [] : [authRoutes({ keys, sseTokens: sseTokens as SseTokenStore })]),
       ...(options.plugins ?? []),
     ],
@@ -204,6 +212,7 @@ export function testApp(
     keys,
     diagnostics,
     sessions,
+    agents,
     live: domain.live,
     tmux,
     events,
@@ -233,6 +242,8 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, counter)).toISOString();
   return {
     id: crypto.randomUUID(),
+    agent: "claude",
+    driver: "tmux",
     name: `session-${counter}`,
     workDir: `/work/project-${counter}`,
     status: "idle",

@@ -100,7 +100,6 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
     clock: systemClock,
     logger: createLogger({ level: "error", json: true, stream: { write: () => true } as never }),
     timeoutMs: 60_000,
-    agent: "claude",
   });
   return {
     service,

@@ -108,7 +108,7 @@ export function postHook(
   secret?: string,
 ) {
   const record = app.repo.get(sessionId);
-  return app.request("POST", `/v1/hooks/${event}`, {
+  return app.request("POST", `/v1/hooks/claude/${event}`, {
     body: { session_id: sessionId, hook_event_name: event, ...payload },
     headers: { "x-svc-hook-secret": secret ?? record?.hookSecret ?? "" },
   });

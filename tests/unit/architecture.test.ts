@@ -54,3 +54,59 @@ test("what feeds the live sessions (hooks, tmux) does not reach into the service
   expect(feed.length).toBeGreaterThan(0);
   for (const f of feed) expect(importsOf(f.text).filter((p) => p.endsWith("/service.ts"))).toEqual([]);
 });
+
+/**
+ * What only one agent CLI knows: its hook payload fields and event names, its keys, its files
+ * and its environment. Outside its own folder (agents/<cli>/) ag speaks the adapter's neutral
+ * words, so a new agent touches its folder, one registry line and its fixtures (docs/agents.md).
+ */
+const AGENT_SPECIFIC: ReadonlyArray<[RegExp, string]> = [
+  // (ag's own tables have session_id and transcript_path columns: rows may name them.)
+  [
+    /(?<!row|\)\?)\.(session_id|transcript_path|tool_name|tool_input|tool_use_id|hook_event_name|notification_type|prompt_id)\b/,
+    "a hook payload field",
+  ],
+  [
+    /\[\s*["'](session_id|transcript_path|tool_name|tool_input|hook_event_name)["']\s*\]/,
+    "a hook payload field",
+  ],
+  [
+    /["'](PreToolUse|PostToolUse|PostToolUseFailure|UserPromptSubmit|PermissionRequest|SessionStart|SessionEnd|StopFailure|SubagentStop|BeforeTool|AfterTool)["']/,
+    "a hook event name",
+  ],
+  [/["']C-u["']/, "a key of one agent's input line"],
+  [/\.claude\b|\.codex\b|\.gemini\b|opencode\.json|rollout-/, "an agent's own files"],
+  [
+    /CLAUDE_CONFIG_DIR|CODEX_HOME|GEMINI_API_KEY|GOOGLE_GEMINI_BASE_URL|ANTHROPIC_[A-Z_]+|OPENAI_[A-Z_]+|OPENCODE_[A-Z_]+/,
+    "an agent's environment variable",
+  ],
+];
+
+/** Code without its comments: prose may name what it likes. */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+}
+
+test("nothing outside agents/<cli>/ names one agent's payload fields, hook events, keys, files or environment", () => {
+  const ownFolder = /^agents\/[^/]+\//;
+  const leaks = files
+    .filter((f) => !ownFolder.test(f.path))
+    .flatMap((f) => {
+      const text = code(f.text);
+      return AGENT_SPECIFIC.filter(([pattern]) => pattern.test(text)).map(
+        ([pattern, what]) => `${f.path}: ${what} (${text.match(pattern)![0]})`,
+      );
+    });
+  expect(leaks).toEqual([]);
+});
+
+test("agents/ never reaches up into the sessions domain", () => {
+  const upward = files
+    .filter((f) => f.path.startsWith("agents/"))
+    .flatMap((f) =>
+      importsOf(f.text)
+        .filter((p) => /(^|\/)sessions\//.test(p))
+        .map((p) => `${f.path} → ${p}`),
+    );
+  expect(upward).toEqual([]);
+});

@@ -1,12 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { AgentObservation } from "../../src/agents/agent.ts";
-import {
-  describeToolInput,
-  HOOK_EVENTS,
-  hookSettings,
-  readHookPayload,
-} from "../../src/agents/claude/hooks.ts";
+import { describeToolInput, HOOK_EVENTS, hookSettings, readHook } from "../../src/agents/claude/hooks.ts";
 import { initialStatus, reduce } from "../../src/sessions/live/status.ts";
 
 interface Recorded {
@@ -29,7 +24,7 @@ describe("Claude Code hook payloads → observations", () => {
     const request = (await recorded()).find(
       (r) => r.body.hook_event_name === "PermissionRequest" && r.body.tool_name === "ExitPlanMode",
     )!;
-    expect(readHookPayload("PermissionRequest", request.body)).toEqual({
+    expect(readHook("PermissionRequest", request.body).observation).toEqual({
       kind: "permission",
       request: {
         kind: "plan",
@@ -43,7 +38,7 @@ describe("Claude Code hook payloads → observations", () => {
   test("each recorded payload maps to the right kind", async () => {
     const kinds = new Map<string, Set<string>>();
     for (const { body } of await recorded()) {
-      const obs = readHookPayload(body.hook_event_name, body);
+      const obs = readHook(body.hook_event_name, body).observation;
       const set = kinds.get(body.hook_event_name) ?? new Set();
       set.add(obs?.kind ?? "none");
       kinds.set(body.hook_event_name, set);
@@ -65,7 +60,10 @@ describe("Claude Code hook payloads → observations", () => {
       .filter((r) => r.body.hook_event_name === "PermissionRequest")
       .map(
         (r) =>
-          readHookPayload("PermissionRequest", r.body) as Extract<AgentObservation, { kind: "permission" }>,
+          readHook("PermissionRequest", r.body).observation as Extract<
+            AgentObservation,
+            { kind: "permission" }
+          >,
       )
       .map((o) => o.request);
     expect(requests).toContainEqual({ kind: "tool", tool: "Bash", detail: "touch created-by-bash.txt" });
@@ -87,7 +85,7 @@ describe("Claude Code hook payloads → observations", () => {
 
   test("prompt submissions carry the text and the prompt id", async () => {
     const first = (await recorded()).find((r) => r.body.hook_event_name === "UserPromptSubmit")!;
-    expect(readHookPayload("UserPromptSubmit", first.body)).toEqual({
+    expect(readHook("UserPromptSubmit", first.body).observation).toEqual({
       kind: "prompt-submitted",
       text: "say hello",
       promptId: first.body.prompt_id as string,
@@ -96,31 +94,33 @@ describe("Claude Code hook payloads → observations", () => {
 
   test("tool hooks carry the tool and its use id; a permission request has none (it follows its tool's start)", async () => {
     const pre = (await recorded()).find((r) => r.body.hook_event_name === "PreToolUse")!;
-    expect(readHookPayload("PreToolUse", pre.body)).toEqual({
+    expect(readHook("PreToolUse", pre.body).observation).toEqual({
       kind: "tool",
       phase: "started",
       tool: pre.body.tool_name as string,
       toolUseId: pre.body.tool_use_id as string,
     });
-    expect(readHookPayload("PostToolUseFailure", { tool_name: "Bash" })).toEqual({
+    expect(readHook("PostToolUseFailure", { tool_name: "Bash" }).observation).toEqual({
       kind: "tool",
       phase: "finished",
       tool: "Bash",
       toolUseId: undefined,
     });
-    expect(readHookPayload("Notification", { notification_type: "idle_prompt" })).toEqual({
+    expect(readHook("Notification", { notification_type: "idle_prompt" }).observation).toEqual({
       kind: "waiting-for-input",
     });
-    expect(readHookPayload("Notification", { notification_type: "auth_success" })).toBeNull();
+    expect(readHook("Notification", { notification_type: "auth_success" }).observation).toBeNull();
   });
 
   test("a rate-limit failure is flagged as such", () => {
-    expect(readHookPayload("StopFailure", { error: "rate_limit" })).toEqual({
+    expect(readHook("StopFailure", { error: "rate_limit" }).observation).toEqual({
       kind: "turn-failed",
       error: "rate_limit",
       rateLimited: true,
     });
-    expect(readHookPayload("StopFailure", { error: "server_error" })).toMatchObject({ rateLimited: false });
+    expect(readHook("StopFailure", { error: "server_error" }).observation).toMatchObject({
+      rateLimited: false,
+    });
   });
 
   test("replaying the whole recorded run through the fusion never leaves a working agent idle mid-turn", async () => {
@@ -129,7 +129,7 @@ describe("Claude Code hook payloads → observations", () => {
     const statuses: string[] = [];
     let t = 10;
     for (const { body } of await recorded()) {
-      const obs = readHookPayload(body.hook_event_name, body);
+      const obs = readHook(body.hook_event_name, body).observation;
       if (!obs) continue;
       t += 10;
       state = reduce(state, obs, "hook", t).state;
@@ -153,7 +153,7 @@ describe("Claude Code hook payloads → observations", () => {
 describe("hook settings", () => {
   test("every event posts to ag with the secret header; SessionStart runs the forwarder", () => {
     const settings = hookSettings({
-      hookBaseUrl: "http://127.0.0.1:9100/",
+      hookUrl: "http://127.0.0.1:9100/v1/hooks/claude/",
       secretHeader: "X-Svc-Hook-Secret",
       secret: "s3",
       forwarderCommand: (event) => `ag hook ${event}`,
@@ -163,7 +163,7 @@ describe("hook settings", () => {
     expect(pre.matcher).toBe("*");
     expect(pre.hooks[0]).toEqual({
       type: "http",
-      url: "http://127.0.0.1:9100/v1/hooks/PreToolUse",
+      url: "http://127.0.0.1:9100/v1/hooks/claude/PreToolUse",
       headers: { "X-Svc-Hook-Secret": "s3" },
       timeout: 10,
     });

@@ -18,7 +18,7 @@ function request(overrides: Partial<Parameters<typeof prepareClaudeLaunch>[0]> =
     permissionMode: "default",
     agentCommand: null,
     sessionDir: join(root, "state", "sessions", "s1"),
-    hookBaseUrl: "http://127.0.0.1:9100",
+    hookUrl: "http://127.0.0.1:9100/v1/hooks/claude",
     hookSecret: "secret-xyz",
     env: {},
     ...overrides,
@@ -52,7 +52,7 @@ describe("launching Claude Code", () => {
     expect(statSync(join(req.sessionDir, `hook-secret-${launchTag("secret-xyz")}`)).mode & 0o777).toBe(0o600);
     expect(statSync(req.sessionDir).mode & 0o777).toBe(0o700);
     const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
-    expect(settings.hooks.Stop[0].hooks[0].url).toBe("http://127.0.0.1:9100/v1/hooks/Stop");
+    expect(settings.hooks.Stop[0].hooks[0].url).toBe("http://127.0.0.1:9100/v1/hooks/claude/Stop");
     expect(settings.hooks.SessionStart[0].hooks[0].command).toStartWith("/opt/ag/ag hook SessionStart --url");
     expect(plan.env).toEqual({ SVC_SESSION_ID: req.sessionId });
     // The secret is in files only ag's user can read, never in argv or the environment.

@@ -68,10 +68,10 @@ describe("ag list", () => {
     const table = await ag(["list", "--port", port]);
     expect(table.exitCode).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/);
     expect(lines).toHaveLength(3);
     const row = lines.find((l) => l.startsWith(idle.id.slice(0, 8)))!;
-    expect(row).toMatch(/^\w{8}\s+alpha\s+idle\s+\d+[smhd]\s+0\s+-\s+\/work\/alpha$/);
+    expect(row).toMatch(/^\w{8}\s+alpha\s+claude\s+idle\s+\d+[smhd]\s+0\s+-\s+\/work\/alpha$/);
     const busy = lines.find((l) => l.startsWith(waiting.id.slice(0, 8)))!;
     expect(busy).toMatch(/permission_prompt\s+\d+[smhd]\s+1\.5k\s+-\s+\/work\/gamma\s+Bash: rm -rf build$/);
     expect(table.stdout).not.toContain(done.id.slice(0, 8));

@@ -212,6 +212,7 @@ describe("ag list shows what each session waits for and what it cost", () => {
   const base = {
     id: "1a2b3c4d-0000-4000-8000-000000000001",
     name: "work",
+    agent: "claude",
     workDir: "/w",
     createdAt: "2026-01-01T10:00:00.000Z",
     tokenUsage: { input: 100, output: 50, cacheRead: 0, cacheCreation: 0 },
@@ -249,6 +250,7 @@ describe("ag list shows what each session waits for and what it cost", () => {
     expect(rows[0]).toEqual([
       "1a2b3c4d",
       "work",
+      "claude",
       "permission_prompt",
       "5m",
       "42k",
@@ -256,7 +258,7 @@ describe("ag list shows what each session waits for and what it cost", () => {
       "/w",
       "Bash: rm -rf build",
     ]);
-    expect(rows[1]!.slice(4)).toEqual(["150", "-", "/w", "Which color? — 1. Red · 2. Blue"]);
+    expect(rows[1]!.slice(5)).toEqual(["150", "-", "/w", "Which color? — 1. Red · 2. Blue"]);
     expect(rows[2]!.at(-1)).toBe("");
   });
 

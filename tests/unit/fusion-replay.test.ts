@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { AgentObservation } from "../../src/agents/agent.ts";
 import { toObservation } from "../../src/agents/claude/adapter.ts";
-import { readHookPayload } from "../../src/agents/claude/hooks.ts";
+import { readHook } from "../../src/agents/claude/hooks.ts";
 import type { ScreenState } from "../../src/agents/claude/screen.ts";
 import type { ObservationSource } from "../../src/sessions/live/observation.ts";
 import { CONFIRM_MS, initialStatus, reduce, type StatusState } from "../../src/sessions/live/status.ts";
@@ -53,7 +53,7 @@ async function recording() {
     .map((e) => ({
       t: e.t,
       event: e.event!,
-      obs: readHookPayload(e.event!, payloads.get(e.event!)?.shift() ?? {}),
+      obs: readHook(e.event!, payloads.get(e.event!)?.shift() ?? {}).observation,
     }));
   const frames = entries.filter((e) => e.source === "screen").map((e) => ({ t: e.t, screen: e.screen! }));
   return { hooks, frames, end: entries.at(-1)!.t };

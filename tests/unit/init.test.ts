@@ -1,16 +1,17 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { checkStarterFiles, problemOf } from "../../src/agents/claude/starter-files.ts";
+import { STARTER_TEMPLATES } from "../../src/agents/claude/starter-templates.ts";
+import { agentAdapters } from "../../src/agents/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
 import type { LoadedConfig } from "../../src/config/load.ts";
 import { migrateAuthToken } from "../../src/init/auth-migrate.ts";
 import { removeTopLevelKey, starterConfigText } from "../../src/init/config-file.ts";
-import { type DoctorDeps, doctorPassed, programVersion, runDoctor } from "../../src/init/doctor.ts";
+import { type DoctorDeps, doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { bootstrapProjectConfig, initProject } from "../../src/init/project.ts";
-import { checkStarterFiles, problemOf } from "../../src/init/starter-files.ts";
-import { STARTER_TEMPLATES } from "../../src/init/templates.ts";
 import { AgError } from "../../src/shared/errors.ts";
-import { installCommand } from "../../src/shared/install.ts";
+import { agentInstallCommand, installCommand, programVersion } from "../../src/shared/install.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const configOf = (cwd: string) => join(cwd, ".svc", "config.yaml");
@@ -287,6 +288,8 @@ describe("ag doctor", () => {
     const cwd = tempDir();
     return {
       cwd,
+      agents: agentAdapters().filter((a) => a.name === "claude"),
+      defaultAgent: "claude",
       loadConfig: () => loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() }),
       version: async (command) => (command === "tmux" ? "tmux 3.3a" : "2.1.0 (Claude Code)"),
       health: async (loaded: LoadedConfig) => ({
@@ -303,11 +306,11 @@ describe("ag doctor", () => {
     expect(checks.map((c) => [c.name, c.status])).toEqual([
       ["starter files", "ok"],
       ["tmux", "ok"],
-      ["agent CLI", "ok"],
+      ["agent claude", "ok"],
       ["config", "ok"],
       ["server", "ok"],
     ]);
-    expect(checks.find((c) => c.name === "agent CLI")!.detail).toBe("claude 2.1.0 (Claude Code)");
+    expect(checks.find((c) => c.name === "agent claude")!.detail).toBe("Claude Code 2.1.0 (Claude Code)");
     expect(checks.find((c) => c.name === "server")!.detail).toBe("ag 1.0.0 at http://127.0.0.1:9100 (ok)");
     expect(doctorPassed(checks)).toBe(true);
   });
@@ -321,9 +324,9 @@ describe("ag doctor", () => {
       expect(detail("tmux")).toMatchObject({ status: "fail", code: "TMUX_UNAVAILABLE" });
       // No package manager on that PATH either: Debian's command is the default on Linux.
       expect(detail("tmux").detail).toBe("tmux is not on PATH; install it: apt-get install -y tmux");
-      expect(detail("agent CLI")).toMatchObject({ status: "fail", code: "AGENT_UNAVAILABLE" });
-      expect(detail("agent CLI").detail).toBe(
-        "claude is not on PATH; install Claude Code: npm install -g @anthropic-ai/claude-code",
+      expect(detail("agent claude")).toMatchObject({ status: "fail", code: "AGENT_UNAVAILABLE" });
+      expect(detail("agent claude").detail).toBe(
+        "claude is not on PATH; install Claude Code: npm install -g @anthropic-ai/claude-code (the default agent)",
       );
     } finally {
       process.env.PATH = saved;
@@ -341,7 +344,7 @@ describe("ag doctor", () => {
     expect(installCommand("chromium", env(["dnf"]))).toBe("sudo dnf install -y chromium");
     expect(installCommand("tmux", env(["brew"]))).toBe("brew install tmux");
     expect(installCommand("tmux", { ...env([]), platform: "darwin" })).toBe("brew install tmux");
-    expect(installCommand("claude", env(["apt-get"]))).toBe("npm install -g @anthropic-ai/claude-code");
+    expect(agentInstallCommand("@anthropic-ai/claude-code")).toBe("npm install -g @anthropic-ai/claude-code");
   });
 
   test("a stopped server is a warning, not a failure", async () => {
@@ -371,7 +374,7 @@ describe("ag doctor", () => {
     expect(checks.map((c) => [c.name, c.status, c.code])).toEqual([
       ["agent .claude/agents/x.md", "fail", "VALIDATION_ERROR"],
       ["tmux", "fail", "TMUX_UNAVAILABLE"],
-      ["agent CLI", "fail", "AGENT_UNAVAILABLE"],
+      ["agent claude", "fail", "AGENT_UNAVAILABLE"],
       ["config", "fail", "CONFIG_INVALID"],
       ["server", "warn", undefined],
     ]);

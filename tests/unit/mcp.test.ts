@@ -53,6 +53,7 @@ const SPEC_TOOLS = [
   "batch_create_sessions",
   "list_pipelines",
   "create_pipeline",
+  "list_agents",
   "get_swarm",
   "state_set",
   "state_get",
@@ -147,6 +148,7 @@ describe("what ag mcp offers", () => {
         name: create.properties.name,
         prompt: create.properties.prompt,
         reuse: create.properties.reuse,
+        agent: create.properties.agent,
       },
     });
     expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);
@@ -167,6 +169,7 @@ describe("what ag mcp offers", () => {
       sessionId: byName.get_status.properties.sessionId,
       criteria: consensus.properties.criteria,
       reviewers: consensus.properties.reviewers,
+      agent: consensus.properties.agent,
     });
     expect(byName.start_consensus.required).toEqual(["sessionId", "criteria"]);
     expect(byName.get_consensus.required).toEqual(["consensusId"]);
@@ -241,6 +244,7 @@ describe("each tool is one call of the REST API", () => {
       ],
       ["start_consensus", { ...s, criteria: ["x"] }, `POST ${at}/consensus {"criteria":["x"]}`],
       ["get_consensus", { consensusId: "c/1" }, "GET /v1/consensus/c%2F1"],
+      ["list_agents", {}, "GET /v1/agents"],
       ["get_swarm", {}, "GET /v1/swarm"],
       [
         "state_set",

@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import parse from "parse-prometheus-text-format";
-import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
+import { CLAUDE_PRICES as DEFAULT_PRICES } from "../../src/agents/claude/prices.ts";
+import { createAgents } from "../../src/agents/index.ts";
 import { createMetricsRecorder, createMetricsService } from "../../src/metrics/index.ts";
 import { listen } from "../../src/server/listen.ts";
 import { metricsRoutes } from "../../src/server/routes/metrics.ts";
-import { DEFAULT_PRICES } from "../../src/sessions/pricing.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
@@ -24,13 +24,10 @@ function metricsApp(options: { authToken?: string } = {}): TestApp {
   const metrics = createMetricsService({
     // The app's own database, once it exists (routes run only after).
     repo: { list: (q) => app!.repo.list(q), stats: () => app!.repo.stats() },
-    agent: createClaudeAdapter({
-      home: tempDir("ag-home-"),
-      dataDir: null,
-      trustWorkdir: true,
-      selfCommand: ["ag"],
-      isRoot: false,
-    }),
+    agents: createAgents(
+      { home: tempDir("ag-home-"), dataDir: null, trustWorkdir: true, selfCommand: ["ag"], isRoot: false },
+      { probe: async () => null },
+    ),
     recorder,
     clock: systemClock,
     logger: createLogger({ level: "error", json: true, stream: { write: () => true } as never }),

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import parse from "parse-prometheus-text-format";
-import { createClaudeAdapter } from "../../src/agents/claude/adapter.ts";
+import { createAgents } from "../../src/agents/index.ts";
 import { createMetricsRecorder, createMetricsService } from "../../src/metrics/index.ts";
 import { createSessionRepo, SESSION_STATES } from "../../src/sessions/index.ts";
 import type { PriceTable } from "../../src/sessions/pricing.ts";
@@ -27,13 +27,10 @@ function setup(prices: PriceTable = PRICES) {
   const logs: string[] = [];
   const metrics = createMetricsService({
     repo,
-    agent: createClaudeAdapter({
-      home: tempDir("ag-home-"),
-      dataDir: null,
-      trustWorkdir: true,
-      selfCommand: ["ag"],
-      isRoot: false,
-    }),
+    agents: createAgents(
+      { home: tempDir("ag-home-"), dataDir: null, trustWorkdir: true, selfCommand: ["ag"], isRoot: false },
+      { probe: async () => null },
+    ),
     recorder,
     clock,
     logger: createLogger({

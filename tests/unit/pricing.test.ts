@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { DEFAULT_PRICES, estimateCost } from "../../src/sessions/pricing.ts";
+import { CLAUDE_PRICES as DEFAULT_PRICES } from "../../src/agents/claude/prices.ts";
+import { estimateCost } from "../../src/sessions/pricing.ts";
 
 const tokens = (input: number, output: number, cacheRead = 0, cacheCreation = 0) => ({
   input,

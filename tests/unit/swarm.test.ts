@@ -51,16 +51,17 @@ describe("the swarm", () => {
       { pid: 100, tag: "s-a" },
       { pid: 200, tag: "s-b" },
     ];
-    expect(agentProcesses(processes, panes, { isAgentProcess: isClaudeProcess })).toEqual([
-      { pid: 100, command: "claude", cwd: "/a", managed: true, sessionId: "s-a" },
+    expect(agentProcesses(processes, panes, [{ name: "claude", isAgentProcess: isClaudeProcess }])).toEqual([
+      { pid: 100, agent: "claude", command: "claude", cwd: "/a", managed: true, sessionId: "s-a" },
       {
         pid: 201,
+        agent: "claude",
         command: "node /x/@anthropic-ai/claude-code/cli.js",
         cwd: "/b",
         managed: true,
         sessionId: "s-b",
       },
-      { pid: 300, command: "claude", cwd: "/c", managed: false, sessionId: null },
+      { pid: 300, agent: "claude", command: "claude", cwd: "/c", managed: false, sessionId: null },
     ]);
   });
 
@@ -85,6 +86,7 @@ describe("the swarm", () => {
       const swarm = await (await fetch(`${runtime.url}/v1/swarm`)).json();
       expect(swarm.processes).toContainEqual({
         pid: stray.pid,
+        agent: "claude",
         command: `${join(bin, "claude")} 30`,
         cwd,
         managed: false,

@@ -1,7 +1,8 @@
-import type { PendingPermission } from "../../sessions/index.ts";
 import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../agent.ts";
-import { HOOK_EVENTS, readHookPayload } from "./hooks.ts";
+import { PERMISSION_MODES, type PendingPermission } from "../vocabulary.ts";
+import { HOOK_EVENTS, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
+import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
 import { classifyScreen, INPUT_BOX, type ScreenState } from "./screen.ts";
 import { denyReply, toolCategory } from "./tools.ts";
@@ -15,14 +16,20 @@ const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
   return {
     name: "claude",
+    displayName: "Claude Code",
+    provider: "anthropic",
+    cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
+    drivers: ["tmux"],
+    capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
+    permissionModes: PERMISSION_MODES,
+    prices: CLAUDE_PRICES,
     isAgentProcess: isClaudeProcess,
-    hookEvents: HOOK_EVENTS,
+    hooks: { events: HOOK_EVENTS, read: readHook },
     prepareLaunch: (request) => prepareClaudeLaunch(request, env),
     readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
     isSubmission,
     // `!cmd` is written down when it has run; built-in `/commands` only once their dialog closes.
     recordsLate: (text) => /^[!/]/.test(text.trimStart()),
-    readHook: readHookPayload,
     transcript: {
       format: claudeTranscriptFormat,
       find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
@@ -51,6 +58,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
+      clearInput: ["C-u"],
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { AgentObservation, PermissionRequest } from "../agent.ts";
+import type { AgentObservation, HookReading, PermissionRequest } from "../agent.ts";
 
 /**
  * Claude Code's hooks: which ones ag registers, and what each payload means for the state.
@@ -27,7 +27,8 @@ export const HOOK_EVENTS: readonly string[] = [...HTTP_HOOK_EVENTS, ...COMMAND_H
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]);
 
 export interface HookSettingsOptions {
-  hookBaseUrl: string;
+  /** This agent's hook route (`…/v1/hooks/claude`): each event is a path below it. */
+  hookUrl: string;
   secretHeader: string;
   secret: string;
   /** The argv that runs `ag hook` (the binary itself), for the command-only events. */
@@ -42,7 +43,7 @@ export function hookSettings(options: HookSettingsOptions): Record<string, unkno
   for (const event of HTTP_HOOK_EVENTS) {
     const hook = {
       type: "http",
-      url: `${options.hookBaseUrl.replace(/\/+$/, "")}/v1/hooks/${event}`,
+      url: `${options.hookUrl.replace(/\/+$/, "")}/${event}`,
       headers: { [options.secretHeader]: options.secret },
       timeout,
     };
@@ -116,7 +117,18 @@ function planRequest(input: unknown): PermissionRequest {
   };
 }
 
-export function readHookPayload(event: string, payload: Payload): AgentObservation | null {
+/** One hook callback: its conversation, its transcript file and what it means for the state. */
+export function readHook(event: string, payload: Payload): HookReading {
+  const conversationId = text(payload.session_id);
+  const transcriptPath = text(payload.transcript_path);
+  return {
+    observation: observationOf(event, payload),
+    ...(conversationId ? { conversationId } : {}),
+    ...(transcriptPath ? { transcriptPath } : {}),
+  };
+}
+
+function observationOf(event: string, payload: Payload): AgentObservation | null {
   const tool = text(payload.tool_name);
   const toolUseId = text(payload.tool_use_id) || undefined;
   switch (event) {

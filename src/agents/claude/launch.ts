@@ -1,21 +1,12 @@
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { HOOK_SECRET_HEADER } from "../../sessions/index.ts";
-import type { LaunchPlan, LaunchRequest } from "../agent.ts";
+import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
+import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { hookSettings } from "./hooks.ts";
 
-export interface ClaudeEnvironment {
-  /** HOME of the agent processes (they inherit ag's environment through tmux). */
-  home: string;
-  /** AGENT_DATA_DIR: passed to the agent as CLAUDE_CONFIG_DIR; null = the CLI's own (~/.claude). */
-  dataDir: string | null;
-  /** Pre-accept the folder-trust dialog for the workDir in the agent's own config. */
-  trustWorkdir: boolean;
-  /** argv that runs this very program (for `ag hook`, the SessionStart forwarder). */
-  selfCommand: string[];
-  isRoot: boolean;
-}
+/** `dataDir` (AGENT_DATA_DIR) is passed to the agent as CLAUDE_CONFIG_DIR; null = ~/.claude. */
+export type ClaudeEnvironment = AgentEnvironment;
 
 /** Names one launch's files: a short digest of its secret (never the secret itself). */
 export function launchTag(secret: string): string {
@@ -45,7 +36,7 @@ export async function prepareClaudeLaunch(
   const settingsFile = join(request.sessionDir, `settings-${launch}.json`);
   const settings = {
     hooks: hookSettings({
-      hookBaseUrl: request.hookBaseUrl,
+      hookUrl: request.hookUrl,
       secretHeader: HOOK_SECRET_HEADER,
       secret: request.hookSecret,
       forwarderCommand: (event) =>
@@ -54,7 +45,7 @@ export async function prepareClaudeLaunch(
           "hook",
           event,
           "--url",
-          `${request.hookBaseUrl}/v1/hooks/${event}`,
+          `${request.hookUrl}/${event}`,
           "--secret-file",
           secretFile,
         ]),

@@ -5,15 +5,11 @@ import {
   type TranscriptMessage,
   topLevelString,
 } from "../../transcript/cursor.ts";
+import type { TokenCounts } from "../vocabulary.ts";
 
 // ── One line → a typed entry ────────────────────────────────────────────────────────────────────
 
-export interface TokenTotals {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheCreation: number;
-}
+export type TokenTotals = TokenCounts;
 
 export type AssistantBlock =
   | { type: "text"; text: string }

@@ -38,19 +38,21 @@ export interface CreateInput {
   workDir: string;
   prompt: string;
   name?: string;
+  agent?: string;
   /** false: never reuse an idle session (CLI --new). */
   reuse?: false;
 }
 
-/** The request for `--cwd`, the prompt, `--name` and `--new`. */
+/** The request for `--cwd`, the prompt, `--name`, `--agent` and `--new`. */
 export function createInput(
-  args: { cwd?: string; name?: string; new?: boolean },
+  args: { cwd?: string; name?: string; agent?: string; new?: boolean },
   prompt: string,
 ): CreateInput {
   return {
     workDir: resolve(args.cwd ?? process.cwd()),
     prompt,
     ...(args.name ? { name: args.name } : {}),
+    ...(args.agent ? { agent: args.agent } : {}),
     ...(args.new ? { reuse: false as const } : {}),
   };
 }
@@ -68,6 +70,12 @@ export const SESSION_FLAGS = {
     valueHint: "dir",
   },
   name: { type: "string", description: "A name for the session", valueHint: "name" },
+  agent: {
+    type: "string",
+    description:
+      "The agent CLI to run: claude, codex, gemini, opencode (ag agents lists them; default the server's)",
+    valueHint: "agent",
+  },
   new: {
     type: "boolean",
     description: "Always start a new session: never hand the prompt to an idle one in the same directory",

@@ -1,8 +1,10 @@
 import { defineCommand } from "citty";
+import { agentAdapters } from "../../agents/index.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
-import { doctorPassed, programVersion, runDoctor } from "../../init/doctor.ts";
+import { doctorPassed, runDoctor } from "../../init/doctor.ts";
 import { AgError } from "../../shared/errors.ts";
+import { programVersion } from "../../shared/install.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
 import { printJson, printLine } from "../output.ts";
@@ -12,7 +14,7 @@ const MARK = { ok: "✓", warn: "✗", fail: "✗" } as const;
 export default defineCommand({
   meta: {
     name: "doctor",
-    description: "Check starter files, tmux, the agent CLI, the config and the server",
+    description: "Check starter files, tmux, the agent CLIs, the config and the server",
   },
   args: {
     ...GLOBAL_ARGS,
@@ -20,10 +22,19 @@ export default defineCommand({
   },
   async run({ args }) {
     const port = parsePortFlag(args.port);
+    const defaultAgent = (() => {
+      try {
+        return loadConfig({ configPath: args.config }).config.defaultAgent;
+      } catch {
+        return "claude"; // the config check reports why it does not load
+      }
+    })();
     const checks = await runDoctor({
       cwd: process.cwd(),
       loadConfig: () => loadConfig({ configPath: args.config }),
       version: programVersion,
+      agents: agentAdapters(),
+      defaultAgent,
       async health(loaded) {
         const url = resolveServerUrl(loaded, port);
         const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });

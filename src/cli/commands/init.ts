@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { defineCommand } from "citty";
+import { STARTER_TEMPLATES } from "../../agents/claude/starter-templates.ts";
 import { initProject, type WriteAction } from "../../init/project.ts";
-import { STARTER_TEMPLATES } from "../../init/templates.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import { printFields, printLine } from "../output.ts";
 

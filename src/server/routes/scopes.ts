@@ -31,7 +31,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/health": PUBLIC,
   "/dashboard": PUBLIC,
   "/dashboard/*": PUBLIC,
-  "/v1/hooks/:event": { kind: "hook" },
+  "/v1/hooks/:agent": { kind: "hook" },
+  "/v1/hooks/:agent/:event": { kind: "hook" },
 
   "/v1/openapi.json": AUTHENTICATED,
   "/v1/tools": AUTHENTICATED,
@@ -66,6 +67,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/memories": domain("memory"),
   "/v1/events": SESSIONS,
   "/v1/swarm": SESSIONS,
+  "/v1/agents": SESSIONS,
   "/v1/metrics": SESSIONS,
   "/metrics": SESSIONS,
   "/v1/dev/route-task": only("sessions:read"),

@@ -1,14 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AgentAdapter } from "../../agents/agent.ts";
+import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { LiveSessions } from "../live/registry.ts";
-import type { SessionRepo } from "../repo.ts";
+import type { SessionRecord, SessionRepo } from "../repo.ts";
 import type { PermissionPolicy } from "../session.ts";
 
-/** The header that carries a session's hook secret. */
-export const HOOK_SECRET_HEADER = "X-Svc-Hook-Secret";
+export { HOOK_SECRET_HEADER } from "../../agents/vocabulary.ts";
 
 /**
  * Agent hook callbacks. Each session has its own secret, sent by the agent in a header (never
@@ -17,65 +17,89 @@ export const HOOK_SECRET_HEADER = "X-Svc-Hook-Secret";
  * user configured it — except a refusal, when the session's permission policy forbids the tool.
  */
 export interface HookReceiver {
-  receive(event: string, secret: string | null, payload: Record<string, unknown>): Record<string, unknown>;
+  /** One callback of an agent (`/v1/hooks/:agent/:event`). */
+  receive(
+    agent: string,
+    event: string,
+    secret: string | null,
+    payload: Record<string, unknown>,
+  ): Record<string, unknown>;
 }
 
 export function createHookReceiver(deps: {
   repo: Pick<SessionRepo, "get">;
   live: Pick<LiveSessions, "get" | "all">;
-  agent: Pick<AgentAdapter, "hookEvents" | "policy" | "readHook">;
+  agents: Pick<AgentRegistry, "get">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
 }): HookReceiver {
-  const known = new Set(deps.agent.hookEvents);
-
   /** The agent's refusal when the session's policy forbids the tool; null = no decision. */
-  function refuse(event: string, payload: Record<string, unknown>, policy: PermissionPolicy | null) {
+  function refuse(
+    agent: AgentAdapter,
+    event: string,
+    payload: Record<string, unknown>,
+    policy: PermissionPolicy | null,
+  ) {
     if (!policy) return null;
-    const tool = deps.agent.policy.tool(event, payload);
+    const tool = agent.policy.tool(event, payload);
     if (!tool || tool.category === "other") return null;
     const allowed = { read: policy.allowRead, write: policy.allowWrite, bash: policy.allowBash }[
       tool.category
     ];
     if (allowed) return null;
     const reason = `ag's ${policy.profile} permission policy for this session does not allow ${tool.category} tools (${tool.name})`;
-    const reply = deps.agent.policy.deny(event, reason);
+    const reply = agent.policy.deny(event, reason);
     return reply ? { tool: tool.name, reply } : null;
   }
 
+  /**
+   * The session a hook belongs to, by its secret. The agent may run under another conversation
+   * id than ag gave it (`/clear` starts a new one), and a hook naming a session must carry its
+   * secret; a session of another agent is not this one's.
+   */
+  function sessionOf(agentId: string, event: string, secret: string, payload: Record<string, unknown>) {
+    let named: SessionRecord | null = null;
+    try {
+      const conversationId = deps.agents.get(agentId).hooks.read(event, payload).conversationId;
+      named = conversationId ? deps.repo.get(conversationId) : null;
+    } catch {
+      // an unknown agent names no session
+    }
+    const record =
+      named && sameSecret(secret, named.hookSecret)
+        ? named
+        : (deps.live
+            .all()
+            .map((s) => s.record())
+            .find((r) => sameSecret(secret, r.hookSecret)) ?? null);
+    return record?.agent === agentId ? record : null;
+  }
+
   const receiver: HookReceiver = {
-    receive(event, secret, payload) {
-      if (!known.has(event)) throw new AgError("NOT_FOUND", `unknown hook event ${event}`);
-      const named = typeof payload.session_id === "string" ? deps.repo.get(payload.session_id) : null;
-      // The secret says whose hook it is: the agent may run under another conversation id than
-      // ag gave it (`/clear` starts a new one), and a hook naming a session must carry its secret.
-      const record =
-        secret === null
-          ? null
-          : named && sameSecret(secret, named.hookSecret)
-            ? named
-            : (deps.live
-                .all()
-                .map((s) => s.record())
-                .find((r) => sameSecret(secret, r.hookSecret)) ?? null);
+    receive(agentId, event, secret, payload) {
+      // Whose hook it is comes first: nothing about agents or events is told to a stranger.
+      const record = secret === null ? null : sessionOf(agentId, event, secret, payload);
       if (!record) {
         deps.logger.warn(`rejected ${event} hook: unknown session or wrong secret`);
         deps.diagnostics?.record("hook.rejected", `${event} hook: unknown session or wrong secret`);
         throw new AgError("UNAUTHORIZED", "invalid hook secret");
       }
+      const agent = deps.agents.get(agentId);
+      if (!agent.hooks.events.includes(event))
+        throw new AgError("NOT_FOUND", `unknown hook event ${event} of agent ${agentId}`);
+      const reading = agent.hooks.read(event, payload);
       const sessionId = record.id;
       const live = deps.live.get(sessionId);
-      // Every payload names the transcript file: the surest way to find it.
-      const transcriptPath = payload.transcript_path;
-      if (live && typeof transcriptPath === "string" && transcriptPath !== live.transcript.path) {
+      // A payload that names the transcript file gives the surest way to find it.
+      const { transcriptPath, observation } = reading;
+      if (live && transcriptPath !== undefined && transcriptPath !== live.transcript.path) {
         void live.attachTranscript(transcriptPath, false);
       }
-      const refusal = refuse(event, payload, record.permissions);
+      const refusal = refuse(agent, event, payload, record.permissions);
       if (refusal) {
         deps.logger.info(`denied ${refusal.tool} for session ${sessionId} (permission policy)`);
         return refusal.reply;
       }
-      const observation = deps.agent.readHook(event, payload);
       if (observation) live?.observe(observation, "hook");
       return {};
     },

@@ -1,4 +1,4 @@
-import type { AgentAdapter } from "../../agents/agent.ts";
+import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
@@ -27,7 +27,7 @@ export function createSupervisor(deps: {
   tmux: Pick<Tmux, "on" | "start" | "listPanes">;
   repo: Pick<SessionRepo, "live" | "get" | "pruneEnded">;
   live: LiveSessions;
-  agent: Pick<AgentAdapter, "transcript">;
+  agents: Pick<AgentRegistry, "get">;
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
@@ -89,7 +89,7 @@ export function createSupervisor(deps: {
   /** The transcript so far is history; what the agent wrote while ag was down is read too. */
   async function adoptTranscript(session: LiveSession): Promise<void> {
     const record = session.record();
-    const path = record.transcriptPath ?? (await deps.agent.transcript.find(record.workDir, record.id));
+    const path = record.transcriptPath ?? (await session.agent.transcript.find(record.workDir, record.id));
     if (path) await session.attachTranscript(path, true);
   }
 

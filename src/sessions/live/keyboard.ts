@@ -1,4 +1,3 @@
-import type { AgentAdapter } from "../../agents/agent.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
 import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
@@ -6,7 +5,6 @@ import type { LiveSession } from "./session.ts";
 
 export interface KeyboardDeps {
   tmux: Pick<Tmux, "paste" | "sendKeys">;
-  agent: Pick<AgentAdapter, "keys" | "isSubmission" | "recordsLate">;
   clock: Clock;
 }
 
@@ -17,7 +15,8 @@ export function deliverTo(
   text: string,
   options: DeliveryOptions,
 ): Promise<DeliveryResult> {
-  const { tmux, agent, clock } = deps;
+  const { tmux, clock } = deps;
+  const { agent } = session;
   const pane = () => session.record().paneId ?? "";
   const port: DeliveryPort = {
     async readInput() {
@@ -26,7 +25,7 @@ export function deliverTo(
     },
     paste: (t) => tmux.paste(pane(), t),
     pressEnter: () => tmux.sendKeys(pane(), agent.keys.submit),
-    clearInput: () => tmux.sendKeys(pane(), ["C-u"]),
+    clearInput: () => tmux.sendKeys(pane(), agent.keys.clearInput),
     screenChangeOrTimeout: (ms) => session.nextChange(ms),
     expectSubmit(expected) {
       let seen = false;

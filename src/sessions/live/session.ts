@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
+import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
@@ -18,7 +19,8 @@ import { createStatusWriter } from "./writer.ts";
 
 export interface LiveDeps {
   tmux: Pick<Tmux, "capturePane" | "sendKeys">;
-  agent: AgentAdapter;
+  /** Each session's adapter is its agent's (record.agent). */
+  agents: Pick<AgentRegistry, "get">;
   repo: Pick<SessionRepo, "saveStatus" | "get" | "update">;
   bus: EventBus;
   clock: Clock;
@@ -45,6 +47,8 @@ export type FollowMode = "launch" | "adopt";
  */
 export interface LiveSession {
   readonly id: string;
+  /** The adapter of the agent CLI it runs. */
+  readonly agent: AgentAdapter;
   record(): SessionRecord;
   status(): StatusState;
   /** Something happened: the fusion weighs it (`at` defaults to now). */
@@ -75,6 +79,7 @@ export interface LiveSession {
 
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
   let record = initial;
+  const agent = deps.agents.get(initial.agent);
   let disposed = false;
   const timers = createTimers(deps.clock);
   const changeWaiters = new Set<() => void>();
@@ -120,7 +125,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     paneId: () => (disposed ? null : record.paneId),
     workDir: record.workDir,
     tmux: deps.tmux,
-    agent: deps.agent,
+    agent,
     clock: deps.clock,
     logger: deps.logger,
     onReading(reading, capturedAt, news) {
@@ -133,7 +138,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     },
   });
   const transcript = createTranscriptFollower({
-    agent: deps.agent,
+    agent,
     logger: deps.logger,
     onLine(meaning) {
       // A fork's transcript starts with its parent's conversation: lines from before this launch
@@ -243,6 +248,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
 
   const api: LiveSession = {
     id: record.id,
+    agent,
     transcript,
     stats,
     recordDelivery(delivered, attempts, ms) {

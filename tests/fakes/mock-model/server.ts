@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
-import { analyse, choose, type MessagesBody, type ScriptState } from "./choose.ts";
+import { analyse, choose, type ScriptState } from "./choose.ts";
+import { anthropicFace } from "./faces/anthropic.ts";
+import type { Face } from "./faces/face.ts";
 import type { MockReply, MockRule, MockScenario } from "./rules.ts";
-import { errorBody, type ReplyDefaults, replyResponse } from "./sse.ts";
+import { errorBody, type ReplyDefaults } from "./sse.ts";
 
 /**
- * A scriptable mock of the Anthropic Messages API on 127.0.0.1, for driving the real Claude Code
- * CLI offline: POST /v1/messages (SSE or JSON), /v1/messages/count_tokens, /v1/models, HEAD /
- * (Claude Code's connectivity probe), and a control API under /_mock/ for tests.
+ * A scriptable mock model API on 127.0.0.1, for driving the real agent CLIs offline: one script
+ * (rules.ts, choose.ts) behind a face per provider's wire protocol (faces/), and a control API
+ * under /_mock/ for tests. `bun tests/fakes/mock-model/serve.ts` runs it on its own.
  */
 
 /** One request as the mock saw it (GET /_mock/requests). */
@@ -24,6 +26,8 @@ export interface MockRequest {
   round?: number;
   rule?: string;
   model?: string;
+  /** Which provider's protocol the request spoke (anthropic, openai-responses, gemini). */
+  face?: string;
   stream?: boolean;
   tools?: string[];
   /** The status sent in full, or "aborted" when the client hung up first (an interrupt). */
@@ -51,12 +55,9 @@ export interface MockModelOptions {
 }
 
 const MAX_LOG = 1000;
-const MODELS = ["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"].map((id) => ({
-  type: "model",
-  id,
-  display_name: id,
-  created_at: "2025-01-01T00:00:00Z",
-}));
+
+/** Every provider the mock speaks; the first that handles a request answers it. */
+export const FACES: readonly Face[] = [anthropicFace];
 
 export function startMockModel(options: MockModelOptions = {}): MockModel {
   const scenario: MockScenario =
@@ -108,8 +109,10 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     const settle = (status: number | "aborted") => {
       entry.status ??= status;
     };
-    const body = (await readJson(request)) as MessagesBody;
-    if (request.method === "POST" && path === "/v1/messages") {
+    const raw = await readJson(request);
+    const face = FACES.find((f) => f.handles(request.method, path));
+    if (face) {
+      const body = face.read(raw, new URL(request.url));
       const info = analyse(body);
       const { reply, name } = choose(state, body, info);
       Object.assign(entry, {
@@ -119,14 +122,17 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         round: info.round,
         rule: name,
         model: body.model,
+        face: face.name,
       });
       Object.assign(entry, {
         stream: Boolean(body.stream),
         ...(info.kind === "main" ? { tools: info.toolNames } : {}),
       });
-      return replyResponse(request, body, reply, defaults, settle);
+      return face.reply(request, body, raw, reply, defaults, settle);
     }
-    const response = apiResponse(request.method, path, body);
+    const response =
+      FACES.map((f) => f.other?.(request.method, path, raw) ?? null).find((r) => r !== null) ??
+      notFound(request.method, path);
     settle(response.status);
     return response;
   }
@@ -160,32 +166,6 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       await server.stop(true);
     },
   };
-}
-
-function apiResponse(method: string, path: string, body: MessagesBody): Response {
-  if (method === "POST" && path === "/v1/messages/count_tokens") {
-    const text =
-      JSON.stringify(body.messages ?? []) +
-      JSON.stringify(body.system ?? "") +
-      JSON.stringify(body.tools ?? []);
-    return Response.json({ input_tokens: Math.max(1, Math.ceil(text.length / 4)) });
-  }
-  if (method === "GET" && path === "/v1/models") {
-    return Response.json({
-      data: MODELS,
-      has_more: false,
-      first_id: MODELS[0]!.id,
-      last_id: MODELS.at(-1)!.id,
-    });
-  }
-  if (method === "GET" && path.startsWith("/v1/models/")) {
-    const model = MODELS.find((m) => m.id === path.slice("/v1/models/".length));
-    return model
-      ? Response.json(model)
-      : Response.json(errorBody("not_found_error", "model not found"), { status: 404 });
-  }
-  if (path === "/" || path === "") return Response.json({ ok: true, service: "mock-anthropic" });
-  return notFound(method, path);
 }
 
 /** A well-formed Anthropic-style 404, so clients treat the feature as unavailable. */

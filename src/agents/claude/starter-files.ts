@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { StarterKind } from "./templates.ts";
+import type { StarterKind } from "./starter-templates.ts";
 
 /**
  * Checks the agent files a project holds under .claude/ the way Claude Code reads them: a
@@ -25,8 +25,11 @@ const LOCATIONS: ReadonlyArray<{ kind: StarterKind; glob: string }> = [
   { kind: "skill", glob: ".claude/skills/*/SKILL.md" },
 ];
 
+/** Where Claude Code's starter files live in a project. */
+export const STARTER_DIR = ".claude/";
+
 export function checkStarterFiles(cwd: string): StarterFileCheck[] {
-  if (!existsSync(join(cwd, ".claude"))) return [];
+  if (!existsSync(join(cwd, STARTER_DIR))) return [];
   const checks: StarterFileCheck[] = [];
   for (const { kind, glob } of LOCATIONS) {
     const paths = [...new Bun.Glob(glob).scanSync({ cwd, dot: true })].sort();

@@ -1,0 +1,36 @@
+import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
+import { createClaudeAdapter } from "./claude/adapter.ts";
+import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
+
+/**
+ * The agents ag can run, one line each: a new adapter is its folder under agents/, one line
+ * here, and its fixtures under tests/fixtures/agents/<name>/ (docs/agents.md).
+ */
+const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [createClaudeAdapter];
+
+export function createAgents(
+  env: AgentEnvironment,
+  options: { defaultAgent?: string; probe: VersionProbe },
+): AgentRegistry {
+  return createAgentRegistry(
+    ADAPTERS.map((create) => create(env)),
+    options,
+  );
+}
+
+export type { AgentAdapter, AgentCapability, AgentEnvironment, DriverName } from "./agent.ts";
+export { AGENT_CAPABILITIES } from "./agent.ts";
+export type { AgentInfo, AgentRegistry, VersionProbe } from "./registry.ts";
+export { createAgentRegistry } from "./registry.ts";
+
+/** The adapters as facts about their CLIs (names, packages), for `ag doctor` without a server. */
+export function agentAdapters(): readonly AgentAdapter[] {
+  const env: AgentEnvironment = {
+    home: "",
+    dataDir: null,
+    trustWorkdir: false,
+    selfCommand: [],
+    isRoot: false,
+  };
+  return ADAPTERS.map((create) => create(env));
+}

@@ -1,0 +1,118 @@
+import { describe, expect, test } from "bun:test";
+import { testApp } from "../helpers/app.ts";
+import { idleSession, postHook, simulateAgents } from "../helpers/simulated-agent.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
+const create = async (app: ReturnType<typeof testApp>, body: Json) => {
+  const response = await app.request("POST", "/v1/sessions", { body });
+  return { status: response.status, body: (await response.json()) as Json };
+};
+
+describe("agents as a registry", () => {
+  test("GET /v1/agents: each agent, whether its CLI answers, its drivers, capabilities and permission modes", async () => {
+    const app = testApp({
+      probe: async (command, flag) =>
+        command === "claude" && flag === "--version" ? "2.1.197 (Claude Code)" : null,
+    });
+    const agents = (await (await app.request("GET", "/v1/agents")).json()) as Json[];
+    const claude = agents.find((a) => a.id === "claude")!;
+    expect(claude).toEqual({
+      id: "claude",
+      name: "Claude Code",
+      installed: true,
+      version: "2.1.197",
+      drivers: ["tmux"],
+      capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
+      permissionModes: ["default", "bypassPermissions", "plan", "acceptEdits", "dontAsk", "auto"],
+      command: "claude",
+      package: "@anthropic-ai/claude-code",
+      default: true,
+    });
+    for (const other of agents.filter((a) => a.id !== "claude")) {
+      expect(other).toMatchObject({ installed: false, version: null, default: false });
+    }
+  });
+
+  test("a session records its agent and driver; none named is the default agent in tmux", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { status, body } = await create(app, { workDir: tempDir(), prompt: "hello" });
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ agent: "claude", driver: "tmux" });
+    expect(app.repo.get(body.id)).toMatchObject({ agent: "claude", driver: "tmux" });
+    expect((await (await app.request("GET", `/v1/sessions/${body.id}`)).json()) as Json).toMatchObject({
+      agent: "claude",
+    });
+  });
+
+  test("an unknown agent is 400 UNKNOWN_AGENT, a driver it lacks 400 DRIVER_UNSUPPORTED; nothing starts", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const unknown = await create(app, { workDir: tempDir(), agent: "nosuch" });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.code).toBe("UNKNOWN_AGENT");
+    expect(unknown.body.error).toContain("claude");
+    const acp = await create(app, { workDir: tempDir(), agent: "claude", driver: "acp" });
+    expect([acp.status, acp.body.code]).toEqual([400, "DRIVER_UNSUPPORTED"]);
+    const malformed = await create(app, { workDir: tempDir(), agent: "Not An Agent" });
+    expect([malformed.status, malformed.body.code]).toEqual([400, "VALIDATION_ERROR"]);
+    expect(app.tmux.server.windows.size).toBe(0);
+    expect(app.repo.list()).toEqual([]);
+  });
+
+  test("a batch item's unknown agent fails that item only", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const response = await app.request("POST", "/v1/sessions/batch", {
+      body: {
+        sessions: [
+          { workDir: tempDir(), agent: "claude" },
+          { workDir: tempDir(), agent: "nosuch" },
+        ],
+      },
+    });
+    const body = (await response.json()) as Json;
+    expect(body.created.map((s: Json) => s.agent)).toEqual(["claude"]);
+    expect(body.failed).toMatchObject([{ index: 1, code: "UNKNOWN_AGENT", statusCode: 400 }]);
+  });
+
+  test("a hook is its agent's: the session's own agent route and the pre-registry route take it, another agent's route does not", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { body } = await create(app, { workDir: tempDir() });
+    const secret = app.repo.get(body.id)!.hookSecret;
+    const post = (path: string, headers: Record<string, string>) =>
+      app.request("POST", path, { body: { session_id: body.id }, headers });
+    expect((await postHook(app, body.id, "Notification", { notification_type: "auth_success" })).status).toBe(
+      200,
+    );
+    expect((await post("/v1/hooks/Notification", { "x-svc-hook-secret": secret })).status).toBe(200);
+    const elsewhere = await post("/v1/hooks/codex/Notification", { "x-svc-hook-secret": secret });
+    expect([elsewhere.status, ((await elsewhere.json()) as Json).code]).toEqual([401, "UNAUTHORIZED"]);
+    // Without the secret nothing is told, not even whether the agent or the event exists.
+    for (const path of ["/v1/hooks/nosuch/Stop", "/v1/hooks/claude/NoSuchEvent"]) {
+      expect((await post(path, {})).status).toBe(401);
+    }
+    const unknownEvent = await post("/v1/hooks/claude/NoSuchEvent", { "x-svc-hook-secret": secret });
+    expect(unknownEvent.status).toBe(404);
+  });
+
+  test("reuse takes an idle session of the same agent only", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const idle = await idleSession(app, { name: "first" });
+    const workDir = app.repo.get(idle.id)!.workDir;
+    const again = await create(app, { workDir, prompt: "hello again", agent: "claude" });
+    expect(again.body).toMatchObject({ reused: true, id: idle.id });
+    // The stored agent decides: an idle session of another agent is never taken.
+    const other = await idleSession(app, { name: "second" });
+    app.db.run("UPDATE sessions SET agent = 'other' WHERE id = ?", [other.id]);
+    const otherDir = app.repo.get(other.id)!.workDir;
+    expect(app.repo.get(other.id)!.status).toBe("idle");
+    const third = await create(app, { workDir: otherDir, prompt: "hello there", agent: "claude" });
+    expect(third.body.reused).toBe(false);
+  });
+});
