@@ -2,6 +2,7 @@ import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type MockModel, startMockModel } from "../fakes/mock-model.ts";
 import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
+import { AGENT_SEEDS } from "./agents/index.ts";
 import { type AgProcess, agEnv, compiledBinary, freePort, startAg } from "./binary.ts";
 import { tempDir } from "./temp.ts";
 import { killTmuxServer } from "./tmux.ts";
@@ -42,11 +43,18 @@ export async function prepareAgentWorld(extraEnv: Record<string, string> = {}) {
   seedAgentHome(home, { trust: [] });
   symlinkSync(claudeBinary(), join(bin, "claude"));
   const mock = await startMockModel();
+  // Every other agent CLI too, each seeded to start at its prompt and talk to the mock.
+  const seeded: Record<string, string> = {};
+  for (const seed of Object.values(AGENT_SEEDS)) {
+    for (const [name, path] of Object.entries(seed.binaries())) symlinkSync(path, join(bin, name));
+    Object.assign(seeded, seed.seed(home, mock.url));
+  }
   const port = freePort();
   const base = agEnv();
   const env: Record<string, string> = {
     ...base,
     ...agentEnv(home, mock.url),
+    ...seeded,
     PATH: `${bin}:${base.PATH}`,
     SVC_STATE_DIR: join(root, "state"),
     SVC_PORT: String(port),

@@ -1,0 +1,16 @@
+/**
+ * What a real-agent test world needs of each agent CLI beside Claude Code (agent-home.ts): its
+ * program on PATH and a home that points it at the mock model. One entry per agent, in its own
+ * file beside this one. No bun:test import here (scripts use the world too).
+ */
+export interface AgentSeed {
+  /** Program name → the installed binary (from node_modules), linked into the world's bin. */
+  binaries(): Record<string, string>;
+  /**
+   * Writes the agent's own config under `home` so that it starts straight at its prompt, talks
+   * to the mock at `mockUrl` and sends nothing anywhere else; returns the environment it needs.
+   */
+  seed(home: string, mockUrl: string): Record<string, string>;
+}
+
+export const AGENT_SEEDS: Record<string, AgentSeed> = {};
