@@ -15,6 +15,7 @@ import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
+import { availableBytes, createAdmission, createHostUsage } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -161,6 +162,23 @@ export async function startRuntime({
     const defaultCli = agents.get(agents.defaultAgent).cli;
     if (!Bun.which(defaultCli.command))
       logger.warn(`${agentNotFound(defaultCli)}; sessions without an agentCommand cannot start until it is`);
+    // What the agents cost the host, read from /proc when asked (health, metrics, admission).
+    const host = createHostUsage();
+    const hostAvailable = async () => {
+      const memory = await host.memory();
+      return memory ? availableBytes(memory) : null;
+    };
+    const admission = createAdmission({
+      reserveMb: config.memoryReserveMb,
+      available: hostAvailable,
+      async running() {
+        const processes = await sessions.agentProcesses();
+        return [...processes].map(([id, p]) => ({
+          agent: repo.get(id)?.agent ?? "unknown",
+          rssBytes: p.rssBytes,
+        }));
+      },
+    });
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
@@ -169,6 +187,8 @@ export async function startRuntime({
       repo,
       tmux: control,
       agents,
+      processes: (roots) => host.trees(roots),
+      admission: (agent) => admission.check(agent),
       bus,
       clock: systemClock,
       logger,
@@ -308,6 +328,12 @@ export async function startRuntime({
           },
         },
         sessions: repo,
+        memory: {
+          reserveMb: config.memoryReserveMb,
+          available: hostAvailable,
+          agentsRss: async () =>
+            [...(await sessions.agentProcesses()).values()].reduce((sum, p) => sum + p.rssBytes, 0),
+        },
       }),
       sessions,
       hooks,
@@ -343,6 +369,7 @@ export async function startRuntime({
           createMetricsService({
             repo,
             agents,
+            host: { agentProcesses: () => sessions.agentProcesses(), available: hostAvailable },
             recorder,
             clock: systemClock,
             logger,

@@ -1,0 +1,3 @@
+export { type Admission, createAdmission, DEFAULT_AGENT_BYTES, RETRY_AFTER_SECONDS } from "./admission.ts";
+export { availableBytes, type HostMemory } from "./procfs.ts";
+export { createHostUsage, type HostUsage, type TreeUsage } from "./usage.ts";
