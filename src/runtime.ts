@@ -15,7 +15,13 @@ import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import { availableBytes, createAdmission, createHostUsage } from "./host/index.ts";
+import {
+  availableBytes,
+  createAdmission,
+  createAdmissionQueue,
+  createHostUsage,
+  RETRY_AFTER_SECONDS,
+} from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -24,6 +30,7 @@ import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
+import { admissionRoutes } from "./server/routes/admission.ts";
 import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
@@ -179,6 +186,16 @@ export async function startRuntime({
         }));
       },
     });
+    // Batch items, pipeline stages and reviewers wait for room instead of failing; an ended
+    // session gives memory back, so it wakes them.
+    const waitingRoom = createAdmissionQueue({
+      admission,
+      maxWaiting: 100,
+      retryMs: RETRY_AFTER_SECONDS * 1000,
+    });
+    bus.subscribe((event) => {
+      if (event.event === "session.ended") waitingRoom.poke();
+    });
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
@@ -188,7 +205,7 @@ export async function startRuntime({
       tmux: control,
       agents,
       processes: (roots) => host.trees(roots),
-      admission: (agent) => admission.check(agent),
+      admission: (agent, waitAs) => (waitAs ? waitingRoom.enter(agent, waitAs) : admission.check(agent)),
       bus,
       clock: systemClock,
       logger,
@@ -282,6 +299,7 @@ export async function startRuntime({
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
+      () => waitingRoom.close(),
     );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
@@ -353,6 +371,20 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agents })),
         agentRoutes(agents),
+        admissionRoutes({
+          async state() {
+            const available = await hostAvailable();
+            const toMb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+            return {
+              reserveMb: config.memoryReserveMb,
+              availableMb: available === null ? null : Math.floor(available / (1024 * 1024)),
+              expectedMb: Object.fromEntries(
+                Object.entries(admission.measured()).map(([a, b]) => [a, toMb(b)]),
+              ),
+              waiting: waitingRoom.waiting(),
+            };
+          },
+        }),
         pipelineRoutes(pipelines),
         consensusRoutes(consensus),
         terminalRoutes(terminals),

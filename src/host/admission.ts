@@ -9,6 +9,8 @@ export interface Admission {
   check(agent: string): Promise<void>;
   /** What one more agent of this kind is expected to take now (bytes). */
   expected(agent: string): number;
+  /** Every kind measured so far and what one more is expected to take (bytes). */
+  measured(): Record<string, number>;
 }
 
 /** Before any agent of a kind was measured: Claude Code idles at ~300 MB and works at far more. */
@@ -42,6 +44,7 @@ export function createAdmission(deps: {
 
   const admission: Admission = {
     expected: (agent) => expectation.get(agent) ?? DEFAULT_AGENT_BYTES,
+    measured: () => Object.fromEntries(expectation),
     async check(agent) {
       if (deps.reserveMb === 0) return;
       const [available, running] = await Promise.all([deps.available(), deps.running()]);

@@ -45,8 +45,13 @@ export interface Owner {
 
 /** What ag's own features ask of a session they create and run (a pipeline's stage, a reviewer). */
 export interface CreateOptions {
-  /** `pipeline:<id>`, `consensus:<id>`: the session is theirs, never reused by another create. */
+  /**
+   * `pipeline:<id>`, `consensus:<id>`: the session is theirs, never reused by another create;
+   * it waits for memory (the admission queue) instead of failing.
+   */
   managedBy?: string;
+  /** Wait for memory under this name (a batch's items) instead of failing. */
+  waitAs?: string;
 }
 
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
@@ -164,9 +169,9 @@ export function createSessionCreation(
   }
 
   /** Room for one more agent of this kind: the session limit, then the host's memory. */
-  async function admit(agent: string): Promise<void> {
+  async function admit(agent: string, waitAs?: string): Promise<void> {
     assertCapacity(launcher);
-    await deps.admission?.(agent);
+    await deps.admission?.(agent, waitAs);
   }
 
   /** A new session's record; its base commit is where its workDir's repository is now. */
@@ -229,7 +234,7 @@ export function createSessionCreation(
     const prompt = promptOf(input, tenantId, warnings);
     const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
-    await admit(input.agent);
+    await admit(input.agent, options.waitAs ?? options.managedBy);
     const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
     deps.repo.insert(fresh);
     span.setAttribute("ag.session.id", fresh.id);
@@ -320,7 +325,7 @@ export function createSessionCreation(
         while (next < inputs.length) {
           const index = next++;
           try {
-            created[index] = await creation.create(inputs[index]!, owner);
+            created[index] = await creation.create(inputs[index]!, owner, { waitAs: "batch" });
           } catch (error) {
             const known = isAgError(error) ? error : new AgError("INTERNAL_ERROR", "internal error");
             if (!isAgError(error)) deps.logger.error(`batch create #${index} failed`, error);

@@ -57,8 +57,11 @@ export interface SessionServiceDeps {
   tenants?: TenantPolicy;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
-  /** Whether one more agent of this kind fits in the host's memory; throws HOST_MEMORY_LOW when not. */
-  admission?: (agent: string) => Promise<void>;
+  /**
+   * Whether one more agent of this kind fits in the host's memory: throws HOST_MEMORY_LOW when
+   * not, or, given who waits (`batch`, `pipeline:<id>`…), waits in the admission queue for room.
+   */
+  admission?: (agent: string, waitAs?: string) => Promise<void>;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

@@ -104,7 +104,7 @@ export function testApp(
     /** How GET /v1/agents finds each CLI's version (none installed unless given). */
     probe?: VersionProbe;
     /** Admission by memory (the host domain's check); none: every create is admitted. */
-    admission?: (agent: string) => Promise<void>;
+    admission?: (agent: string, waitAs?: string) => Promise<void>;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });

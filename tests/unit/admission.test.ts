@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createAdmission, DEFAULT_AGENT_BYTES } from "../../src/host/index.ts";
+import { createAdmission, createAdmissionQueue, DEFAULT_AGENT_BYTES } from "../../src/host/index.ts";
+import { AgError } from "../../src/shared/errors.ts";
 import { testApp } from "../helpers/app.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -54,5 +55,71 @@ describe("admission by memory", () => {
     expect(((await response.json()) as { code: string }).code).toBe("HOST_MEMORY_LOW");
     expect(app.repo.list()).toEqual([]);
     expect(app.tmux.server.windows.size).toBe(0);
+  });
+});
+
+describe("the admission queue", () => {
+  const refusing = (room: { free: boolean }, tried: string[]) => ({
+    async check(agent: string) {
+      tried.push(agent);
+      if (!room.free) throw new AgError("HOST_MEMORY_LOW", "no room", { retryAfterSeconds: 30 });
+    },
+  });
+
+  test("with room nobody waits; without, creates wait in order and go when poked, first come first served", async () => {
+    const room = { free: true };
+    const tried: string[] = [];
+    const queue = createAdmissionQueue({ admission: refusing(room, tried), maxWaiting: 10, retryMs: 60_000 });
+    await queue.enter("claude", "batch");
+    room.free = false;
+    const order: string[] = [];
+    const first = queue.enter("opencode", "pipeline:p1").then(() => order.push("opencode"));
+    const second = queue.enter("claude", "batch").then(() => order.push("claude"));
+    await Bun.sleep(10);
+    expect(queue.waiting().map((w) => [w.agent, w.for])).toEqual([
+      ["opencode", "pipeline:p1"],
+      ["claude", "batch"],
+    ]);
+    queue.poke(); // still no room: the head is tried again, nobody goes
+    await Bun.sleep(10);
+    expect(order).toEqual([]);
+    room.free = true;
+    queue.poke();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["opencode", "claude"]);
+    expect(queue.waiting()).toEqual([]);
+  });
+
+  test("a full queue refuses at once; a retry timer tries the head without a poke; close fails the waiters", async () => {
+    const room = { free: false };
+    const queue = createAdmissionQueue({ admission: refusing(room, []), maxWaiting: 1, retryMs: 50 });
+    const waiting = queue.enter("claude", "batch");
+    expect(await queue.enter("claude", "batch").catch((e) => e.code)).toBe("HOST_MEMORY_LOW");
+    room.free = true;
+    await waiting; // the timer's try, 50 ms on
+    room.free = false;
+    const stopped = queue.enter("claude", "consensus:c1").catch((e) => e.message);
+    queue.close();
+    expect(await stopped).toBe("ag is stopping");
+  });
+
+  test("a batch beyond the headroom waits instead of failing, and its items start as room comes back", async () => {
+    const room = { free: true };
+    const queue = createAdmissionQueue({ admission: refusing(room, []), maxWaiting: 10, retryMs: 60_000 });
+    const app = testApp({
+      admission: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : refusing(room, []).check(agent)),
+    });
+    simulateAgents(app);
+    room.free = false;
+    const batch = app.request("POST", "/v1/sessions/batch", {
+      body: { sessions: [{ workDir: tempDir() }, { workDir: tempDir() }] },
+    });
+    await Bun.sleep(50);
+    expect(queue.waiting().map((w) => w.for)).toEqual(["batch", "batch"]);
+    expect(app.repo.list()).toEqual([]);
+    room.free = true;
+    queue.poke();
+    const body = (await (await batch).json()) as { created: unknown[]; failed: unknown[] };
+    expect([body.created.length, body.failed]).toEqual([2, []]);
   });
 });
