@@ -138,7 +138,7 @@ listMs.sort((a, b) => a - b);
 for (const id of ids.slice(0, 10)) await api("POST", `/v1/sessions/${id}/send`, { text: "slow 60" });
 const standIn = await api("POST", "/v1/sessions", {
   workDir: root,
-  agentCommand: "sleep 3600",
+  agentCommand: 'sh -c "sleep 3600"',
   reuse: false,
 });
 const standId = standIn.body.id as string;
@@ -186,14 +186,14 @@ await api("DELETE", `/v1/sessions/${standId}`);
 await allIdle(ids.slice(0, 10), 120_000);
 
 // Admission with a reserve that leaves room for one more agent.
-const expectedMb = (await api("GET", "/v1/admission")).body.expectedMb as Json;
 ag.proc.kill("SIGTERM");
 await ag.proc.exited;
 const available = await (async () => {
   const text = readFileSync("/proc/meminfo", "utf8");
   return Number(text.match(/MemAvailable:\s+(\d+)/)![1]) / 1024;
 })();
-const perAgent = Number(expectedMb.claude ?? 512);
+// What one agent takes here, as ag itself measured the fleet (admission was off until now).
+const perAgent = metrics.agents.rssBytes / MB / metrics.agents.bySession.length;
 const reserve = Math.max(1, Math.floor(available - perAgent * 1.5));
 ag = startAg({ SVC_MEMORY_RESERVE_MB: String(reserve) });
 await ready(ag);
@@ -208,6 +208,7 @@ for (let i = 0; i < 3; i++) {
   );
   if (r.status === 201) ids.push(r.body.id);
 }
+const expectedMb = (await api("GET", "/v1/admission")).body.expectedMb as Json;
 const batchDirs = [0, 1].map((i) => {
   const d = join(root, `queued-${i}`);
   mkdirSync(d);
