@@ -26,9 +26,14 @@ const TIMEOUT_S = 10;
 /**
  * The `-c` overrides that register the hooks: `hooks.<Event>=[{…}]` as TOML. They replace hooks
  * of the same events in the user's config.toml for this process only; hooks.json files still run.
+ * `events`: all of them, but for a session whose approvals go to Codex's automatic reviewer: its
+ * approval hook fires for every request the reviewer then decides, with nothing on screen.
  */
-export function hookOverrides(command: (event: string) => string): string[] {
-  return HOOK_EVENTS.flatMap((event) => {
+export function hookOverrides(
+  command: (event: string) => string,
+  events: readonly string[] = HOOK_EVENTS,
+): string[] {
+  return events.flatMap((event) => {
     const timeout = SHORT_EVENTS.has(event) ? 3 : TIMEOUT_S;
     const hook = `{type="command",command=${tomlString(command(event))},timeout=${timeout}}`;
     const matcher = TOOL_EVENTS.has(event) ? `matcher="*",` : "";

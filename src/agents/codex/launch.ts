@@ -2,7 +2,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
 import { forwarderCommand, splitCommand, writeHookSecret } from "../launch-files.ts";
 import type { PermissionMode } from "../vocabulary.ts";
-import { hookOverrides, tomlString } from "./hooks.ts";
+import { HOOK_EVENTS, hookOverrides, tomlString } from "./hooks.ts";
 import { threadIdOf } from "./rollouts.ts";
 
 /**
@@ -43,8 +43,12 @@ export async function prepareCodexLaunch(request: LaunchRequest, env: AgentEnvir
   const flags = PERMISSION_FLAGS[request.permissionMode as PermissionMode];
   if (!flags) throw new AgError("VALIDATION_ERROR", `Codex has no permission mode ${request.permissionMode}`);
   const secretFile = writeHookSecret(request.sessionDir, request.hookSecret);
-  const hooks = hookOverrides((event) =>
-    forwarderCommand(env.selfCommand, request.hookUrl, event, secretFile),
+  // In auto mode the reviewer answers the approvals: their hook would raise dialogs nobody sees.
+  const events =
+    request.permissionMode === "auto" ? HOOK_EVENTS.filter((e) => e !== "PermissionRequest") : HOOK_EVENTS;
+  const hooks = hookOverrides(
+    (event) => forwarderCommand(env.selfCommand, request.hookUrl, event, secretFile),
+    events,
   );
   const trust = env.trustWorkdir
     ? ["-c", `projects={${tomlString(request.workDir)}={trust_level="trusted"}}`]

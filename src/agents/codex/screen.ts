@@ -10,8 +10,10 @@
  * a prompt with no turn end after it tells that the turn still runs.
  */
 
-export interface ComposerScreen {
-  state: "idle" | "working";
+/** An idle or working screen: the composer shows, and what the last turn came to. */
+export type ComposerScreen = ComposerFields & ({ state: "idle" } | { state: "working" });
+
+interface ComposerFields {
   /** The composer's first line, "" when it shows a placeholder. */
   input: string;
   /** The last turn ended with "■ Conversation interrupted". */

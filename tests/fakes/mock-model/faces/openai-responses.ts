@@ -39,10 +39,15 @@ function errorResponse(status: number, type: string, message: string, headers: R
 }
 
 /** The reply's output items, in the order the model "says" them. */
-function outputItems(spec: MockReply, raw: Record<string, unknown>, cwd: string): Item[] {
-  const offered = new Map<string, Item>(
-    (Array.isArray(raw.tools) ? (raw.tools as Item[]) : []).map((t) => [String(t.name ?? t.type), t]),
-  );
+function outputItems(spec: MockReply, raw: Record<string, unknown>, system: string): Item[] {
+  const context = {
+    offered: new Map<string, Item>(
+      (Array.isArray(raw.tools) ? (raw.tools as Item[]) : []).map((t) => [String(t.name ?? t.type), t]),
+    ),
+    cwd: system.match(/working directory:\s*(\S+)/i)?.[1] ?? process.cwd(),
+    // "Approval policy is currently never. Do not provide the `sandbox_permissions` …"
+    mayEscalate: !/Approval policy is currently never/i.test(system),
+  };
   const items: Item[] = [];
   if (spec.thinking)
     items.push({
@@ -58,8 +63,7 @@ function outputItems(spec: MockReply, raw: Record<string, unknown>, cwd: string)
     content: [{ type: "output_text", text, annotations: [] }],
   });
   if (spec.text) items.push(message(spec.text));
-  for (const tool of spec.tools ?? (spec.tool ? [spec.tool] : []))
-    items.push(toCodexCall(tool, offered, cwd));
+  for (const tool of spec.tools ?? (spec.tool ? [spec.tool] : [])) items.push(toCodexCall(tool, context));
   if (spec.blocks) items.push(...(spec.blocks as Item[]));
   return items.length ? items : [message("")];
 }
@@ -99,8 +103,7 @@ async function replyResponses(
       retry_after === undefined ? {} : { "retry-after": String(retry_after) },
     );
   }
-  const cwd = String(body.system ?? "").match(/working directory:\s*(\S+)/i)?.[1] ?? process.cwd();
-  const items = outputItems(spec, raw, cwd);
+  const items = outputItems(spec, raw, String(body.system ?? ""));
   const response = {
     id: randomId("resp_"),
     object: "response",

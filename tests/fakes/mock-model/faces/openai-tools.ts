@@ -15,7 +15,16 @@ const relative = (path: string, cwd: string) =>
 /** exec_command's own options a rule may give beside the command. */
 const EXEC_OPTIONS = ["sandbox_permissions", "justification", "prefix_rule", "tty", "yield_time_ms", "login"];
 
-export function toCodexCall(tool: ToolCall, offered: ReadonlyMap<string, Item>, cwd: string): Item {
+/** What the model knows when it makes a call: the tools offered, the cwd, its permissions. */
+export interface CallContext {
+  offered: ReadonlyMap<string, Item>;
+  cwd: string;
+  /** Codex tells the model whether it may ask to run outside the sandbox (not when it never asks). */
+  mayEscalate: boolean;
+}
+
+export function toCodexCall(tool: ToolCall, context: CallContext): Item {
+  const { offered, cwd } = context;
   const input = (tool.input ?? {}) as Record<string, unknown>;
   const callId = randomId("call_");
   const call = (name: string, args: unknown): Item => ({
@@ -39,15 +48,14 @@ export function toCodexCall(tool: ToolCall, offered: ReadonlyMap<string, Item>, 
       : call("apply_patch", { input: text });
   switch (tool.name) {
     case "Bash":
-      return shellCall(input, offered, cwd, call);
+      return shellCall(input, context, call);
     case "Read":
       return shellCall(
         {
           command: `cat ${JSON.stringify(String(input.file_path ?? ""))}`,
           sandbox_permissions: "use_default",
         },
-        offered,
-        cwd,
+        context,
         call,
       );
     case "Write":
@@ -68,12 +76,12 @@ export function toCodexCall(tool: ToolCall, offered: ReadonlyMap<string, Item>, 
 /**
  * A command. Unless the rule says otherwise it asks to run outside the sandbox, as a model does
  * for what the sandbox forbids (`require_escalated`, its description as the justification): only
- * then does Codex ask before a command, as Claude Code does for every Bash call.
+ * then does Codex ask before a command, as Claude Code does for every Bash call. Told that it
+ * cannot ask (approval policy never), it runs the command as it is, as a model does.
  */
 function shellCall(
   input: Record<string, unknown>,
-  offered: ReadonlyMap<string, Item>,
-  cwd: string,
+  { offered, cwd, mayEscalate }: CallContext,
   call: (name: string, args: unknown) => Item,
 ): Item {
   const command = String(input.command ?? "");
@@ -84,15 +92,16 @@ function shellCall(
   const options = Object.fromEntries(
     EXEC_OPTIONS.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]),
   );
-  const escalated = (options.sandbox_permissions ?? "require_escalated") === "require_escalated";
-  const justification = escalated
-    ? { justification: String(input.description ?? "Run the requested command") }
-    : {};
+  const permissions = options.sandbox_permissions ?? (mayEscalate ? "require_escalated" : "use_default");
+  const justification =
+    permissions === "require_escalated"
+      ? { justification: String(input.description ?? "Run the requested command") }
+      : {};
   return call("exec_command", {
     cmd: command,
     workdir: cwd,
     yield_time_ms: 10_000,
-    sandbox_permissions: "require_escalated",
+    sandbox_permissions: permissions,
     ...justification,
     ...options,
   });
