@@ -210,8 +210,15 @@ function chooseSide(
     state.used.set(hit.rule, (state.used.get(hit.rule) ?? 0) + 1);
     return { reply: fill(hit.rule.reply ?? {}, vars), name: hit.rule.name ?? "side" };
   }
+  // An automatic approval reviewer (Codex's auto mode) wants a verdict: the mock allows.
+  if (/\{"outcome":\s*"allow"\}/.test(`${info.system}\n${info.prompt}`))
+    return { reply: { text: JSON.stringify({ outcome: "allow" }) }, name: "approval-review" };
   const system = info.system.toLowerCase();
-  const topic = info.prompt.match(/<session>\s*([\s\S]*?)\s*<\/session>/)?.[1] ?? info.prompt;
+  // The conversation to name: Claude Code wraps it in <session>, Codex puts it after "User prompt:".
+  const topic =
+    info.prompt.match(/<session>\s*([\s\S]*?)\s*<\/session>/)?.[1] ??
+    info.prompt.match(/\nUser prompt:\n([\s\S]*)$/)?.[1] ??
+    info.prompt;
   const title = `Mock: ${topic.split(/\s+/).slice(0, 5).join(" ")}`.slice(0, 60);
   if (/title/.test(system))
     return { reply: { text: /json/.test(system) ? JSON.stringify({ title }) : title }, name: "side-default" };

@@ -1,29 +1,26 @@
 import type { MessagesBody } from "./choose.ts";
+import {
+  chunker,
+  delayOrHang,
+  estimateTokens,
+  pauseOf,
+  type ReplyDefaults,
+  randomId,
+  type Settle,
+  sseResponse,
+  streamMsOf,
+} from "./pacing.ts";
 import type { MockReply } from "./rules.ts";
+
+export type { ReplyDefaults, Settle } from "./pacing.ts";
 
 /**
  * Turns a reply spec into a Messages API response: an error, a JSON message, or the SSE stream
  * (message_start, ping, content_block_start/delta/stop per block, message_delta, message_stop).
  */
 
-export interface ReplyDefaults {
-  chunk_chars: number;
-  chunk_ms: number;
-  usage?: Record<string, number>;
-}
-
-/** How the exchange ended: the HTTP status sent in full, or "aborted" when the client hung up. */
-export type Settle = (status: number | "aborted") => void;
-
 type ContentBlock = Record<string, unknown> & { type: string };
 
-const randomId = (prefix: string, length = 24) =>
-  prefix +
-  Buffer.from(crypto.getRandomValues(new Uint8Array(64)))
-    .toString("base64")
-    .replace(/[^A-Za-z0-9]/g, "")
-    .slice(0, length);
-const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   Response.json(body, { status, headers: { "request-id": randomId("req_mock_"), ...headers } });
 
@@ -66,8 +63,6 @@ function usageFor(body: MessagesBody, blocks: ContentBlock[], spec: MockReply, d
   };
 }
 
-const number = (v: number | string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
-
 export async function replyResponse(
   request: Request,
   body: MessagesBody,
@@ -75,13 +70,8 @@ export async function replyResponse(
   defaults: ReplyDefaults,
   settle: Settle,
 ): Promise<Response> {
-  const delay = number(spec.delay_ms) ?? (number(spec.delay_s) ?? 0) * 1000;
-  if (delay) await Bun.sleep(delay);
-  if (spec.hang) {
-    await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
-    settle("aborted");
-    return new Response(null, { status: 499 });
-  }
+  const hung = await delayOrHang(request, spec, settle);
+  if (hung) return hung;
   if (spec.error) {
     const e = spec.error;
     const headers: Record<string, string> = {};
@@ -105,8 +95,6 @@ export async function replyResponse(
     stop_sequence: null,
     usage,
   };
-  const streamMs =
-    number(spec.stream_ms) ?? (spec.stream_s !== undefined ? number(spec.stream_s)! * 1000 : undefined);
   if (!body.stream) {
     if (spec.stream_error) {
       // Claude Code retries a failed stream without streaming: fail that too.
@@ -116,17 +104,12 @@ export async function replyResponse(
       settle(status);
       return json(status, errorBody(type, spec.stream_error.message ?? "mock stream error"));
     }
+    const streamMs = streamMsOf(spec);
     if (streamMs) await Bun.sleep(streamMs);
     settle(200);
     return json(200, message);
   }
-  return new Response(sseStream(request, blocks, message, spec, defaults, streamMs, settle), {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "request-id": randomId("req_mock_"),
-    },
-  });
+  return sseStream(request, blocks, message, spec, defaults, settle);
 }
 
 /** Every block cut into deltas, paced over stream_ms (or chunk_ms each). */
@@ -136,15 +119,9 @@ function sseStream(
   message: Record<string, unknown> & { usage: { output_tokens: number } },
   spec: MockReply,
   defaults: ReplyDefaults,
-  streamMs: number | undefined,
   settle: Settle,
-): ReadableStream<Uint8Array> {
-  const size = spec.chunk_chars ?? defaults.chunk_chars;
-  const cut = (s: string) => {
-    const out: string[] = [];
-    for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-    return out.length ? out : [""];
-  };
+): Response {
+  const cut = chunker(spec, defaults);
   const plan = blocks.map((b) => {
     if (b.type === "text")
       return {
@@ -164,62 +141,38 @@ function sseStream(
     }
     return { start: b, deltas: [] as Record<string, unknown>[] };
   });
-  const count = plan.reduce((n, p) => n + p.deltas.length, 0) || 1;
-  const pause = streamMs !== undefined ? streamMs / count : (spec.chunk_ms ?? defaults.chunk_ms);
-  const encoder = new TextEncoder();
-  let closed = false;
-  const hangUp = () => {
-    if (closed) return;
-    closed = true;
-    settle("aborted");
-  };
-  request.signal.addEventListener("abort", hangUp, { once: true });
-
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (event: string, data: Record<string, unknown>) => {
-        if (!closed)
-          controller.enqueue(
-            encoder.encode(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`),
-          );
-      };
-      send("message_start", {
-        message: {
-          ...message,
-          content: [],
-          stop_reason: null,
-          usage: { ...message.usage, output_tokens: 1 },
-        },
-      });
-      send("ping", {});
-      for (let i = 0; i < plan.length && !closed; i++) {
-        send("content_block_start", { index: i, content_block: plan[i]!.start });
-        for (const delta of plan[i]!.deltas) {
-          if (closed) break;
-          send("content_block_delta", { index: i, delta });
-          if (pause) await Bun.sleep(pause);
-        }
-        if (spec.stream_error && i === plan.length - 1) {
-          const { type = "overloaded_error", message: text = "mock stream error" } = spec.stream_error;
-          send("error", { error: { type, message: text } });
-          return finish(controller);
-        }
-        send("content_block_stop", { index: i });
+  const pause = pauseOf(
+    spec,
+    defaults,
+    plan.reduce((n, p) => n + p.deltas.length, 0),
+  );
+  const produce = async (
+    send: (event: string, data: Record<string, unknown>) => void,
+    open: () => boolean,
+  ) => {
+    send("message_start", {
+      message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+    });
+    send("ping", {});
+    for (let i = 0; i < plan.length && open(); i++) {
+      send("content_block_start", { index: i, content_block: plan[i]!.start });
+      for (const delta of plan[i]!.deltas) {
+        if (!open()) break;
+        send("content_block_delta", { index: i, delta });
+        if (pause) await Bun.sleep(pause);
       }
-      send("message_delta", {
-        delta: { stop_reason: message.stop_reason, stop_sequence: null },
-        usage: { output_tokens: message.usage.output_tokens },
-      });
-      send("message_stop", {});
-      finish(controller);
-    },
-    cancel: hangUp,
-  });
-
-  function finish(controller: ReadableStreamDefaultController<Uint8Array>) {
-    if (closed) return;
-    closed = true;
-    controller.close();
-    settle(200);
-  }
+      if (spec.stream_error && i === plan.length - 1) {
+        const { type = "overloaded_error", message: text = "mock stream error" } = spec.stream_error;
+        send("error", { error: { type, message: text } });
+        return;
+      }
+      send("content_block_stop", { index: i });
+    }
+    send("message_delta", {
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens },
+    });
+    send("message_stop", {});
+  };
+  return sseResponse(request, settle, produce, { "request-id": randomId("req_mock_") });
 }

@@ -1,6 +1,6 @@
 import type { MessagesBody } from "../choose.ts";
+import type { ReplyDefaults, Settle } from "../pacing.ts";
 import type { MockReply } from "../rules.ts";
-import type { ReplyDefaults, Settle } from "../sse.ts";
 
 /**
  * One provider's wire protocol in front of the mock's one script. A face reads the provider's

@@ -1,0 +1,183 @@
+import type {
+  AgentAdapter,
+  AgentEnvironment,
+  AgentObservation,
+  KeyStep,
+  PendingDialog,
+  ScreenReading,
+} from "../agent.ts";
+import type { PendingPermission } from "../vocabulary.ts";
+import { denyReply, HOOK_EVENTS, readHook, toolCategory } from "./hooks.ts";
+import { CODEX_MODES, prepareCodexLaunch } from "./launch.ts";
+import { CODEX_PRICES } from "./prices.ts";
+import { createCodexTranscriptReader } from "./reader.ts";
+import { type CodexScreen, classifyScreen, type StartDialog } from "./screen.ts";
+import { codexTranscriptFormat } from "./transcript.ts";
+
+/**
+ * Codex CLI (pinned 0.169.0) behind the AgentAdapter seam. Its state comes from its hooks first
+ * (a turn from UserPromptSubmit to Stop or Interrupt, approvals from PermissionRequest), then its
+ * rollout file, then the screen (dialogs, API errors; a turn whose answer streams shows no status).
+ * Not offered: questions (Codex asks only in its Plan collaboration mode, which no launch flag
+ * selects), and finding a conversation file without a hook (Codex names its threads itself).
+ */
+export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
+  return {
+    name: "codex",
+    displayName: "Codex CLI",
+    provider: "openai",
+    cli: { command: "codex", package: "@openai/codex", versionFlag: "--version" },
+    drivers: ["tmux"],
+    capabilities: ["hooks", "transcript", "resume", "fork", "policy"],
+    permissionModes: CODEX_MODES,
+    prices: CODEX_PRICES,
+    isAgentProcess: isCodexProcess,
+    hooks: { events: HOOK_EVENTS, read: readHook },
+    prepareLaunch: (request) => prepareCodexLaunch(request, env),
+    readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
+    // Codex records the prompt as typed (its hook, rollout and request carry it byte for byte).
+    isSubmission: (typed, recorded) => typed === recorded,
+    // `!cmd` runs in the shell with no hook and no prompt line; `/commands` are Codex's own.
+    recordsLate: (text) => /^[!/]/.test(text.trimStart()),
+    transcript: {
+      format: codexTranscriptFormat,
+      find: async () => null,
+      createReader: createCodexTranscriptReader,
+    },
+    policy: {
+      tool(event, payload) {
+        if (event !== "PreToolUse" && event !== "PermissionRequest") return null;
+        const name = typeof payload.tool_name === "string" ? payload.tool_name : "";
+        return name ? { name, category: toolCategory(name) } : null;
+      },
+      deny: denyReply,
+    },
+    keys: {
+      // An approval takes one key at once ("1. Yes, proceed (y)"); Escape is "3. No, and tell
+      // Codex what to do differently", which also interrupts the turn.
+      approve: (pending) => (pending.kind === "trust" ? startDialog(pending).approve : ["y"]),
+      reject: (pending) => (pending.kind === "trust" ? startDialog(pending).reject : ["Escape"]),
+      answer: answerKeys,
+      // Escape stops a turn. Never C-c: on an empty composer it quits Codex at once.
+      interrupt: ["Escape"],
+      escape: ["Escape"],
+      submit: ["Enter"],
+      // C-u empties the composer's line; Backspace joins the line above, for a multi-line input.
+      clearInput: Array.from({ length: 12 }, () => ["C-u", "BSpace"]).flat(),
+    },
+  };
+}
+
+/**
+ * A question (request_user_input, Plan mode): the option's digit picks and submits it. Text of
+ * one's own goes in the notes of the "None of the above" row after the options: Down to it, Tab,
+ * the text, Enter.
+ */
+function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
+  if ("option" in answer) return [{ keys: [String(answer.option)] }];
+  const count = pending.options?.length ?? 2;
+  return [
+    ...Array.from({ length: count }, () => ({ keys: ["Down"] })),
+    { keys: ["Tab"] },
+    { text: answer.text },
+    { keys: ["Enter"] },
+  ];
+}
+
+/** Codex's start-up dialogs, each a `trust` prompt, and the keys of its "yes" and its "no". */
+const START_DIALOGS: Record<StartDialog, { detail: string; approve: string[]; reject: string[] }> = {
+  // "› 1. Trust and continue" is preselected; Escape goes back (out of the folder).
+  "folder-trust": { detail: "trust this folder?", approve: ["Enter"], reject: ["Escape"] },
+  // "2. Trust all and continue" / "3. Continue without trusting (hooks won't run)".
+  "hooks-review": { detail: "trust the hooks that are new or changed?", approve: ["2"], reject: ["3"] },
+  // "1. Try new model" / "2. Use existing model".
+  "model-upgrade": { detail: "try the new model Codex offers?", approve: ["1"], reject: ["2"] },
+};
+
+function startDialog(pending: PendingDialog) {
+  return START_DIALOGS[pending.dialog as StartDialog] ?? START_DIALOGS["folder-trust"];
+}
+
+export function readScreen(
+  text: string,
+  options: { paneDead?: boolean; workDir?: string } = {},
+  trustWorkdir = false,
+): ScreenReading {
+  const screen = classifyScreen(text, options);
+  const reading: ScreenReading = {
+    observation: toObservation(screen),
+    input: screen.state === "idle" || screen.state === "working" ? screen.input : null,
+    activityKey: activityKey(text),
+  };
+  // ag trusted the folder for this session (-c projects=…): a dialog about that folder is its to answer.
+  if (trustWorkdir && screen.state === "start_dialog" && screen.dialog === "folder-trust") {
+    if (options.workDir === undefined || screen.folder === options.workDir)
+      return {
+        ...reading,
+        autoAnswer: { dialog: "folder-trust", keys: START_DIALOGS["folder-trust"].approve },
+      };
+  }
+  return reading;
+}
+
+export function toObservation(screen: CodexScreen): AgentObservation {
+  switch (screen.state) {
+    case "idle":
+      if (screen.apiError) {
+        const rateLimited = /\b429\b|rate limit|usage limit/i.test(screen.apiError);
+        return { kind: "turn-failed", error: screen.apiError, rateLimited };
+      }
+      return { kind: "screen-idle", interrupted: screen.interrupted };
+    case "working":
+      return { kind: "screen-working" };
+    case "permission":
+      return { kind: "permission", request: { kind: "tool", tool: screen.tool, detail: screen.detail } };
+    case "question": {
+      const question = screen.question ?? "the agent asks a question";
+      return {
+        kind: "permission",
+        request: {
+          kind: "question",
+          tool: "request_user_input",
+          detail: question,
+          question,
+          ...(screen.options.length ? { options: screen.options } : {}),
+          ...(screen.questions > 1 ? { questions: screen.questions } : {}),
+        },
+      };
+    }
+    case "start_dialog":
+      return {
+        kind: "permission",
+        request: { kind: "trust", detail: START_DIALOGS[screen.dialog].detail, dialog: screen.dialog },
+      };
+    case "exited":
+      return { kind: "exited", status: screen.exitStatus ?? 0 };
+    default:
+      return { kind: "starting" };
+  }
+}
+
+/**
+ * What the agent has produced, without what moves by itself (the status line's timer, blinking
+ * bullets, the start-up logo) or what ag types (the composer and everything below it).
+ */
+function activityKey(text: string): string {
+  const lines = text.split("\n");
+  const composer = lines.findLastIndex((l) => l.startsWith("› "));
+  return (composer === -1 ? lines : lines.slice(0, composer))
+    .filter((l) => !/esc to interrupt\)\s*$/.test(l) && !/[\u2800-\u28ff]/.test(l))
+    .map((l) => l.replace(/^◦ /, "• "))
+    .join("\n");
+}
+
+/**
+ * Codex runs as its native binary (`codex`, from the platform package) or as node with the npm
+ * package's launcher (bin/codex.js), which stays its parent; a shell that mentions it is neither.
+ */
+export function isCodexProcess(argv: readonly string[]): boolean {
+  const [program = "", script = ""] = argv;
+  const name = program.split("/").at(-1) ?? "";
+  if (name === "codex") return true;
+  return /^node(js)?$|^bun$/.test(name) && /@openai\/codex\/bin\/codex\.js$/.test(script);
+}

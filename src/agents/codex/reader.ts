@@ -1,0 +1,183 @@
+import { isAbsolute, join } from "node:path";
+import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
+import { clip, clipStrings } from "../clip.ts";
+import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
+import { patchFiles } from "./hooks.ts";
+import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
+
+/**
+ * A rollout's lines folded into what ag reports: prompts (state evidence, like the submit hook),
+ * `/read`'s answer, tool calls, tokens (one token_usage_record per model response, counted once)
+ * and whether the latest turn's end is written down. A fork's rollout holds only what follows
+ * the fork (it points at its parent's file for the rest), so its totals are its own.
+ */
+export function createCodexTranscriptReader(): TranscriptReader {
+  const tokens = { ...NO_TOKENS };
+  const byModel: Record<string, TokenCounts> = {};
+  const counted = new Set<string>();
+  const roles = { user: 0, assistant: 0, system: 0 };
+  const toolCallsByName: Record<string, number> = {};
+  const files = new Set<string>();
+  let model: string | null = null;
+  let cwd = "";
+  let texts: string[] = [];
+  let ended = false;
+  let turns = 0;
+  let toolCalls = 0;
+  let toolErrors = 0;
+  let lastPrompt: string | null = null;
+  let lastAssistant: string | null = null;
+  let startedAt: string | null = null;
+  let lastEntryAt: string | null = null;
+
+  /** Each model response once (it has one record; a repeat would not count twice). */
+  function count(responseId: string, used: TokenCounts): void {
+    if (counted.has(responseId)) return;
+    counted.add(responseId);
+    add(tokens, used);
+    if (!model) return;
+    const perModel = byModel[model] ?? { ...NO_TOKENS };
+    byModel[model] = perModel;
+    add(perModel, used);
+  }
+
+  function fold(entry: RolloutEntry): void {
+    startedAt ??= entry.timestamp;
+    lastEntryAt = entry.timestamp ?? lastEntryAt;
+    switch (entry.kind) {
+      case "meta":
+      case "context":
+        cwd = entry.cwd ?? cwd;
+        if (entry.kind === "context") model = entry.model ?? model;
+        return;
+      case "prompt":
+        roles.user++;
+        turns++;
+        lastPrompt = entry.text;
+        texts = [];
+        ended = false;
+        return;
+      case "interrupt":
+      case "tool_result":
+        roles.user++;
+        if (entry.kind === "tool_result" && entry.isError) toolErrors++;
+        return;
+      case "text":
+        roles.assistant++;
+        texts.push(entry.text);
+        lastAssistant = entry.text;
+        return;
+      case "thinking":
+        roles.assistant++;
+        return;
+      case "tool_use":
+        roles.assistant++;
+        toolCalls++;
+        toolCallsByName[entry.name] = (toolCallsByName[entry.name] ?? 0) + 1;
+        for (const file of touched(entry)) files.add(isAbsolute(file) || !cwd ? file : join(cwd, file));
+        return;
+      case "turn_end":
+        ended = true;
+        if (entry.how === "api_error") {
+          roles.assistant++;
+          texts.push(entry.error ?? "API error"); // as Codex's own last message would say
+        }
+        return;
+    }
+  }
+
+  return {
+    add(line) {
+      const entry = parseRolloutLine(line);
+      if (!entry) return { messages: [] };
+      fold(entry);
+      const at = entry.timestamp ? Date.parse(entry.timestamp) : Number.NaN;
+      const meaning = meaningOf(entry);
+      if (entry.kind === "usage" && entry.responseId) {
+        count(entry.responseId, entry.tokens);
+        meaning.usage = { messageId: entry.responseId, model, tokens: { ...entry.tokens } };
+      }
+      return Number.isFinite(at) ? { ...meaning, at } : meaning;
+    },
+    output: () => texts.join("\n"),
+    turnEnded: () => ended,
+    tokens: () => ({ ...tokens }),
+    tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
+    summary() {
+      const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
+      return {
+        messages: { ...roles },
+        turns,
+        toolCalls,
+        toolCallsByName: { ...toolCallsByName },
+        toolErrors,
+        filesTouched: [...files],
+        lastUserMessage: lastPrompt,
+        lastAssistantMessage: lastAssistant,
+        startedAt,
+        lastEntryAt,
+        durationMs: Number.isFinite(span) ? span : null,
+      };
+    },
+  };
+}
+
+/** The files an apply_patch call writes (its freeform input is the patch). */
+function touched(entry: Extract<RolloutEntry, { kind: "tool_use" }>): string[] {
+  if (entry.name !== "apply_patch") return [];
+  const input = entry.input as { input?: unknown } | null;
+  return typeof input?.input === "string" ? patchFiles(input.input) : [];
+}
+
+/** What one entry means for the state and as `message.*` events. */
+function meaningOf(entry: RolloutEntry): TranscriptLineMeaning {
+  const meta = { uuid: null, timestamp: entry.timestamp, sidechain: false };
+  switch (entry.kind) {
+    case "prompt":
+      return {
+        observation: { kind: "prompt-submitted", text: entry.text, promptId: entry.turnId ?? undefined },
+        messages: [{ event: "message.user", detail: clip(entry.text), meta }],
+      };
+    case "text":
+      return {
+        observation: { kind: "activity" },
+        messages: [{ event: "message.assistant", detail: clip(entry.text), meta }],
+      };
+    case "thinking":
+      return {
+        observation: { kind: "activity" },
+        messages: [{ event: "message.thinking", detail: clip(entry.text), meta }],
+      };
+    case "tool_use":
+      return {
+        observation: { kind: "activity" },
+        messages: [
+          {
+            event: "message.tool_use",
+            detail: entry.name,
+            meta: { ...meta, tool: entry.name, toolUseId: entry.id, input: clipStrings(entry.input) },
+          },
+        ],
+      };
+    case "tool_result":
+      return {
+        observation: { kind: "activity" },
+        messages: [
+          {
+            event: "message.tool_result",
+            detail: clip(entry.text),
+            meta: { ...meta, toolUseId: entry.id, isError: entry.isError },
+          },
+        ],
+      };
+    default:
+      return { observation: { kind: "activity" }, messages: [] };
+  }
+}
+
+function add(target: TokenCounts, used: TokenCounts): void {
+  target.input += used.input;
+  target.output += used.output;
+  target.cacheRead += used.cacheRead;
+  target.cacheCreation += used.cacheCreation;
+}
