@@ -20,6 +20,7 @@ import {
   createAdmission,
   createAdmissionQueue,
   createHostUsage,
+  createPressureWatch,
   RETRY_AFTER_SECONDS,
 } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
@@ -193,8 +194,25 @@ export async function startRuntime({
       maxWaiting: 100,
       retryMs: RETRY_AFTER_SECONDS * 1000,
     });
+    // Agents grow while they work: a turn's start is when to look whether memory runs short.
+    const pressure = createPressureWatch({
+      reserveMb: config.memoryReserveMb,
+      available: hostAvailable,
+      async running() {
+        const processes = await sessions.agentProcesses();
+        return [...processes].flatMap(([id, p]) => {
+          const rec = repo.get(id);
+          return rec ? [{ id, name: rec.name, agent: rec.agent, rssBytes: p.rssBytes }] : [];
+        });
+      },
+      report: (detail) => {
+        logger.warn(detail);
+        diagnostics.record("host.memory_low", detail);
+      },
+    });
     bus.subscribe((event) => {
       if (event.event === "session.ended") waitingRoom.poke();
+      if (event.event === "session.working") void pressure.look().catch(() => {});
     });
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();

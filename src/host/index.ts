@@ -1,4 +1,5 @@
 export { type Admission, createAdmission, DEFAULT_AGENT_BYTES, RETRY_AFTER_SECONDS } from "./admission.ts";
+export { createPressureWatch, type PressureWatch } from "./pressure.ts";
 export { availableBytes, type HostMemory } from "./procfs.ts";
 export { type AdmissionQueue, createAdmissionQueue, type Waiting } from "./queue.ts";
 export { createHostUsage, type HostUsage, type TreeUsage } from "./usage.ts";

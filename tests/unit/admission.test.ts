@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { createAdmission, createAdmissionQueue, DEFAULT_AGENT_BYTES } from "../../src/host/index.ts";
+import {
+  createAdmission,
+  createAdmissionQueue,
+  createPressureWatch,
+  DEFAULT_AGENT_BYTES,
+} from "../../src/host/index.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { testApp } from "../helpers/app.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
@@ -121,5 +126,46 @@ describe("the admission queue", () => {
     queue.poke();
     const body = (await (await batch).json()) as { created: unknown[]; failed: unknown[] };
     expect([body.created.length, body.failed]).toEqual([2, []]);
+  });
+});
+
+describe("memory pressure while sessions run", () => {
+  test("one note naming the heaviest sessions when headroom falls below the reserve, again only after recovery", async () => {
+    let available = 5000 * MB;
+    let now = 0;
+    const notes: string[] = [];
+    const watch = createPressureWatch({
+      reserveMb: 1000,
+      available: async () => available,
+      running: async () => [
+        { id: "aaaaaaaa-1", name: "small", agent: "codex", rssBytes: 200 * MB },
+        { id: "bbbbbbbb-2", name: "big", agent: "opencode", rssBytes: 900 * MB },
+        { id: "cccccccc-3", name: "mid", agent: "claude", rssBytes: 400 * MB },
+        { id: "dddddddd-4", name: "tiny", agent: "claude", rssBytes: 100 * MB },
+      ],
+      report: (detail) => notes.push(detail),
+      minIntervalMs: 1000,
+      now: () => now,
+    });
+    await watch.look();
+    expect(notes).toEqual([]);
+    available = 800 * MB;
+    now = 500;
+    await watch.look(); // too soon after the last look
+    expect(notes).toEqual([]);
+    now = 2000;
+    await watch.look();
+    expect(notes).toEqual([
+      "host memory below the reserve: 800 MB available, 1000 MB kept free; heaviest sessions: big (opencode, 900 MB, bbbbbbbb), mid (claude, 400 MB, cccccccc), small (codex, 200 MB, aaaaaaaa)",
+    ]);
+    now = 4000;
+    await watch.look(); // still under: no second note
+    available = 3000 * MB;
+    now = 6000;
+    await watch.look();
+    available = 700 * MB;
+    now = 8000;
+    await watch.look();
+    expect(notes).toHaveLength(2);
   });
 });
