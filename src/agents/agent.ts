@@ -73,8 +73,12 @@ export interface LaunchRequest {
   hookSecret: string;
   /** Extra environment for the agent process (never typed into the pane). */
   env: Record<string, string>;
-  /** Resume an earlier conversation instead of starting one (fork = as a new branch). */
-  resume?: { conversationId: string; fork: boolean };
+  /**
+   * Resume an earlier conversation instead of starting one (fork = as a new branch):
+   * `conversationId` is the ag session that had it, `transcriptPath` its conversation file as ag
+   * recorded it (for an agent that names conversations its own way, the file says which).
+   */
+  resume?: { conversationId: string; fork: boolean; transcriptPath?: string };
 }
 
 export interface LaunchPlan {

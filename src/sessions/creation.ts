@@ -234,14 +234,14 @@ export function createSessionCreation(
 
   async function forkNow(id: string): Promise<CreateResult> {
     const parent = record(id);
-    await conversationOf(parent, "fork");
+    const transcriptPath = await conversationOf(parent, "fork");
     assertCapacity(launcher);
     const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
     deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
     const session = await launchWindow(launcher, {
       record: record(fresh.id),
-      resume: { conversationId: parent.id, fork: true },
+      resume: { conversationId: parent.id, fork: true, transcriptPath },
       origin: { forkedFrom: parent.id },
       warnings,
     });
@@ -291,7 +291,7 @@ export function createSessionCreation(
     const warnings: string[] = [];
     const session = await launchWindow(launcher, {
       record: record(id),
-      resume: { conversationId: id, fork: false },
+      resume: { conversationId: id, fork: false, transcriptPath: transcript },
       origin: { resumed: true },
       warnings,
     });

@@ -14,7 +14,7 @@ export interface LaunchSpec {
   /** The stored session to run (new, or ended and being resumed). */
   record: SessionRecord;
   /** Continue a conversation: the session's own (resume), or another's as a new branch (fork). */
-  resume?: { conversationId: string; fork: boolean };
+  resume?: { conversationId: string; fork: boolean; transcriptPath?: string };
   /** Run in a new pane of this window (spawn) instead of a window of its own. */
   splitOf?: string;
   /** What `session.created` says about where the session came from. */

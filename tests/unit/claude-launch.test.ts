@@ -1,13 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  launchTag,
-  prepareClaudeLaunch,
-  shellJoin,
-  splitCommand,
-  trustFolder,
-} from "../../src/agents/claude/launch.ts";
+import { prepareClaudeLaunch, trustFolder } from "../../src/agents/claude/launch.ts";
+import { launchTag, shellJoin, splitCommand } from "../../src/agents/launch-files.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 function request(overrides: Partial<Parameters<typeof prepareClaudeLaunch>[0]> = {}) {

@@ -1,17 +1,12 @@
-import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
+import { forwarderCommand, launchTag, splitCommand, writeHookSecret, writePrivate } from "../launch-files.ts";
 import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { hookSettings } from "./hooks.ts";
 
 /** `dataDir` (AGENT_DATA_DIR) is passed to the agent as CLAUDE_CONFIG_DIR; null = ~/.claude. */
 export type ClaudeEnvironment = AgentEnvironment;
-
-/** Names one launch's files: a short digest of its secret (never the secret itself). */
-export function launchTag(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex").slice(0, 12);
-}
 
 /** Where Claude Code keeps its global config (.claude.json) and its transcripts. */
 export function claudeConfigFile(env: Pick<ClaudeEnvironment, "home" | "dataDir">): string {
@@ -27,28 +22,16 @@ export async function prepareClaudeLaunch(
   env: ClaudeEnvironment,
 ): Promise<LaunchPlan> {
   const warnings: string[] = [];
-  mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
   // Files per launch: Claude Code reloads a settings file that changes, so a resumed session's
   // new secret written over the old file would reach the ended agent still shutting down.
-  const launch = launchTag(request.hookSecret);
-  const secretFile = join(request.sessionDir, `hook-secret-${launch}`);
-  writePrivate(secretFile, request.hookSecret);
-  const settingsFile = join(request.sessionDir, `settings-${launch}.json`);
+  const secretFile = writeHookSecret(request.sessionDir, request.hookSecret);
+  const settingsFile = join(request.sessionDir, `settings-${launchTag(request.hookSecret)}.json`);
   const settings = {
     hooks: hookSettings({
       hookUrl: request.hookUrl,
       secretHeader: HOOK_SECRET_HEADER,
       secret: request.hookSecret,
-      forwarderCommand: (event) =>
-        shellJoin([
-          ...env.selfCommand,
-          "hook",
-          event,
-          "--url",
-          `${request.hookUrl}/${event}`,
-          "--secret-file",
-          secretFile,
-        ]),
+      forwarderCommand: (event) => forwarderCommand(env.selfCommand, request.hookUrl, event, secretFile),
     }),
     ...(request.permissionMode === "bypassPermissions" ? { skipDangerousModePermissionPrompt: true } : {}),
   };
@@ -153,40 +136,4 @@ export function trustFolder(configFile: string, workDir: string): void {
   const temp = `${configFile}.ag-${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify({ ...config, projects }, null, 2), { mode: 0o600 });
   renameSync(temp, configFile);
-}
-
-function writePrivate(path: string, content: string): void {
-  writeFileSync(path, content, { mode: 0o600 });
-  chmodSync(path, 0o600);
-}
-
-/** "claude --model 'opus 4'" → ["claude", "--model", "opus 4"]: quotes group, no shell runs it. */
-export function splitCommand(command: string): string[] {
-  const words: string[] = [];
-  let current = "";
-  let quote: string | null = null;
-  let started = false;
-  for (const ch of command) {
-    if (quote) {
-      if (ch === quote) quote = null;
-      else current += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      started = true;
-    } else if (/\s/.test(ch)) {
-      if (started) words.push(current);
-      current = "";
-      started = false;
-    } else {
-      current += ch;
-      started = true;
-    }
-  }
-  if (started) words.push(current);
-  return words;
-}
-
-/** Quotes argv for `sh -c` (the command hook runs through a shell). */
-export function shellJoin(argv: string[]): string {
-  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ");
 }
