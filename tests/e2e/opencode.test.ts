@@ -201,5 +201,49 @@ for (const loaded of [false, true]) {
       expect(prompts.slice(-2)).toEqual(["say hello again", "say hello from the fork"]);
       expect((await world.api<Json>("DELETE", `/v1/sessions/${fork}`)).body.status).toBe("killed");
     }, 120_000);
+
+    /** A new session in `permissionMode` with `prompt`, watched until idle: the statuses it went through. */
+    async function runInMode(permissionMode: string, prompt: string): Promise<Set<string>> {
+      const created = await world.api<Json>("POST", "/v1/sessions", {
+        agent: "opencode",
+        workDir: world.workDir,
+        permissionMode,
+        prompt,
+        reuse: false,
+      });
+      expect(created.body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+      const seen = new Set<string>();
+      for (const deadline = Date.now() + TURN_MS; ; ) {
+        const status = (await world.api<Json>("GET", `/v1/sessions/${created.body.id}`)).body
+          .status as string;
+        seen.add(status);
+        if (status === "idle" && seen.has("working")) break;
+        if (Date.now() > deadline) throw new Error(`never idle: ${[...seen]}`);
+        await Bun.sleep(50);
+      }
+      await world.api("DELETE", `/v1/sessions/${created.body.id}`);
+      return seen;
+    }
+
+    test("bypassPermissions: a command runs without asking", async () => {
+      const seen = await runInMode("bypassPermissions", "run cmd: touch bypassed.txt");
+      expect(seen.has("permission_prompt")).toBe(false);
+      expect(existsSync(join(world.workDir, "bypassed.txt"))).toBe(true);
+    }, 90_000);
+
+    test("plan: its read-only agent writes nothing, without asking", async () => {
+      const seen = await runInMode("plan", "edit file");
+      expect(seen.has("permission_prompt")).toBe(false);
+      expect(existsSync(join(world.workDir, "hello.txt"))).toBe(false);
+    }, 90_000);
+
+    test("a mode OpenCode has no equivalent of is refused before anything starts", async () => {
+      const refused = await world.api<Json>("POST", "/v1/sessions", {
+        agent: "opencode",
+        workDir: world.workDir,
+        permissionMode: "dontAsk",
+      });
+      expect(refused.status).toBe(400);
+    });
   });
 }
