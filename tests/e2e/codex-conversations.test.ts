@@ -64,6 +64,21 @@ describe("a Codex conversation", () => {
     expect((await world.api<Json>("DELETE", `/v1/sessions/${branch}`)).status).toBe(200);
   }, 120_000);
 
+  test("ag killed mid-turn and restarted: the session is re-adopted, its reply readable, its hooks arrive", async () => {
+    const sent = await world.api<Json>("POST", `/v1/sessions/${parent}/send`, { text: "slow 3" });
+    expect(sent.body).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(parent, "working", 30_000);
+    await world.restart("SIGKILL");
+    expect(world.ag.stderr()).toContain("re-adopted 1 session(s)");
+    await world.waitFor(parent, "idle", 30_000);
+    expect((await world.api<Json>("GET", `/v1/sessions/${parent}/read`)).body.output).toContain(
+      "streamed slowly",
+    );
+    const again = await world.api<Json>("POST", `/v1/sessions/${parent}/send`, { text: "say hello" });
+    expect(again.body).toEqual({ delivered: true, attempts: 1 });
+    await world.waitFor(parent, "idle", 30_000);
+  }, 90_000);
+
   test("resumed after its end: the same thread and rollout go on", async () => {
     expect((await world.api<Json>("DELETE", `/v1/sessions/${parent}`)).status).toBe(200);
     const resumed = await world.api<Json>("POST", `/v1/sessions/${parent}/resume`);
@@ -72,10 +87,15 @@ describe("a Codex conversation", () => {
     const sent = await world.api<Json>("POST", `/v1/sessions/${parent}/send`, { text: "say hello again" });
     expect(sent.body).toEqual({ delivered: true, attempts: 1 });
     await world.waitFor(parent, "idle", 60_000);
-    expect(historyOf("say hello again")).toEqual(["say hello", "say hello again"]);
+    expect(historyOf("say hello again")).toEqual(["say hello", "slow 3", "say hello", "say hello again"]);
     expect(rollouts()).toHaveLength(2);
     const page = await world.api<Json>("GET", `/v1/sessions/${parent}/transcript/cursor?role=user&limit=200`);
-    expect((page.body.messages as Json[]).map((m) => m.text)).toEqual(["say hello", "say hello again"]);
+    expect((page.body.messages as Json[]).map((m) => m.text)).toEqual([
+      "say hello",
+      "slow 3",
+      "say hello",
+      "say hello again",
+    ]);
     await world.api("DELETE", `/v1/sessions/${parent}`);
   }, 120_000);
 });

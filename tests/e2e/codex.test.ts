@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { saturateCores } from "../helpers/load.ts";
+import { type SseReader, sseReader } from "../helpers/sse.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -56,16 +57,26 @@ for (const loaded of [false, true]) {
   describe(loaded ? "Codex with both cores saturated" : "Codex on an idle machine", () => {
     let world: AgentWorld;
     let load: { stop(): Promise<void> } | null = null;
+    let events: SseReader;
+    const seen: Json[] = [];
     let id: string;
 
     beforeAll(async () => {
       world = await startAgentWorld();
       if (loaded) load = saturateCores(2, 600_000);
+      events = sseReader((await fetch(`${world.ag.url}/v1/events`)).body!);
     }, 60_000);
     afterAll(async () => {
       await load?.stop();
+      await events?.cancel().catch(() => {});
       await world?.stop();
     });
+
+    /** How many times `event` was published for the session so far. */
+    async function count(event: string): Promise<number> {
+      for (const message of await events.available()) if (message.data) seen.push(message.data);
+      return seen.filter((e) => e.event === event && e.session?.id === id).length;
+    }
 
     const send = async (text: string) =>
       (await world.api<Json>("POST", `/v1/sessions/${id}/send`, { text })).body;
@@ -92,12 +103,36 @@ for (const loaded of [false, true]) {
       expect(read.body.output).toContain("Hello from the mock model!");
     }, 90_000);
 
-    test("a 30-line prompt arrives whole, as one message", async () => {
-      const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}: ${"·".repeat(i)} end`).join("\n");
-      const before = world.prompts().length;
-      expect(await send(text)).toEqual({ delivered: true, attempts: 1 });
-      await world.waitFor(id, "idle", 60_000);
-      expect(world.prompts().slice(before)).toEqual([text]);
+    test("a 30-line prompt and a 20 KB prompt each arrive whole, as one message", async () => {
+      const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}: ${"·".repeat(i)} end`).join("\n");
+      const big = Array.from({ length: 400 }, (_, i) => `chunk ${i} ${"x".repeat(40)}`)
+        .join(" ")
+        .slice(0, 20_000);
+      for (const text of [lines, big]) {
+        const before = world.prompts().length;
+        expect(await send(text)).toEqual({ delivered: true, attempts: 1 });
+        await world.waitFor(id, "idle", 60_000);
+        expect(world.prompts().slice(before)).toEqual([text]);
+      }
+    }, 90_000);
+
+    test("a shell command (no hook, no prompt line) is delivered and runs once", async () => {
+      expect(await send("!echo bang >> bang.txt")).toEqual({ delivered: true, attempts: 1 });
+      await world.waitFor(id, "idle", 30_000);
+      const deadline = Date.now() + 5000;
+      while (!existsSync(join(world.workDir, "bang.txt")) && Date.now() < deadline) await Bun.sleep(100);
+      expect(readFileSync(join(world.workDir, "bang.txt"), "utf8")).toBe("bang\n");
+    }, 60_000);
+
+    test("an API error (429) ends the turn at once (no Stop hook comes): idle, told once", async () => {
+      const before = await count("status.rate_limited");
+      expect(await send("rate limit")).toEqual({ delivered: true, attempts: 1 });
+      await world.waitFor(id, "idle", 30_000);
+      // The next prompt redraws the screen under the old error: it is not told again.
+      expect(await send("say hello")).toEqual({ delivered: true, attempts: 1 });
+      await world.waitFor(id, "idle", 30_000);
+      await Bun.sleep(500);
+      expect((await count("status.rate_limited")) - before).toBe(1);
     }, 90_000);
 
     test("a command's approval dialog: approved, the command runs", async () => {

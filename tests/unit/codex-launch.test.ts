@@ -128,11 +128,12 @@ describe("the adapter's keys", () => {
     expect(keys.approve({ kind: "tool" })).toEqual(["y"]);
     expect(keys.reject({ kind: "tool" })).toEqual(["Escape"]);
     expect(keys.interrupt).toEqual(["Escape"]);
-    expect(JSON.stringify(keys)).not.toContain("C-c");
+    expect([...keys.interrupt, ...keys.escape, ...keys.clearInput, ...keys.submit]).not.toContain("C-c");
   });
 
-  test("each start-up dialog its own keys", () => {
+  test("each start-up dialog its own keys; refusing folder trust quits, through Codex's task list", () => {
     expect(keys.approve({ kind: "trust", dialog: "folder-trust" })).toEqual(["Enter"]);
+    expect(keys.reject({ kind: "trust", dialog: "folder-trust" })).toEqual(["C-c", "C-c"]);
     expect(keys.approve({ kind: "trust", dialog: "hooks-review" })).toEqual(["2"]);
     expect(keys.reject({ kind: "trust", dialog: "hooks-review" })).toEqual(["3"]);
     expect(keys.reject({ kind: "trust", dialog: "model-upgrade" })).toEqual(["2"]);
@@ -161,5 +162,22 @@ describe("the adapter's keys", () => {
   test("clearing the composer empties every line of a multi-line input", () => {
     expect(keys.clearInput.slice(0, 2)).toEqual(["C-u", "BSpace"]);
     expect(keys.clearInput.filter((k) => k === "C-u").length).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe("what Codex recorded as submitted", () => {
+  const adapter = createCodexAdapter(env("/h"));
+  test("is the text typed, its ends trimmed; whitespace inside counts", () => {
+    expect(adapter.isSubmission("  lead\n", "lead")).toBe(true);
+    expect(adapter.isSubmission("tab\there  and  spaces \n\nend  ", "tab\there  and  spaces \n\nend")).toBe(
+      true,
+    );
+    expect(adapter.isSubmission("a  b", "a b")).toBe(false);
+  });
+
+  test("shell and built-in commands are taken when the composer empties (no hook, no prompt line)", () => {
+    expect(adapter.recordsLate("!ls")).toBe(true);
+    expect(adapter.recordsLate("/status")).toBe(true);
+    expect(adapter.recordsLate("say hello")).toBe(false);
   });
 });

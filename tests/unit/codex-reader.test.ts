@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TranscriptLineMeaning } from "../../src/agents/agent.ts";
 import { createCodexTranscriptReader } from "../../src/agents/codex/reader.ts";
-import { threadIdOf } from "../../src/agents/codex/rollouts.ts";
+import { threadIdOf } from "../../src/agents/codex/threads.ts";
 import { codexTranscriptFormat } from "../../src/agents/codex/transcript.ts";
 import { createTranscriptIndex } from "../../src/transcript/index.ts";
 import { tempDir } from "../helpers/temp.ts";

@@ -24,6 +24,8 @@ const EXPECTED: Record<string, CodexScreen["state"]> = {
   "12-api-error-429": "idle",
   "13-pasted-30-lines": "idle",
   "14-after-exit": "exited",
+  "15-shell-mode-typed": "idle",
+  "16-shell-mode-empty": "idle",
   "20-trust-folder": "start_dialog",
   "21-hooks-review": "start_dialog",
   "22-model-upgrade": "start_dialog",
@@ -53,6 +55,11 @@ describe("classifying captured Codex CLI panes", () => {
     expect(composerText(pane("03-idle-typed"))).toBe("a draft");
     expect(composerText(pane("13-pasted-30-lines"))).toBe("[Pasted Content 1580 chars]");
     expect(composerText(pane("04-permission-bash"))).toBeNull();
+  });
+
+  test("shell mode: the command with its '!'; empty, it is still no empty composer (a prompt would run)", () => {
+    expect(composerText(pane("15-shell-mode-typed"))).toBe("!echo bang");
+    expect(composerText(pane("16-shell-mode-empty"))).toBe("!");
   });
 
   test("a streaming answer shows no status line: the prompt without a turn end makes it working", () => {

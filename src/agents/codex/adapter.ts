@@ -35,8 +35,9 @@ export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
     hooks: { events: HOOK_EVENTS, read: readHook },
     prepareLaunch: (request) => prepareCodexLaunch(request, env),
     readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
-    // Codex records the prompt as typed (its hook, rollout and request carry it byte for byte).
-    isSubmission: (typed, recorded) => typed === recorded,
+    // Codex records the prompt as typed but for its ends, trimmed (measured with 0.169.0: tabs,
+    // runs of spaces and blank lines inside are kept in its hook, rollout and request).
+    isSubmission: (typed, recorded) => typed.trim() === recorded.trim(),
     // `!cmd` runs in the shell with no hook and no prompt line; `/commands` are Codex's own.
     recordsLate: (text) => /^[!/]/.test(text.trimStart()),
     transcript: {
@@ -86,8 +87,10 @@ function answerKeys(pending: PendingPermission, answer: { option: number } | { t
 
 /** Codex's start-up dialogs, each a `trust` prompt, and the keys of its "yes" and its "no". */
 const START_DIALOGS: Record<StartDialog, { detail: string; approve: string[]; reject: string[] }> = {
-  // "› 1. Trust and continue" is preselected; Escape goes back (out of the folder).
-  "folder-trust": { detail: "trust this folder?", approve: ["Enter"], reject: ["Escape"] },
+  // "› 1. Trust and continue" is preselected. The other way out, Escape or C-c, leads to Codex's
+  // task list (no composer); a second C-c there quits, as refusing quits Claude Code. (Escape
+  // sent with another key in one call reads as Alt+key.)
+  "folder-trust": { detail: "trust this folder?", approve: ["Enter"], reject: ["C-c", "C-c"] },
   // "2. Trust all and continue" / "3. Continue without trusting (hooks won't run)".
   "hooks-review": { detail: "trust the hooks that are new or changed?", approve: ["2"], reject: ["3"] },
   // "1. Try new model" / "2. Use existing model".
@@ -164,7 +167,7 @@ export function toObservation(screen: CodexScreen): AgentObservation {
  */
 function activityKey(text: string): string {
   const lines = text.split("\n");
-  const composer = lines.findLastIndex((l) => l.startsWith("› "));
+  const composer = lines.findLastIndex((l) => /^(?:› |!(?: |$))/.test(l));
   return (composer === -1 ? lines : lines.slice(0, composer))
     .filter((l) => !/esc to interrupt\)\s*$/.test(l) && !/[\u2800-\u28ff]/.test(l))
     .map((l) => l.replace(/^◦ /, "• "))

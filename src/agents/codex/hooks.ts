@@ -24,8 +24,8 @@ const SHORT_EVENTS = new Set<string>(["Interrupt", "SessionEnd"]);
 const TIMEOUT_S = 10;
 
 /**
- * The `-c` overrides that register the hooks: `hooks.<Event>=[{…}]` as TOML. They replace hooks
- * of the same events in the user's config.toml for this process only; hooks.json files still run.
+ * The `-c` overrides that register the hooks: `hooks.<Event>=[{…}]` as TOML, a config layer of
+ * their own: the user's hooks (config.toml's [hooks], hooks.json) still run beside them.
  * `events`: all of them, but for a session whose approvals go to Codex's automatic reviewer: its
  * approval hook fires for every request the reviewer then decides, with nothing on screen.
  */

@@ -3,7 +3,7 @@ import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
 import { forwarderCommand, splitCommand, writeHookSecret } from "../launch-files.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { HOOK_EVENTS, hookOverrides, tomlString } from "./hooks.ts";
-import { threadIdOf } from "./rollouts.ts";
+import { threadIdOf } from "./threads.ts";
 
 /**
  * Codex CLI's launch line. Everything ag needs is passed per session on the command line, so the

@@ -4,8 +4,8 @@
  *
  * The screen, top to bottom: past turns (`› prompt`, `• answer`, `  Worked for 2s • 17:19` at a
  * turn's end, `■ …` when it was interrupted or failed), the live status (`• Working (4s • esc to
- * interrupt)`), the composer (`› ` + the input, or a dim placeholder), a status line and a
- * footer. A dialog (approval, question, start-up) takes the composer's place and ends the screen
+ * interrupt)`), the composer (`› ` + the input, or a dim placeholder; `! ` + a command in shell
+ * mode), a status line and a footer. A dialog (approval, question, start-up) takes the composer's place and ends the screen
  * with its own key hints. While the answer's text streams there is no status line at all: only
  * a prompt with no turn end after it tells that the turn still runs.
  */
@@ -67,6 +67,9 @@ export type CodexScreen =
 
 /** The composer and past prompts both start with "› " (U+203A); the composer is the last. */
 const PROMPT = /^› /;
+/** The composer in shell mode (the input began with "!"): "! " + the command, or "!" alone. */
+const SHELL = /^!(?: |$)/;
+const COMPOSER = (line: string) => PROMPT.test(line) || SHELL.test(line);
 const HEADER = /^\s*>_ OpenAI Codex \(v/;
 const EXITED = /^To continue this session, run:|^Pane is dead/;
 /** A turn's end: "Worked for 2s • 17:19" (or "<1s"), or a "■ " line (interrupted, failed). */
@@ -98,7 +101,7 @@ const START_DIALOGS: ReadonlyArray<[StartDialog, RegExp, RegExp]> = [
 export function classifyScreen(text: string, options: { paneDead?: boolean } = {}): CodexScreen {
   const lines = screenLines(text);
   const last = lines.findLast((l) => l.trim() !== "") ?? "";
-  const composer = lines.findLastIndex((l) => PROMPT.test(l));
+  const composer = lines.findLastIndex(COMPOSER);
   const exitAt = lines.findLastIndex((l) => EXITED.test(l));
   if (options.paneDead || exitAt > composer) return readExit(lines.join("\n"));
   if (APPROVAL_HINTS.test(last)) return readApproval(lines);
@@ -118,9 +121,15 @@ function screenLines(text: string): string[] {
 }
 
 function readComposer(lines: string[], composer: number): ComposerScreen {
-  const typed = lines[composer]!.replace(PROMPT, "").trim();
+  const line = lines[composer]!;
+  const typed = line.replace(PROMPT, "").trim();
   const footer = lines.slice(composer + 1).join("\n");
-  const input = PLACEHOLDERS.has(typed) || EMPTY_FOOTER.test(footer) ? "" : typed;
+  // Shell mode is never empty: a prompt pasted into it would run as a command (it is cleared).
+  const input = SHELL.test(line)
+    ? `!${line.slice(1).trim()}`
+    : PLACEHOLDERS.has(typed) || EMPTY_FOOTER.test(footer)
+      ? ""
+      : typed;
   const above = lines.slice(0, composer);
   const status = above.findLast((l) => STATUS.test(l))?.match(STATUS)?.[1] ?? null;
   const echo = above.findLastIndex((l) => PROMPT.test(l));
