@@ -40,7 +40,7 @@ async function post(event: string, payload: Record<string, unknown>): Promise<nu
     resolveEvent = resolve;
   });
   const started = performance.now();
-  await fetch(`${runtime.url}/v1/hooks/${event}`, {
+  await fetch(`${runtime.url}/v1/hooks/claude/${event}`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-svc-hook-secret": secret },
     body: JSON.stringify({ session_id: id, hook_event_name: event, ...payload }),

@@ -15,6 +15,13 @@ import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
+import {
+  availableBytes,
+  createAdmission,
+  createAdmissionQueue,
+  createHostUsage,
+  RETRY_AFTER_SECONDS,
+} from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -23,6 +30,7 @@ import { createScreenshotService } from "./screenshot/index.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
+import { admissionRoutes } from "./server/routes/admission.ts";
 import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
@@ -161,6 +169,33 @@ export async function startRuntime({
     const defaultCli = agents.get(agents.defaultAgent).cli;
     if (!Bun.which(defaultCli.command))
       logger.warn(`${agentNotFound(defaultCli)}; sessions without an agentCommand cannot start until it is`);
+    // What the agents cost the host, read from /proc when asked (health, metrics, admission).
+    const host = createHostUsage();
+    const hostAvailable = async () => {
+      const memory = await host.memory();
+      return memory ? availableBytes(memory) : null;
+    };
+    const admission = createAdmission({
+      reserveMb: config.memoryReserveMb,
+      available: hostAvailable,
+      async running() {
+        const processes = await sessions.agentProcesses();
+        return [...processes].map(([id, p]) => ({
+          agent: repo.get(id)?.agent ?? "unknown",
+          rssBytes: p.rssBytes,
+        }));
+      },
+    });
+    // Batch items, pipeline stages and reviewers wait for room instead of failing; an ended
+    // session gives memory back, so it wakes them.
+    const waitingRoom = createAdmissionQueue({
+      admission,
+      maxWaiting: 100,
+      retryMs: RETRY_AFTER_SECONDS * 1000,
+    });
+    bus.subscribe((event) => {
+      if (event.event === "session.ended") waitingRoom.poke();
+    });
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
@@ -169,6 +204,8 @@ export async function startRuntime({
       repo,
       tmux: control,
       agents,
+      processes: (roots) => host.trees(roots),
+      admission: (agent, waitAs) => (waitAs ? waitingRoom.enter(agent, waitAs) : admission.check(agent)),
       bus,
       clock: systemClock,
       logger,
@@ -262,6 +299,7 @@ export async function startRuntime({
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
+      () => waitingRoom.close(),
     );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
@@ -308,6 +346,12 @@ export async function startRuntime({
           },
         },
         sessions: repo,
+        memory: {
+          reserveMb: config.memoryReserveMb,
+          available: hostAvailable,
+          agentsRss: async () =>
+            [...(await sessions.agentProcesses()).values()].reduce((sum, p) => sum + p.rssBytes, 0),
+        },
       }),
       sessions,
       hooks,
@@ -327,6 +371,20 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agents })),
         agentRoutes(agents),
+        admissionRoutes({
+          async state() {
+            const available = await hostAvailable();
+            const toMb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+            return {
+              reserveMb: config.memoryReserveMb,
+              availableMb: available === null ? null : Math.floor(available / (1024 * 1024)),
+              expectedMb: Object.fromEntries(
+                Object.entries(admission.measured()).map(([a, b]) => [a, toMb(b)]),
+              ),
+              waiting: waitingRoom.waiting(),
+            };
+          },
+        }),
         pipelineRoutes(pipelines),
         consensusRoutes(consensus),
         terminalRoutes(terminals),
@@ -343,6 +401,7 @@ export async function startRuntime({
           createMetricsService({
             repo,
             agents,
+            host: { agentProcesses: () => sessions.agentProcesses(), available: hostAvailable },
             recorder,
             clock: systemClock,
             logger,

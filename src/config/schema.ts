@@ -136,6 +136,15 @@ export const SETTINGS = [
     description: "Max concurrent sessions; unset means unlimited",
   }),
   setting({
+    key: "memoryReserveMb",
+    env: "SVC_MEMORY_RESERVE_MB",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 0 }),
+    default: 1024,
+    description:
+      "Memory (MB) kept free for the rest of the machine: a session starts only while one more agent fits above it; 0 turns the check off",
+  }),
+  setting({
     key: "idleTimeoutMs",
     env: "SVC_IDLE_TIMEOUT_MS",
     envKind: "integer",
@@ -574,6 +583,7 @@ export interface Config {
   dashboardEnabled: boolean;
   dashboardUrl: string;
   maxSessions: number | null;
+  memoryReserveMb: number;
   idleTimeoutMs: number;
   stallThresholdMs: number;
   permissionTimeoutMs: number;

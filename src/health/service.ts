@@ -10,6 +10,21 @@ export const Health = Type.Object({
   uptime: Type.Number({ description: "seconds since the server started" }),
   sessions: Type.Object({ active: Type.Integer(), total: Type.Integer() }),
   tmux: Type.Object({ healthy: Type.Boolean(), error: Type.Union([Type.String(), Type.Null()]) }),
+  memory: Type.Union(
+    [
+      Type.Object({
+        availableMb: Type.Integer({
+          description: "what the host can still give (MemAvailable, or less under ag's cgroup limit)",
+        }),
+        reserveMb: Type.Integer({ description: "kept free for the rest of the machine (memoryReserveMb)" }),
+        agentsRssMb: Type.Integer({
+          description: "resident memory of every running session's agent, together",
+        }),
+      }),
+      Type.Null(),
+    ],
+    { description: "null where the kernel does not say (no /proc)" },
+  ),
   timestamp: Type.String({ format: "date-time" }),
 });
 export type Health = Static<typeof Health>;
@@ -23,12 +38,25 @@ export function createHealthService(deps: {
   startedAt: number;
   tmux: TmuxProbe;
   sessions: Pick<SessionRepo, "stats">;
+  /** The host's memory and what the agents use (bytes); absent: memory is null. */
+  memory?: { reserveMb: number; available(): Promise<number | null>; agentsRss(): Promise<number> };
   now?: () => number;
 }): HealthService {
   const now = deps.now ?? Date.now;
+  const MB = 1024 * 1024;
+  async function memoryNow(): Promise<Health["memory"]> {
+    if (!deps.memory) return null;
+    const [available, agents] = await Promise.all([deps.memory.available(), deps.memory.agentsRss()]);
+    if (available === null) return null;
+    return {
+      availableMb: Math.floor(available / MB),
+      reserveMb: deps.memory.reserveMb,
+      agentsRssMb: Math.round(agents / MB),
+    };
+  }
   return {
     async check() {
-      const tmux = await deps.tmux.check();
+      const [tmux, memory] = await Promise.all([deps.tmux.check(), memoryNow()]);
       const { active, total } = deps.sessions.stats();
       const at = now();
       return {
@@ -38,6 +66,7 @@ export function createHealthService(deps: {
         uptime: Math.round((at - deps.startedAt) / 10) / 100,
         sessions: { active, total },
         tmux,
+        memory,
         timestamp: new Date(at).toISOString(),
       };
     },

@@ -46,6 +46,33 @@ export function toFamilies(
       })),
     },
     {
+      name: "ag_agent_rss_bytes",
+      help: "Resident memory of a running session's agent and every process it started",
+      type: "gauge",
+      samples: report.agents.bySession.map((s) => ({
+        labels: { session: s.id, agent: s.agent },
+        value: s.rssBytes,
+      })),
+    },
+    {
+      name: "ag_agent_cpu_percent",
+      help: "Share of one core a running session's agent process tree used since the last scrape",
+      type: "gauge",
+      samples: report.agents.bySession.flatMap((s) =>
+        s.cpuPercent === null ? [] : [{ labels: { session: s.id, agent: s.agent }, value: s.cpuPercent }],
+      ),
+    },
+    ...(report.agents.hostAvailableBytes === null
+      ? []
+      : [
+          {
+            name: "ag_host_memory_available_bytes",
+            help: "Memory the host can still give (MemAvailable, or less under ag's cgroup limit)",
+            type: "gauge" as const,
+            samples: [{ value: report.agents.hostAvailableBytes }],
+          },
+        ]),
+    {
       name: "ag_tokens_total",
       help: "Tokens across all sessions' transcripts, each agent message counted once by its id",
       type: "counter",

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { Percentiles, SessionMetrics } from "../sessions/index.ts";
+import { AgentProcess, Percentiles, SessionMetrics } from "../sessions/index.ts";
 
 const Tokens = SessionMetrics.properties.tokens;
 
@@ -29,6 +29,19 @@ export const MetricsReport = Type.Object({
       estimatedCost: SessionMetrics.properties.estimatedCost,
     }),
     { description: "each stored session with a transcript: its own conversation's tokens and cost" },
+  ),
+  agents: Type.Object(
+    {
+      rssBytes: Type.Integer({ description: "every running session's agent, together" }),
+      hostAvailableBytes: Type.Union([Type.Integer(), Type.Null()], {
+        description: "what the host can still give (MemAvailable, or less under ag's cgroup limit)",
+      }),
+      bySession: Type.Array(
+        Type.Composite([Type.Object({ id: Type.String(), agent: Type.String() }), AgentProcess]),
+        { description: "each running session's agent process tree" },
+      ),
+    },
+    { description: "what the agents cost the host now (Linux /proc; empty elsewhere)" },
   ),
   prompts: Type.Object(
     {

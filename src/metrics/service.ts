@@ -1,5 +1,6 @@
+import type { Static } from "@sinclair/typebox";
 import type { AgentRegistry } from "../agents/registry.ts";
-import type { SessionRepo } from "../sessions/index.ts";
+import type { AgentProcess, SessionRepo } from "../sessions/index.ts";
 import { estimateCost, type PriceTable, sumTokens } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -22,6 +23,11 @@ export interface MetricsServiceDeps {
   version: string;
   /** Epoch ms. */
   startedAt: number;
+  /** What each running session's agent costs now, and what the host has left (bytes). */
+  host?: {
+    agentProcesses(): Promise<Map<string, Static<typeof AgentProcess>>>;
+    available(): Promise<number | null>;
+  };
 }
 
 export interface MetricsService {
@@ -41,6 +47,10 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
     );
     const { tokens, tokensByModel, byTranscript } = ledger.snapshot();
     const stats = deps.repo.stats();
+    const [processes, hostAvailableBytes] = deps.host
+      ? await Promise.all([deps.host.agentProcesses(), deps.host.available()])
+      : [new Map<string, Static<typeof AgentProcess>>(), null];
+    const agentOf = new Map(records.map((r) => [r.id, r.agent]));
     const { recorder } = deps;
     return {
       version: deps.version,
@@ -61,6 +71,11 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
           },
         ];
       }),
+      agents: {
+        rssBytes: [...processes.values()].reduce((sum, p) => sum + p.rssBytes, 0),
+        hostAvailableBytes,
+        bySession: [...processes].map(([id, p]) => ({ id, agent: agentOf.get(id) ?? "unknown", ...p })),
+      },
       prompts: recorder.prompts(),
       latency: {
         deliveryMs: recorder.deliveryLatency.recent(),

@@ -162,6 +162,9 @@ export function createApp(deps: AppDeps): HttpApp {
       }
       set.status = body.statusCode;
       if (body.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="ag"';
+      const retryAfter = (error instanceof AgError ? error : (error as Error)?.cause) as AgError | undefined;
+      if (retryAfter instanceof AgError && retryAfter.retryAfterSeconds !== undefined)
+        set.headers["retry-after"] = String(retryAfter.retryAfterSeconds);
       if (error instanceof RateLimitedError) {
         Object.assign(set.headers, rateLimitHeaders(error.decision));
         if (error.options.delayMs) held.set(request, error.options.delayMs);

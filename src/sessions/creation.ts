@@ -45,8 +45,13 @@ export interface Owner {
 
 /** What ag's own features ask of a session they create and run (a pipeline's stage, a reviewer). */
 export interface CreateOptions {
-  /** `pipeline:<id>`, `consensus:<id>`: the session is theirs, never reused by another create. */
+  /**
+   * `pipeline:<id>`, `consensus:<id>`: the session is theirs, never reused by another create;
+   * it waits for memory (the admission queue) instead of failing.
+   */
   managedBy?: string;
+  /** Wait for memory under this name (a batch's items) instead of failing. */
+  waitAs?: string;
 }
 
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
@@ -163,6 +168,12 @@ export function createSessionCreation(
     return { ...input, agent: agent.name, driver };
   }
 
+  /** Room for one more agent of this kind: the session limit, then the host's memory. */
+  async function admit(agent: string, waitAs?: string): Promise<void> {
+    assertCapacity(launcher);
+    await deps.admission?.(agent, waitAs);
+  }
+
   /** A new session's record; its base commit is where its workDir's repository is now. */
   async function freshRecord(input: {
     name?: string;
@@ -223,7 +234,7 @@ export function createSessionCreation(
     const prompt = promptOf(input, tenantId, warnings);
     const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
-    assertCapacity(launcher);
+    await admit(input.agent, options.waitAs ?? options.managedBy);
     const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
     deps.repo.insert(fresh);
     span.setAttribute("ag.session.id", fresh.id);
@@ -235,7 +246,7 @@ export function createSessionCreation(
   async function forkNow(id: string): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
-    assertCapacity(launcher);
+    await admit(parent.agent);
     const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
     deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
@@ -253,7 +264,7 @@ export function createSessionCreation(
     const parent = record(id);
     if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
     const text = normalizeText(prompt, "prompt");
-    assertCapacity(launcher);
+    await admit(parent.agent);
     const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
     const fresh = {
       ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
@@ -281,7 +292,7 @@ export function createSessionCreation(
     if (!isTerminal(ended.status))
       throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
     const transcript = await conversationOf(ended, "resume");
-    assertCapacity(launcher);
+    await admit(ended.agent);
     // Its agent may still be on its way out: one conversation is never run by two agents.
     await deps.exits.gone(id);
     // A new secret (and so new per-launch settings files): the ended agent may still be
@@ -314,7 +325,7 @@ export function createSessionCreation(
         while (next < inputs.length) {
           const index = next++;
           try {
-            created[index] = await creation.create(inputs[index]!, owner);
+            created[index] = await creation.create(inputs[index]!, owner, { waitAs: "batch" });
           } catch (error) {
             const known = isAgError(error) ? error : new AgError("INTERNAL_ERROR", "internal error");
             if (!isAgError(error)) deps.logger.error(`batch create #${index} failed`, error);

@@ -1,3 +1,4 @@
+import type { Static } from "@sinclair/typebox";
 import type { DriverName } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { TenantPolicy } from "../auth/tenants.ts";
@@ -7,10 +8,13 @@ import type { EventBus } from "../events/bus.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
+import type { AgentProcess } from "./insight.ts";
 import type { DeliveryOptions } from "./live/delivery.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { SessionRepo } from "./repo.ts";
+
+type AgentProcessUsage = Static<typeof AgentProcess>;
 
 /** Where memoryKeys come from; the memory bridge provides it. */
 export interface MemoryReader {
@@ -53,6 +57,13 @@ export interface SessionServiceDeps {
   tenants?: TenantPolicy;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
+  /**
+   * Whether one more agent of this kind fits in the host's memory: throws HOST_MEMORY_LOW when
+   * not, or, given who waits (`batch`, `pipeline:<id>`…), waits in the admission queue for room.
+   */
+  admission?: (agent: string, waitAs?: string) => Promise<void>;
+  /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
+  processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */
   recorder?: StatsRecorder;
   settings: {

@@ -8,6 +8,7 @@ export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader 
 export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
 export type { Supervisor } from "./feed/supervisor.ts";
 export {
+  AgentProcess,
   type HintAudience,
   hintsFor,
   Percentiles,

@@ -14,6 +14,16 @@ export const Percentiles = Type.Object({
   max: Type.Union([Type.Number(), Type.Null()]),
 });
 
+/** The agent's process and everything it started, as the kernel counts them (Linux /proc). */
+export const AgentProcess = Type.Object({
+  pid: Type.Integer({ description: "the agent's process (its pane's)" }),
+  processes: Type.Integer({ description: "it and every process it started" }),
+  rssBytes: Type.Integer({ description: "resident memory of them all" }),
+  cpuPercent: Type.Union([Type.Number(), Type.Null()], {
+    description: "share of one core since the last measure (its whole life the first time)",
+  }),
+});
+
 export const SessionHealth = Type.Object({
   id: Type.String(),
   status: SessionStatus,
@@ -65,6 +75,9 @@ export const SessionMetrics = Type.Object({
     description: "since ag started following the session",
   }),
   followingSince: Type.String({ format: "date-time" }),
+  agentProcess: Type.Union([AgentProcess, Type.Null()], {
+    description: "what the agent costs the host now; null once it has ended, or without /proc",
+  }),
 });
 
 export const SessionLatency = Type.Object({
@@ -81,15 +94,39 @@ export function createSessionInsight(deps: {
   tmux: Pick<Tmux, "listPanes">;
   clock: Clock;
   prices: PriceTable;
+  /** Process trees by root pid (the host domain); absent: no process figures. */
+  processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, Static<typeof AgentProcess>>>;
 }) {
   const { reading } = deps;
 
+  /** The session's pane while it runs. */
+  async function paneOf(rec: SessionRecord) {
+    return rec.paneId && !isTerminal(rec.status)
+      ? (await deps.tmux.listPanes()).find((p) => p.paneId === rec.paneId)
+      : undefined;
+  }
+
+  /** Every running session's agent process tree, in one pass over tmux and /proc. */
+  async function agentProcesses(records: readonly SessionRecord[]) {
+    if (!deps.processes) return new Map<string, Static<typeof AgentProcess>>();
+    const panes = new Map((await deps.tmux.listPanes()).map((p) => [p.paneId, p]));
+    const roots = new Map<string, number>();
+    for (const rec of records) {
+      const pane = rec.paneId ? panes.get(rec.paneId) : undefined;
+      if (pane && !pane.dead && pane.pid !== null && !isTerminal(rec.status)) roots.set(rec.id, pane.pid);
+    }
+    return deps.processes(roots);
+  }
+
+  async function agentProcess(rec: SessionRecord): Promise<Static<typeof AgentProcess> | null> {
+    const pane = await paneOf(rec);
+    if (!deps.processes || !pane || pane.dead || pane.pid === null) return null;
+    return (await deps.processes(new Map([[rec.id, pane.pid]]))).get(rec.id) ?? null;
+  }
+
   async function health(id: string): Promise<Static<typeof SessionHealth>> {
     const rec = deps.record(id);
-    const pane =
-      rec.paneId && !isTerminal(rec.status)
-        ? (await deps.tmux.listPanes()).find((p) => p.paneId === rec.paneId)
-        : undefined;
+    const pane = await paneOf(rec);
     const idleMs = Math.max(0, deps.clock.now() - Date.parse(rec.lastActivityAt));
     return {
       id,
@@ -123,6 +160,7 @@ export function createSessionInsight(deps: {
       deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },
       timeInStateMs: timeInState,
       followingSince: new Date(live?.stats.followingSince ?? Date.parse(rec.createdAt)).toISOString(),
+      agentProcess: await agentProcess(rec),
     };
   }
 
@@ -136,7 +174,7 @@ export function createSessionInsight(deps: {
     };
   }
 
-  return { health, summary, metrics, latency };
+  return { health, summary, metrics, latency, agentProcesses };
 }
 
 /** Who reads a hint: a REST client is told routes, an MCP client (`ag mcp`) the tools to call. */

@@ -14,6 +14,7 @@ import {
 import type { SessionServiceDeps } from "./deps.ts";
 import { createExits } from "./exits.ts";
 import {
+  type AgentProcess,
   createSessionInsight,
   type SessionHealth,
   type SessionLatency,
@@ -75,6 +76,8 @@ export interface SessionService {
   summary(id: string): Promise<Static<typeof SessionSummary>>;
   metrics(id: string): Promise<Static<typeof SessionMetrics>>;
   latency(id: string): Static<typeof SessionLatency>;
+  /** What each running session's agent costs the host now (its process tree), by session id. */
+  agentProcesses(owner?: Owner): Promise<Map<string, Static<typeof AgentProcess>>>;
   setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">): PermissionPolicy;
   setProfile(id: string, profile: PermissionProfile): PermissionPolicy;
 }
@@ -101,6 +104,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     tmux: deps.tmux,
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
+    processes: deps.processes,
   });
   const creation = createSessionCreation({ ...deps, live, exits, record, deliver: actions.deliver });
 
@@ -156,6 +160,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     summary: insight.summary,
     metrics: insight.metrics,
     latency: insight.latency,
+    agentProcesses: (owner) => insight.agentProcesses(deps.repo.live().filter(visibleTo(owner))),
     cursor: reading.cursor,
   };
   return service;

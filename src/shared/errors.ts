@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   SCREENSHOT_UNAVAILABLE: 501,
   TMUX_UNAVAILABLE: 503,
   AGENT_UNAVAILABLE: 503,
+  /** One more agent would not fit above the memory reserve (memoryReserveMb); Retry-After says when to try. */
+  HOST_MEMORY_LOW: 503,
   // Process-level failures: they end a CLI command or stop start-up, and never reach an HTTP client.
   CONFIG_INVALID: 500,
   STATE_DIR_LOCKED: 409,
@@ -50,12 +52,16 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export class AgError extends Error {
   override readonly name = "AgError";
 
+  /** For the `Retry-After` header of a refusal that may pass later. */
+  readonly retryAfterSeconds?: number;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { retryAfterSeconds?: number },
   ) {
     super(message, options);
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   get statusCode(): number {

@@ -19,9 +19,9 @@ export function agentInstallCommand(npmPackage: string): string {
   return `npm install -g ${npmPackage}`;
 }
 
-/** "the agent CLI claude not found; install it: npm install -g @anthropic-ai/claude-code" */
+/** "the agent CLI not found (claude); install it: npm install -g @anthropic-ai/claude-code" */
 export function agentNotFound(cli: { command: string; package: string }): string {
-  return `the agent CLI ${cli.command} not found; install it: ${agentInstallCommand(cli.package)}`;
+  return `the agent CLI not found (${cli.command}); install it: ${agentInstallCommand(cli.package)}`;
 }
 
 /** System packages by package manager; the first manager found on PATH wins. */

@@ -92,7 +92,7 @@ describe("ag's session verbs against a real agent", () => {
     expect(table.exitCode).toBe(0);
     expect(table.stdout).toMatch(
       new RegExp(
-        `^${sessionId.slice(0, 8)}\\s+\\S+\\s+\\w+\\s+\\d+[smhd]\\s+\\S+\\s+\\S+\\s+${workDir}$`,
+        `^${sessionId.slice(0, 8)}\\s+\\S+\\s+claude\\s+\\w+\\s+\\d+[smhd]\\s+\\S+\\s+\\S+\\s+${workDir}$`,
         "m",
       ),
     );

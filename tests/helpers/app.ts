@@ -67,6 +67,7 @@ export const fixedHealth: Health = {
   uptime: 1,
   sessions: { active: 0, total: 0 },
   tmux: { healthy: true, error: null },
+  memory: null,
   timestamp: new Date(0).toISOString(),
 };
 
@@ -102,6 +103,8 @@ export function testApp(
     rateLimitPerMin?: number;
     /** How GET /v1/agents finds each CLI's version (none installed unless given). */
     probe?: VersionProbe;
+    /** Admission by memory (the host domain's check); none: every create is admitted. */
+    admission?: (agent: string, waitAs?: string) => Promise<void>;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });
@@ -153,6 +156,7 @@ export function testApp(
     repo,
     tmux,
     agents,
+    admission: options.admission,
     bus,
     clock: options.clock ?? systemClock,
     logger,

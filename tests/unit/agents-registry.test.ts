@@ -116,3 +116,33 @@ describe("agents as a registry", () => {
     expect(third.body.reused).toBe(false);
   });
 });
+
+describe("the agent of sessions ag's own features start", () => {
+  test("a template names its agent; a create from it runs that agent, and an unknown one is refused", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const workDir = tempDir();
+    const named = await app.request("POST", "/v1/templates", {
+      body: { name: "c", workDir, agent: "claude" },
+    });
+    const template = (await named.json()) as Json;
+    expect(template.agent).toBe("claude");
+    const session = await create(app, { templateId: template.id, prompt: "hello" });
+    expect([session.status, session.body.agent]).toEqual([201, "claude"]);
+    const bad = (await (
+      await app.request("POST", "/v1/templates", { body: { name: "x", workDir, agent: "nosuch" } })
+    ).json()) as Json;
+    const refused = await create(app, { templateId: bad.id });
+    expect([refused.status, refused.body.code]).toEqual([400, "UNKNOWN_AGENT"]);
+  });
+
+  test("a template copied from a session keeps its agent", async () => {
+    const app = testApp();
+    simulateAgents(app);
+    const { body } = await create(app, { workDir: tempDir() });
+    const copied = (await (
+      await app.request("POST", "/v1/templates", { body: { name: "copy", sessionId: body.id } })
+    ).json()) as Json;
+    expect(copied.agent).toBe("claude");
+  });
+});

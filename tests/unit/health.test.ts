@@ -1,5 +1,7 @@
 import { expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
+// Elysia registers the string formats (date-time) the API is checked with.
+import "elysia";
 import { createHealthService, Health } from "../../src/health/service.ts";
 
 test("health has SPEC's shape and reflects tmux and session counts", async () => {
@@ -21,6 +23,7 @@ test("health has SPEC's shape and reflects tmux and session counts", async () =>
     uptime: 6,
     sessions: { active: 2, total: 5 },
     tmux: { healthy: true, error: null },
+    memory: null,
     timestamp: new Date(10_000).toISOString(),
   });
   tmux = { healthy: false, error: "tmux not found (tmux)" };
@@ -29,4 +32,18 @@ test("health has SPEC's shape and reflects tmux and session counts", async () =>
   expect(degraded.status).toBe("degraded");
   expect(degraded.tmux).toEqual({ healthy: false, error: "tmux not found (tmux)" });
   expect(degraded.uptime).toBe(8.35);
+});
+
+test("health names the host's memory headroom, the reserve and what the agents use", async () => {
+  const MB = 1024 * 1024;
+  const health = createHealthService({
+    version: "9.9.9",
+    startedAt: 0,
+    tmux: { check: async () => ({ healthy: true, error: null }) },
+    sessions: { stats: () => ({ total: 0, active: 0, idle: 0, stalled: 0, byStatus: {} }) },
+    memory: { reserveMb: 1024, available: async () => 6000.7 * MB, agentsRss: async () => 412.4 * MB },
+  });
+  const answer = await health.check();
+  expect(Value.Check(Health, answer)).toBe(true);
+  expect(answer.memory).toEqual({ availableMb: 6000, reserveMb: 1024, agentsRssMb: 412 });
 });

@@ -68,6 +68,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/events": SESSIONS,
   "/v1/swarm": SESSIONS,
   "/v1/agents": SESSIONS,
+  "/v1/admission": SESSIONS,
   "/v1/metrics": SESSIONS,
   "/metrics": SESSIONS,
   "/v1/dev/route-task": only("sessions:read"),

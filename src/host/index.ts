@@ -1,0 +1,4 @@
+export { type Admission, createAdmission, DEFAULT_AGENT_BYTES, RETRY_AFTER_SECONDS } from "./admission.ts";
+export { availableBytes, type HostMemory } from "./procfs.ts";
+export { type AdmissionQueue, createAdmissionQueue, type Waiting } from "./queue.ts";
+export { createHostUsage, type HostUsage, type TreeUsage } from "./usage.ts";

@@ -1,0 +1,36 @@
+import { Elysia, t } from "elysia";
+import type { Waiting } from "../../host/index.ts";
+
+/** GET /v1/admission: the memory check's figures and the creates waiting for room, in order. */
+export function admissionRoutes(admission: {
+  state(): Promise<{
+    reserveMb: number;
+    availableMb: number | null;
+    expectedMb: Record<string, number>;
+    waiting: Waiting[];
+  }>;
+}) {
+  return new Elysia({ name: "routes/admission" }).get("/v1/admission", () => admission.state(), {
+    response: t.Object({
+      reserveMb: t.Integer({
+        description: "kept free for the rest of the machine (memoryReserveMb; 0: off)",
+      }),
+      availableMb: t.Union([t.Integer(), t.Null()], { description: "what the host can still give" }),
+      expectedMb: t.Record(t.String(), t.Integer(), {
+        description: "what one more agent of each kind measured so far is expected to take",
+      }),
+      waiting: t.Array(
+        t.Object({
+          agent: t.String(),
+          for: t.String({ description: "batch, pipeline:<id>, consensus:<id>" }),
+          since: t.String({ format: "date-time" }),
+        }),
+        { description: "creates waiting for memory, first served first" },
+      ),
+    }),
+    detail: {
+      summary: "Admission by memory: the reserve, the headroom and the creates waiting for room",
+      tags: ["sessions"],
+    },
+  });
+}
