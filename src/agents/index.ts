@@ -1,7 +1,6 @@
 import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
 import { createClaudeAdapter } from "./claude/adapter.ts";
 import { createCodexAdapter } from "./codex/adapter.ts";
-import { createOpenCodeAdapter } from "./opencode/adapter.ts";
 import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
 
 /**
@@ -11,7 +10,6 @@ import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./re
 const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [
   createClaudeAdapter,
   createCodexAdapter,
-  createOpenCodeAdapter,
 ];
 
 export function createAgents(

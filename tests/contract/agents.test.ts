@@ -3,7 +3,6 @@ import type { AgentAdapter } from "../../src/agents/agent.ts";
 import { createAgents } from "../../src/agents/index.ts";
 import { claudeContract } from "../fixtures/agents/claude/contract.ts";
 import { codexContract } from "../fixtures/agents/codex/contract.ts";
-import { opencodeContract } from "../fixtures/agents/opencode/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { type AdapterContract, adapterContract } from "./agent-adapter.contract.ts";
 
@@ -11,7 +10,6 @@ import { type AdapterContract, adapterContract } from "./agent-adapter.contract.
 const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract> = {
   claude: claudeContract,
   codex: codexContract,
-  opencode: opencodeContract,
 };
 
 const agents = createAgents(

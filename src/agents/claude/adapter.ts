@@ -1,6 +1,5 @@
-import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts";
-import { questionAnswerKeys } from "../question-keys.ts";
-import { PERMISSION_MODES } from "../vocabulary.ts";
+import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../agent.ts";
+import { PERMISSION_MODES, type PendingPermission } from "../vocabulary.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
@@ -55,8 +54,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
             ? ["Down", "Enter"]
             : ["Enter"],
       reject: (pending) => (pending.kind === "trust" ? startDialog(pending.dialog).reject : ["Escape"]),
-      // AskUserQuestion's own row after the options is "Type something.".
-      answer: questionAnswerKeys,
+      answer: answerKeys,
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
@@ -73,6 +71,24 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
 function isSubmission(typed: string, recorded: string): boolean {
   const words = (text: string) => text.replace(/\s+/g, " ").trim();
   return words(typed) === words(recorded);
+}
+
+/**
+ * A question dialog (AskUserQuestion) takes the option's digit alone: it picks and submits at
+ * once (an Enter after it would answer the next question). An answer of one's own goes in the
+ * "Type something." row after the options: its digit, the text, Enter. Each step is sent as its
+ * own key press (keys sent together in one call were seen to be dropped).
+ */
+function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
+  const count = pending.options?.length ?? 0;
+  const pick = (n: number): KeyStep[] =>
+    n <= 9
+      ? [{ keys: [String(n)] }]
+      : [...Array.from({ length: n - 1 }, () => ({ keys: ["Down"] })), { keys: ["Enter"] }];
+  if ("option" in answer) return pick(answer.option);
+  // Without the options (a question seen only on screen, cut off), "Type something." is unknown.
+  const typeRow = count > 0 ? count + 1 : 3;
+  return [...pick(typeRow), { text: answer.text }, { keys: ["Enter"] }];
 }
 
 type StartDialogScreen = "trust_dialog" | "api_key_dialog" | "bypass_dialog";

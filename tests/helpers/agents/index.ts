@@ -1,5 +1,4 @@
 import { codexSeed } from "./codex.ts";
-import { opencodeSeed } from "./opencode.ts";
 
 /**
  * What a real-agent test world needs of each agent CLI beside Claude Code (agent-home.ts): its
@@ -16,4 +15,4 @@ export interface AgentSeed {
   seed(home: string, mockUrl: string): Record<string, string>;
 }
 
-export const AGENT_SEEDS: Record<string, AgentSeed> = { codex: codexSeed, opencode: opencodeSeed };
+export const AGENT_SEEDS: Record<string, AgentSeed> = { codex: codexSeed };
