@@ -46,7 +46,10 @@ export function createHealthService(deps: {
   const MB = 1024 * 1024;
   async function memoryNow(): Promise<Health["memory"]> {
     if (!deps.memory) return null;
-    const [available, agents] = await Promise.all([deps.memory.available(), deps.memory.agentsRss()]);
+    const [available, agents] = await Promise.all([
+      deps.memory.available().catch(() => null),
+      deps.memory.agentsRss().catch(() => 0),
+    ]);
     if (available === null) return null;
     return {
       availableMb: Math.floor(available / MB),

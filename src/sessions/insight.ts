@@ -108,8 +108,12 @@ export function createSessionInsight(deps: {
 
   /** Every running session's agent process tree, in one pass over tmux and /proc. */
   async function agentProcesses(records: readonly SessionRecord[]) {
-    if (!deps.processes) return new Map<string, Static<typeof AgentProcess>>();
-    const panes = new Map((await deps.tmux.listPanes()).map((p) => [p.paneId, p]));
+    const none = new Map<string, Static<typeof AgentProcess>>();
+    if (!deps.processes || records.length === 0) return none;
+    // Without tmux no pane says where an agent runs: nothing to measure (health must still answer).
+    const listed = await deps.tmux.listPanes().catch(() => null);
+    if (!listed) return none;
+    const panes = new Map(listed.map((p) => [p.paneId, p]));
     const roots = new Map<string, number>();
     for (const rec of records) {
       const pane = rec.paneId ? panes.get(rec.paneId) : undefined;

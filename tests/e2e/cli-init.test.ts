@@ -78,7 +78,7 @@ describe("ag doctor", () => {
     expect(lines).toContain("✓ agent .claude/agents/code-reviewer.md: valid");
     expect(lines).toContain("✓ skill .claude/skills/docs-writer/SKILL.md: valid");
     expect(lines.find((l) => l.startsWith("✓ tmux: "))).toMatch(/tmux \d/);
-    expect(lines.find((l) => l.startsWith("✓ agent CLI: "))).toContain("claude ");
+    expect(lines.find((l) => l.startsWith("✓ agent claude: "))).toContain("Claude Code ");
     expect(lines.find((l) => l.startsWith("✗ server: warning: "))).toContain("start one with `ag`");
   });
 

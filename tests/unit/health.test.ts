@@ -47,3 +47,24 @@ test("health names the host's memory headroom, the reserve and what the agents u
   expect(Value.Check(Health, answer)).toBe(true);
   expect(answer.memory).toEqual({ availableMb: 6000, reserveMb: 1024, agentsRssMb: 412 });
 });
+
+test("health answers when the memory figures cannot be read (tmux down, no /proc)", async () => {
+  const health = createHealthService({
+    version: "9.9.9",
+    startedAt: 0,
+    tmux: { check: async () => ({ healthy: false, error: "tmux is not connected" }) },
+    sessions: { stats: () => ({ total: 1, active: 1, idle: 0, stalled: 0, byStatus: {} }) },
+    memory: {
+      reserveMb: 1024,
+      available: async () => {
+        throw new Error("no /proc");
+      },
+      agentsRss: async () => {
+        throw new Error("tmux is not connected");
+      },
+    },
+  });
+  const answer = await health.check();
+  expect(answer.status).toBe("degraded");
+  expect(answer.memory).toBeNull();
+});
