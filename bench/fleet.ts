@@ -11,13 +11,13 @@
  *
  *   bun bench/fleet.ts [path/to/ag] [sessions=50] [wave=5]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { startMockModel } from "../tests/fakes/mock-model.ts";
-import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
+import { availableBytes } from "../src/host/index.ts";
+import { readHostMemory } from "../src/host/procfs.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
+import { claudeBenchWorld, processUsage } from "./world.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: API answers are inspected field by field
 type Json = Record<string, any>;
@@ -27,29 +27,12 @@ const COUNT = Number(process.argv[3] ?? 50);
 const WAVE = Number(process.argv[4] ?? 5);
 const MB = 1024 * 1024;
 
-const root = mkdtempSync(join(tmpdir(), "ag-bench-fleet-"));
-const home = join(root, "home");
-const bin = join(root, "bin");
-mkdirSync(bin, { recursive: true });
-seedAgentHome(home, { trust: [] });
-symlinkSync(claudeBinary(), join(bin, "claude"));
-const mock = await startMockModel();
-const socket = `ag-bench-fleet-${process.pid}`;
-const port = 19_900 + (process.pid % 90);
-const base = `http://127.0.0.1:${port}`;
+const world = await claudeBenchWorld("ag-bench-fleet");
+const { root, mock, socket, base } = world;
 
 function startAg(extra: Record<string, string>) {
   const proc = Bun.spawn([binary], {
-    env: {
-      ...agentEnv(home, mock.url),
-      PATH: `${bin}:${process.env.PATH}`,
-      SVC_STATE_DIR: join(root, "state"),
-      SVC_TMUX_SOCKET: socket,
-      SVC_PORT: String(port),
-      SVC_HOST: "127.0.0.1",
-      SVC_IDLE_TIMEOUT_MS: "0",
-      ...extra,
-    },
+    env: world.env({ SVC_IDLE_TIMEOUT_MS: "0", ...extra }),
     stderr: "pipe",
     stdout: "ignore",
   });
@@ -75,12 +58,8 @@ async function api(
 async function ready(ag: ReturnType<typeof startAg>) {
   for (let i = 0; i < 200 && !ag.log().includes("listening on"); i++) await Bun.sleep(50);
 }
-const ticks = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-};
-const rssMb = (pid: number) =>
-  Math.round(Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)![1]) / 1024);
+const ticks = (pid: number) => processUsage(pid).cpuTicks;
+const rssMb = (pid: number) => Math.round(processUsage(pid).rssBytes / MB);
 const pct = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 async function allIdle(ids: string[], timeoutMs = 300_000) {
@@ -188,10 +167,8 @@ await allIdle(ids.slice(0, 10), 120_000);
 // Admission with a reserve that leaves room for one more agent.
 ag.proc.kill("SIGTERM");
 await ag.proc.exited;
-const available = await (async () => {
-  const text = readFileSync("/proc/meminfo", "utf8");
-  return Number(text.match(/MemAvailable:\s+(\d+)/)![1]) / 1024;
-})();
+// What the host can give, as ag's admission reads it.
+const available = availableBytes((await readHostMemory())!) / MB;
 // What one agent takes here, as ag itself measured the fleet (admission was off until now).
 const perAgent = metrics.agents.rssBytes / MB / metrics.agents.bySession.length;
 const reserve = Math.max(1, Math.floor(available - perAgent * 1.5));

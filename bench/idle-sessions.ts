@@ -4,36 +4,18 @@
  * The REAL Claude Code CLI against the project's mock model, through the compiled binary.
  * `bun bench/idle-sessions.ts [path/to/ag] [sessions] [seconds]`
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { startMockModel } from "../tests/fakes/mock-model.ts";
-import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
+import { claudeBenchWorld, processUsage } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 60);
-const root = mkdtempSync(join(tmpdir(), "ag-bench-idle-"));
-const home = join(root, "home");
-const bin = join(root, "bin");
-mkdirSync(bin, { recursive: true });
-seedAgentHome(home, { trust: [] });
-symlinkSync(claudeBinary(), join(bin, "claude"));
-const mock = await startMockModel();
-const socket = `ag-bench-idle-${process.pid}`;
-const port = 19_500 + (process.pid % 400);
-const base = `http://127.0.0.1:${port}`;
+const world = await claudeBenchWorld("ag-bench-idle");
+const { root, mock, socket, base } = world;
 const ag = Bun.spawn([binary, "--json-logs"], {
-  env: {
-    ...agentEnv(home, mock.url),
-    PATH: `${bin}:${process.env.PATH}`,
-    SVC_STATE_DIR: join(root, "state"),
-    SVC_TMUX_SOCKET: socket,
-    SVC_PORT: String(port),
-    SVC_HOST: "127.0.0.1",
-    SVC_LOG_LEVEL: "debug",
-  },
+  env: world.env({ SVC_LOG_LEVEL: "debug" }),
   stderr: "pipe",
   stdout: "ignore",
 });
@@ -52,10 +34,7 @@ async function api(method: string, path: string, body?: unknown) {
 }
 for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
 
-const cpu = () => {
-  const fields = readFileSync(`/proc/${ag.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]); // utime + stime, clock ticks (100 Hz)
-};
+const cpu = () => processUsage(ag.pid).cpuTicks; // utime + stime, clock ticks (100 Hz)
 /** tmux commands logged so far; consola folds a run of identical lines into "(repeated N times)". */
 const commands = () =>
   [...log.matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
@@ -82,7 +61,7 @@ await Bun.sleep(10_000); // let start-up settle
 const [cpu0, cmd0, t0] = [cpu(), commands(), performance.now()];
 await Bun.sleep(seconds * 1000);
 const [cpu1, cmd1, t1] = [cpu(), commands(), performance.now()];
-const rss = Number(readFileSync(`/proc/${ag.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+const rss = processUsage(ag.pid).rssBytes / 1024 / 1024;
 const elapsed = (t1 - t0) / 1000;
 const statuses = ((await api("GET", "/v1/sessions")) as Array<{ status: string }>).map((s) => s.status);
 

@@ -14,14 +14,12 @@
  * - duplicate prompts: dialogs ag announced more than once;
  * - stuck turns, undelivered prompts.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { classifyScreen } from "../src/agents/claude/screen.ts";
-import { startMockModel } from "../tests/fakes/mock-model.ts";
-import { agentEnv, claudeBinary, seedAgentHome } from "../tests/helpers/agent-home.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
+import { claudeBenchWorld } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const TURNS = Number(process.argv[3] ?? 200);
@@ -75,25 +73,10 @@ const hookSettings = Object.fromEntries(
 );
 
 // ── A world: seeded HOME, the mock, the compiled ag ───────────────────────────────────────────
-const root = mkdtempSync(join(tmpdir(), "ag-soak-"));
-const home = join(root, "home");
-const bin = join(root, "bin");
-mkdirSync(bin, { recursive: true });
-seedAgentHome(home, { trust: [], settings: { hooks: hookSettings } });
-symlinkSync(claudeBinary(), join(bin, "claude"));
-const mock = await startMockModel();
-const socket = `ag-soak-${process.pid}`;
-const port = 19_300 + (process.pid % 150);
-const base = `http://127.0.0.1:${port}`;
+const world = await claudeBenchWorld("ag-soak", { settings: { hooks: hookSettings } });
+const { root, mock, socket, base } = world;
 const ag = Bun.spawn([binary], {
-  env: {
-    ...agentEnv(home, mock.url),
-    PATH: `${bin}:${process.env.PATH}`,
-    SVC_STATE_DIR: join(root, "state"),
-    SVC_TMUX_SOCKET: socket,
-    SVC_PORT: String(port),
-    SVC_HOST: "127.0.0.1",
-  },
+  env: world.env(),
   stdout: "ignore",
   stderr: "pipe",
 });

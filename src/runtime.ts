@@ -15,14 +15,7 @@ import { createDiagnostics } from "./diagnostics/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import {
-  availableBytes,
-  createAdmission,
-  createAdmissionQueue,
-  createHostUsage,
-  createPressureWatch,
-  RETRY_AFTER_SECONDS,
-} from "./host/index.ts";
+import { createHostGuard } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -170,34 +163,9 @@ export async function startRuntime({
     const defaultCli = agents.get(agents.defaultAgent).cli;
     if (!Bun.which(defaultCli.command))
       logger.warn(`${agentNotFound(defaultCli)}; sessions without an agentCommand cannot start until it is`);
-    // What the agents cost the host, read from /proc when asked (health, metrics, admission).
-    const host = createHostUsage();
-    const hostAvailable = async () => {
-      const memory = await host.memory();
-      return memory ? availableBytes(memory) : null;
-    };
-    const admission = createAdmission({
+    // What the agents cost the host, read from /proc when asked; admission and pressure by memory.
+    const host = createHostGuard({
       reserveMb: config.memoryReserveMb,
-      available: hostAvailable,
-      async running() {
-        const processes = await sessions.agentProcesses();
-        return [...processes].map(([id, p]) => ({
-          agent: repo.get(id)?.agent ?? "unknown",
-          rssBytes: p.rssBytes,
-        }));
-      },
-    });
-    // Batch items, pipeline stages and reviewers wait for room instead of failing; an ended
-    // session gives memory back, so it wakes them.
-    const waitingRoom = createAdmissionQueue({
-      admission,
-      maxWaiting: 100,
-      retryMs: RETRY_AFTER_SECONDS * 1000,
-    });
-    // Agents grow while they work: a turn's start is when to look whether memory runs short.
-    const pressure = createPressureWatch({
-      reserveMb: config.memoryReserveMb,
-      available: hostAvailable,
       async running() {
         const processes = await sessions.agentProcesses();
         return [...processes].flatMap(([id, p]) => {
@@ -211,8 +179,8 @@ export async function startRuntime({
       },
     });
     bus.subscribe((event) => {
-      if (event.event === "session.ended") waitingRoom.poke();
-      if (event.event === "session.working") void pressure.look().catch(() => {});
+      if (event.event === "session.ended") host.sessionEnded();
+      if (event.event === "session.working") host.turnStarted();
     });
     let hookBaseUrl = config.baseUrl;
     const recorder = createMetricsRecorder();
@@ -222,8 +190,8 @@ export async function startRuntime({
       repo,
       tmux: control,
       agents,
-      processes: (roots) => host.trees(roots),
-      admission: (agent, waitAs) => (waitAs ? waitingRoom.enter(agent, waitAs) : admission.check(agent)),
+      processes: host.trees,
+      admission: host.admit,
       bus,
       clock: systemClock,
       logger,
@@ -317,7 +285,7 @@ export async function startRuntime({
     undo.push(
       () => memory.stop(),
       () => supervisor.stop(),
-      () => waitingRoom.close(),
+      () => host.close(),
     );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
@@ -366,7 +334,7 @@ export async function startRuntime({
         sessions: repo,
         memory: {
           reserveMb: config.memoryReserveMb,
-          available: hostAvailable,
+          available: host.available,
           agentsRss: async () =>
             [...(await sessions.agentProcesses()).values()].reduce((sum, p) => sum + p.rssBytes, 0),
         },
@@ -389,20 +357,7 @@ export async function startRuntime({
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agents })),
         agentRoutes(agents),
-        admissionRoutes({
-          async state() {
-            const available = await hostAvailable();
-            const toMb = (bytes: number) => Math.round(bytes / (1024 * 1024));
-            return {
-              reserveMb: config.memoryReserveMb,
-              availableMb: available === null ? null : Math.floor(available / (1024 * 1024)),
-              expectedMb: Object.fromEntries(
-                Object.entries(admission.measured()).map(([a, b]) => [a, toMb(b)]),
-              ),
-              waiting: waitingRoom.waiting(),
-            };
-          },
-        }),
+        admissionRoutes(host),
         pipelineRoutes(pipelines),
         consensusRoutes(consensus),
         terminalRoutes(terminals),
@@ -419,7 +374,7 @@ export async function startRuntime({
           createMetricsService({
             repo,
             agents,
-            host: { agentProcesses: () => sessions.agentProcesses(), available: hostAvailable },
+            host: { agentProcesses: () => sessions.agentProcesses(), available: host.available },
             recorder,
             clock: systemClock,
             logger,

@@ -1,4 +1,5 @@
 export { type Admission, createAdmission, DEFAULT_AGENT_BYTES, RETRY_AFTER_SECONDS } from "./admission.ts";
+export { type AdmissionState, createHostGuard, type HostGuard, type RunningAgent } from "./guard.ts";
 export { createPressureWatch, type PressureWatch } from "./pressure.ts";
 export { availableBytes, type HostMemory } from "./procfs.ts";
 export { type AdmissionQueue, createAdmissionQueue, type Waiting } from "./queue.ts";

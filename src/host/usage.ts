@@ -33,7 +33,11 @@ export function createHostUsage(
         uptimeSeconds(options.procRoot),
       ]);
       const children = new Map<number, number[]>();
-      for (const p of processes) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+      for (const p of processes) {
+        const siblings = children.get(p.ppid);
+        if (siblings) siblings.push(p.pid);
+        else children.set(p.ppid, [p.pid]);
+      }
       const byPid = new Map(processes.map((p) => [p.pid, p]));
       const at = now();
       const result = new Map<string, TreeUsage>();

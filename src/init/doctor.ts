@@ -1,6 +1,7 @@
 import type { AgentAdapter } from "../agents/agent.ts";
 import { checkStarterFiles, STARTER_DIR } from "../agents/claude/starter-files.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import { SETTINGS } from "../config/schema.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
 import {
   agentInstallCommand,
@@ -16,6 +17,8 @@ import {
  */
 
 export type CheckStatus = "ok" | "warn" | "fail";
+
+const DEFAULT_AGENT = SETTINGS.find((s) => s.key === "defaultAgent")!.default as string;
 
 export type DoctorAgent = Pick<AgentAdapter, "name" | "displayName" | "cli">;
 
@@ -33,9 +36,8 @@ export interface DoctorDeps {
   loadConfig: () => LoadedConfig;
   /** The first line a program prints for its version flag, or null when it is not installed. */
   version: (command: string, flag: string) => Promise<string | null>;
-  /** The agents ag can run, and which of them sessions get when they name none. */
+  /** The agents ag can run; the config's defaultAgent is the one sessions get when they name none. */
   agents: readonly DoctorAgent[];
-  defaultAgent: string;
   /** GET /v1/health of the server this config points at: its version and status, and its URL. */
   health: (loaded: LoadedConfig) => Promise<{ url: string; version: string; status: string }>;
   /** Where the install commands of missing programs are worked out; this machine by default. */
@@ -59,20 +61,24 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
           code: "TMUX_UNAVAILABLE",
         },
   );
-  deps.agents.forEach((agent, i) => {
-    checks.push(agentCheck(agent, agents[i] ?? null, agent.name === deps.defaultAgent));
-  });
   let loaded: LoadedConfig | null = null;
+  let configCheck: DoctorCheck;
   try {
     loaded = deps.loadConfig();
-    checks.push({
+    configCheck = {
       name: "config",
       status: loaded.warnings.length ? "warn" : "ok",
       detail: configDetail(loaded),
-    });
+    };
   } catch (error) {
-    checks.push({ name: "config", status: "fail", detail: describeError(error), code: "CONFIG_INVALID" });
+    configCheck = { name: "config", status: "fail", detail: describeError(error), code: "CONFIG_INVALID" };
   }
+  // A config that does not load (its own check fails) leaves the built-in default agent.
+  const defaultAgent = loaded?.config.defaultAgent ?? DEFAULT_AGENT;
+  deps.agents.forEach((agent, i) => {
+    checks.push(agentCheck(agent, agents[i] ?? null, agent.name === defaultAgent));
+  });
+  checks.push(configCheck);
   checks.push(loaded ? await serverCheck(deps, loaded) : notChecked);
   return checks;
 }

@@ -289,7 +289,6 @@ describe("ag doctor", () => {
     return {
       cwd,
       agents: agentAdapters().filter((a) => a.name === "claude"),
-      defaultAgent: "claude",
       loadConfig: () => loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() }),
       version: async (command) => (command === "tmux" ? "tmux 3.3a" : "2.1.0 (Claude Code)"),
       health: async (loaded: LoadedConfig) => ({

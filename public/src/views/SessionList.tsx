@@ -130,7 +130,7 @@ function rows(s: Session, cost: number | undefined) {
       </td>
       <td class="workdir">{s.workDir}</td>
       <td class="agent">
-        {(s as { agent?: string }).agent ?? "claude"} · {s.permissionMode}
+        {s.agent} · {s.permissionMode}
       </td>
       <td class="tokens" title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
         {formatTokens(totalTokens(s.tokenUsage))}

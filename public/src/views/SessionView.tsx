@@ -114,7 +114,7 @@ export function SessionView({ id }: { id: string }) {
           <dd>{s.workDir}</dd>
           <dt>Agent · mode</dt>
           <dd>
-            {(s as { agent?: string }).agent ?? "claude"} · {s.permissionMode}
+            {s.agent} · {s.permissionMode}
           </dd>
           <dt>Tokens</dt>
           <dd title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>

@@ -1,6 +1,7 @@
 import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../agent.ts";
+import { isCliProcess } from "../process.ts";
 import { PERMISSION_MODES, type PendingPermission } from "../vocabulary.ts";
-import { HOOK_EVENTS, readHook } from "./hooks.ts";
+import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
@@ -36,11 +37,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       createReader: createClaudeTranscriptReader,
     },
     policy: {
-      tool(event, payload) {
-        if (event !== "PreToolUse" && event !== "PermissionRequest") return null;
-        const name = typeof payload.tool_name === "string" ? payload.tool_name : "";
-        return name ? { name, category: toolCategory(name) } : null;
-      },
+      tool: (event, payload) => hookTool(event, payload, toolCategory),
       deny: denyReply,
     },
     keys: {
@@ -225,10 +222,7 @@ function activityKey(text: string): string {
  * the npm package's cli.js; a shell that merely mentions it is not one.
  */
 export function isClaudeProcess(argv: readonly string[]): boolean {
-  const [program = "", script = ""] = argv;
-  const name = program.split("/").at(-1) ?? "";
-  if (name === "claude") return true;
-  return /^node(js)?$|^bun$/.test(name) && /@anthropic-ai\/claude-code\//.test(script);
+  return isCliProcess(argv, "claude", /@anthropic-ai\/claude-code\//);
 }
 
 /** The folder a folder-trust dialog asks about: the line after "Accessing workspace:". */

@@ -1,4 +1,4 @@
-import type { AgentObservation, HookReading, PermissionRequest } from "../agent.ts";
+import type { AgentObservation, HookReading, PermissionRequest, ToolCategory } from "../agent.ts";
 
 /**
  * Claude Code's hooks: which ones ag registers, and what each payload means for the state.
@@ -119,13 +119,31 @@ function planRequest(input: unknown): PermissionRequest {
 
 /** One hook callback: its conversation, its transcript file and what it means for the state. */
 export function readHook(event: string, payload: Payload): HookReading {
+  return { observation: observationOf(event, payload), ...hookEnvelope(payload) };
+}
+
+/**
+ * What every hook payload in Claude Code's format names besides its event: the conversation and
+ * its file. (Codex CLI's hooks use the same format.)
+ */
+export function hookEnvelope(payload: Payload): Pick<HookReading, "conversationId" | "transcriptPath"> {
   const conversationId = text(payload.session_id);
   const transcriptPath = text(payload.transcript_path);
   return {
-    observation: observationOf(event, payload),
     ...(conversationId ? { conversationId } : {}),
     ...(transcriptPath ? { transcriptPath } : {}),
   };
+}
+
+/** The tool a pre-tool or permission hook is about, in this format, and its kind. */
+export function hookTool(
+  event: string,
+  payload: Payload,
+  category: (name: string) => ToolCategory,
+): { name: string; category: ToolCategory } | null {
+  if (event !== "PreToolUse" && event !== "PermissionRequest") return null;
+  const name = text(payload.tool_name);
+  return name ? { name, category: category(name) } : null;
 }
 
 function observationOf(event: string, payload: Payload): AgentObservation | null {

@@ -6,6 +6,8 @@ import type {
   PendingDialog,
   ScreenReading,
 } from "../agent.ts";
+import { hookTool } from "../claude/hooks.ts";
+import { isCliProcess } from "../process.ts";
 import type { PendingPermission } from "../vocabulary.ts";
 import { denyReply, HOOK_EVENTS, readHook, toolCategory } from "./hooks.ts";
 import { CODEX_MODES, prepareCodexLaunch } from "./launch.ts";
@@ -46,11 +48,7 @@ export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
       createReader: createCodexTranscriptReader,
     },
     policy: {
-      tool(event, payload) {
-        if (event !== "PreToolUse" && event !== "PermissionRequest") return null;
-        const name = typeof payload.tool_name === "string" ? payload.tool_name : "";
-        return name ? { name, category: toolCategory(name) } : null;
-      },
+      tool: (event, payload) => hookTool(event, payload, toolCategory),
       deny: denyReply,
     },
     keys: {
@@ -179,8 +177,5 @@ function activityKey(text: string): string {
  * package's launcher (bin/codex.js), which stays its parent; a shell that mentions it is neither.
  */
 export function isCodexProcess(argv: readonly string[]): boolean {
-  const [program = "", script = ""] = argv;
-  const name = program.split("/").at(-1) ?? "";
-  if (name === "codex") return true;
-  return /^node(js)?$|^bun$/.test(name) && /@openai\/codex\/bin\/codex\.js$/.test(script);
+  return isCliProcess(argv, "codex", /@openai\/codex\/bin\/codex\.js$/);
 }

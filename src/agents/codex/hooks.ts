@@ -1,5 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentObservation, HookReading, ToolCategory } from "../agent.ts";
+import { hookEnvelope } from "../claude/hooks.ts";
+import { denyReply as claudeDenyReply } from "../claude/tools.ts";
 
 /**
  * Codex CLI's hooks (0.169.0): Claude Code's events and payload shapes, run as commands only
@@ -52,13 +54,7 @@ const text = (value: unknown): string => (typeof value === "string" ? value : ""
 
 /** One hook callback: its conversation (Codex's thread id), its rollout file and its meaning. */
 export function readHook(event: string, payload: Payload): HookReading {
-  const conversationId = text(payload.session_id);
-  const transcriptPath = text(payload.transcript_path);
-  return {
-    observation: observationOf(event, payload),
-    ...(conversationId ? { conversationId } : {}),
-    ...(transcriptPath ? { transcriptPath } : {}),
-  };
+  return { observation: observationOf(event, payload), ...hookEnvelope(payload) };
 }
 
 function observationOf(event: string, payload: Payload): AgentObservation | null {
@@ -130,12 +126,5 @@ export function toolCategory(name: string): ToolCategory {
  * let through, so only the pre-tool hook refuses.
  */
 export function denyReply(event: string, reason: string): Record<string, unknown> | null {
-  if (event !== "PreToolUse") return null;
-  return {
-    hookSpecificOutput: {
-      hookEventName: "PreToolUse",
-      permissionDecision: "deny",
-      permissionDecisionReason: reason,
-    },
-  };
+  return event === "PreToolUse" ? claudeDenyReply(event, reason) : null;
 }

@@ -22,19 +22,11 @@ export default defineCommand({
   },
   async run({ args }) {
     const port = parsePortFlag(args.port);
-    const defaultAgent = (() => {
-      try {
-        return loadConfig({ configPath: args.config }).config.defaultAgent;
-      } catch {
-        return "claude"; // the config check reports why it does not load
-      }
-    })();
     const checks = await runDoctor({
       cwd: process.cwd(),
       loadConfig: () => loadConfig({ configPath: args.config }),
       version: programVersion,
       agents: agentAdapters(),
-      defaultAgent,
       async health(loaded) {
         const url = resolveServerUrl(loaded, port);
         const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });

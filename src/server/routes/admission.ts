@@ -1,15 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { Waiting } from "../../host/index.ts";
+import type { HostGuard } from "../../host/index.ts";
 
 /** GET /v1/admission: the memory check's figures and the creates waiting for room, in order. */
-export function admissionRoutes(admission: {
-  state(): Promise<{
-    reserveMb: number;
-    availableMb: number | null;
-    expectedMb: Record<string, number>;
-    waiting: Waiting[];
-  }>;
-}) {
+export function admissionRoutes(admission: Pick<HostGuard, "state">) {
   return new Elysia({ name: "routes/admission" }).get("/v1/admission", () => admission.state(), {
     response: t.Object({
       reserveMb: t.Integer({

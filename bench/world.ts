@@ -1,0 +1,48 @@
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseStat } from "../src/host/procfs.ts";
+import { startMockModel } from "../tests/fakes/mock-model.ts";
+import { agentEnv, claudeBinary, type SeedOptions, seedAgentHome } from "../tests/helpers/agent-home.ts";
+import { freePort } from "../tests/helpers/binary.ts";
+
+/**
+ * What the real-agent benchmarks share: a seeded HOME, the REAL Claude Code CLI on PATH, the
+ * project's mock model, a private tmux socket and port, and the environment that runs the
+ * compiled ag in it.
+ */
+export async function claudeBenchWorld(name: string, seed: Omit<SeedOptions, "trust"> = {}) {
+  const root = mkdtempSync(join(tmpdir(), `${name}-`));
+  const home = join(root, "home");
+  const bin = join(root, "bin");
+  mkdirSync(bin, { recursive: true });
+  seedAgentHome(home, { trust: [], ...seed });
+  symlinkSync(claudeBinary(), join(bin, "claude"));
+  const mock = await startMockModel();
+  const socket = `${name}-${process.pid}`;
+  const port = freePort();
+  return {
+    root,
+    mock,
+    socket,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    /** ag's environment in this world, and any settings of the benchmark's own. */
+    env: (extra: Record<string, string> = {}): Record<string, string> => ({
+      ...agentEnv(home, mock.url),
+      PATH: `${bin}:${process.env.PATH}`,
+      SVC_STATE_DIR: join(root, "state"),
+      SVC_TMUX_SOCKET: socket,
+      SVC_PORT: String(port),
+      SVC_HOST: "127.0.0.1",
+      ...extra,
+    }),
+  };
+}
+
+/** A process's CPU time so far in clock ticks (100 a second) and its resident memory, from /proc. */
+export function processUsage(pid: number): { cpuTicks: number; rssBytes: number } {
+  const usage = parseStat(pid, readFileSync(`/proc/${pid}/stat`, "utf8"));
+  if (!usage) throw new Error(`cannot read /proc/${pid}/stat`);
+  return usage;
+}
