@@ -1,5 +1,5 @@
 import type { MessagesBody } from "./choose.ts";
-import type { MockReply } from "./rules.ts";
+import type { MockError, MockReply } from "./rules.ts";
 
 /**
  * Turns a reply spec into a Messages API response: an error, a JSON message, or the SSE stream
@@ -17,13 +17,13 @@ export type Settle = (status: number | "aborted") => void;
 
 type ContentBlock = Record<string, unknown> & { type: string };
 
-const randomId = (prefix: string, length = 24) =>
+export const randomId = (prefix: string, length = 24) =>
   prefix +
   Buffer.from(crypto.getRandomValues(new Uint8Array(64)))
     .toString("base64")
     .replace(/[^A-Za-z0-9]/g, "")
     .slice(0, length);
-const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+export const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   Response.json(body, { status, headers: { "request-id": randomId("req_mock_"), ...headers } });
 
@@ -66,7 +66,39 @@ function usageFor(body: MessagesBody, blocks: ContentBlock[], spec: MockReply, d
   };
 }
 
-const number = (v: number | string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
+/** A reply spec's number, which may have been a template string. */
+export const number = (v: number | string | undefined) =>
+  v === undefined || v === "" ? undefined : Number(v);
+
+/**
+ * What every face does first with a reply spec: its delay; a hang until the client hangs up
+ * (logged as aborted); an error, in the provider's own body (`error` gets the retry-after header
+ * already set). Null: go on with the reply.
+ */
+export async function replyPrelude(
+  request: Request,
+  spec: MockReply,
+  settle: Settle,
+  error: (e: MockError, headers: Record<string, string>) => Response,
+): Promise<Response | null> {
+  const delay = number(spec.delay_ms) ?? (number(spec.delay_s) ?? 0) * 1000;
+  if (delay) await Bun.sleep(delay);
+  if (spec.hang) {
+    await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
+    settle("aborted");
+    return new Response(null, { status: 499 });
+  }
+  if (!spec.error) return null;
+  const headers: Record<string, string> = {};
+  if (spec.error.retry_after !== undefined) headers["retry-after"] = String(spec.error.retry_after);
+  settle(spec.error.status ?? 500);
+  return error(spec.error, headers);
+}
+
+/** The stream's length a spec asks for (stream_ms, or stream_s), in ms. */
+export function streamMsOf(spec: MockReply): number | undefined {
+  return number(spec.stream_ms) ?? (spec.stream_s !== undefined ? number(spec.stream_s)! * 1000 : undefined);
+}
 
 export async function replyResponse(
   request: Request,
@@ -75,22 +107,11 @@ export async function replyResponse(
   defaults: ReplyDefaults,
   settle: Settle,
 ): Promise<Response> {
-  const delay = number(spec.delay_ms) ?? (number(spec.delay_s) ?? 0) * 1000;
-  if (delay) await Bun.sleep(delay);
-  if (spec.hang) {
-    await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
-    settle("aborted");
-    return new Response(null, { status: 499 });
-  }
-  if (spec.error) {
-    const e = spec.error;
-    const headers: Record<string, string> = {};
-    if (e.retry_after !== undefined) headers["retry-after"] = String(e.retry_after);
+  const early = await replyPrelude(request, spec, settle, (e, headers) => {
     if (e.should_retry !== undefined) headers["x-should-retry"] = String(e.should_retry);
-    settle(e.status ?? 500);
     return json(e.status ?? 500, errorBody(e.type ?? "api_error", e.message ?? "mock error"), headers);
-  }
-
+  });
+  if (early) return early;
   const blocks = blocksOf(spec);
   const usage = usageFor(body, blocks, spec, defaults);
   const stopReason =
@@ -105,8 +126,7 @@ export async function replyResponse(
     stop_sequence: null,
     usage,
   };
-  const streamMs =
-    number(spec.stream_ms) ?? (spec.stream_s !== undefined ? number(spec.stream_s)! * 1000 : undefined);
+  const streamMs = streamMsOf(spec);
   if (!body.stream) {
     if (spec.stream_error) {
       // Claude Code retries a failed stream without streaming: fail that too.
