@@ -1,17 +1,12 @@
-import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
+import { hookForwarder, launchTag, shellJoin, splitCommand, writePrivate } from "../launch-files.ts";
 import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { hookSettings } from "./hooks.ts";
 
 /** `dataDir` (AGENT_DATA_DIR) is passed to the agent as CLAUDE_CONFIG_DIR; null = ~/.claude. */
 export type ClaudeEnvironment = AgentEnvironment;
-
-/** Names one launch's files: a short digest of its secret (never the secret itself). */
-export function launchTag(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex").slice(0, 12);
-}
 
 /** Where Claude Code keeps its global config (.claude.json) and its transcripts. */
 export function claudeConfigFile(env: Pick<ClaudeEnvironment, "home" | "dataDir">): string {
@@ -39,16 +34,7 @@ export async function prepareClaudeLaunch(
       hookUrl: request.hookUrl,
       secretHeader: HOOK_SECRET_HEADER,
       secret: request.hookSecret,
-      forwarderCommand: (event) =>
-        shellJoin([
-          ...env.selfCommand,
-          "hook",
-          event,
-          "--url",
-          `${request.hookUrl}/${event}`,
-          "--secret-file",
-          secretFile,
-        ]),
+      forwarderCommand: hookForwarder(env.selfCommand, request.hookUrl, secretFile),
     }),
     ...(request.permissionMode === "bypassPermissions" ? { skipDangerousModePermissionPrompt: true } : {}),
   };
@@ -155,38 +141,4 @@ export function trustFolder(configFile: string, workDir: string): void {
   renameSync(temp, configFile);
 }
 
-function writePrivate(path: string, content: string): void {
-  writeFileSync(path, content, { mode: 0o600 });
-  chmodSync(path, 0o600);
-}
-
-/** "claude --model 'opus 4'" → ["claude", "--model", "opus 4"]: quotes group, no shell runs it. */
-export function splitCommand(command: string): string[] {
-  const words: string[] = [];
-  let current = "";
-  let quote: string | null = null;
-  let started = false;
-  for (const ch of command) {
-    if (quote) {
-      if (ch === quote) quote = null;
-      else current += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      started = true;
-    } else if (/\s/.test(ch)) {
-      if (started) words.push(current);
-      current = "";
-      started = false;
-    } else {
-      current += ch;
-      started = true;
-    }
-  }
-  if (started) words.push(current);
-  return words;
-}
-
-/** Quotes argv for `sh -c` (the command hook runs through a shell). */
-export function shellJoin(argv: string[]): string {
-  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ");
-}
+export { launchTag, shellJoin, splitCommand };

@@ -1,19 +1,7 @@
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
+import { clip, clipStrings } from "../clip.ts";
 import { parseTranscriptLine, type TranscriptEntry } from "./transcript.ts";
 import { createTranscriptState } from "./transcript-state.ts";
-
-const clip = (text: string, max = 2000) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-/**
- * A tool's input as an event carries it: every string clipped (a Write holds a whole file), so
- * the event ring, SSE buffers and channel queues hold bounded events. The transcript keeps it all.
- */
-function clipStrings(value: unknown): unknown {
-  if (typeof value === "string") return clip(value);
-  if (Array.isArray(value)) return value.slice(0, 100).map(clipStrings);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v)]));
-}
 
 /**
  * Claude Code's transcript lines, as state evidence and as `message.*` events. Only a person's
