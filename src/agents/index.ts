@@ -1,12 +1,16 @@
 import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
 import { createClaudeAdapter } from "./claude/adapter.ts";
+import { createGeminiAdapter } from "./gemini/adapter.ts";
 import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
 
 /**
  * The agents ag can run, one line each: a new adapter is its folder under agents/, one line
  * here, and its fixtures under tests/fixtures/agents/<name>/ (docs/agents.md).
  */
-const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [createClaudeAdapter];
+const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [
+  createClaudeAdapter,
+  createGeminiAdapter,
+];
 
 export function createAgents(
   env: AgentEnvironment,

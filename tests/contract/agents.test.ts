@@ -2,12 +2,14 @@ import { expect, test } from "bun:test";
 import type { AgentAdapter } from "../../src/agents/agent.ts";
 import { createAgents } from "../../src/agents/index.ts";
 import { claudeContract } from "../fixtures/agents/claude/contract.ts";
+import { geminiContract } from "../fixtures/agents/gemini/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { type AdapterContract, adapterContract } from "./agent-adapter.contract.ts";
 
 /** Every registered adapter against what its CLI really produced (agent-adapter.contract.ts). */
 const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract> = {
   claude: claudeContract,
+  gemini: geminiContract,
 };
 
 const agents = createAgents(

@@ -1,3 +1,5 @@
+import { geminiSeed } from "./gemini.ts";
+
 /**
  * What a real-agent test world needs of each agent CLI beside Claude Code (agent-home.ts): its
  * program on PATH and a home that points it at the mock model. One entry per agent, in its own
@@ -13,4 +15,4 @@ export interface AgentSeed {
   seed(home: string, mockUrl: string): Record<string, string>;
 }
 
-export const AGENT_SEEDS: Record<string, AgentSeed> = {};
+export const AGENT_SEEDS: Record<string, AgentSeed> = { gemini: geminiSeed };
