@@ -237,6 +237,53 @@ describe("a Gemini CLI session", () => {
     expect(killed.body.status).toBe("killed");
   }, 90_000);
 
+  /** A session of its own in `permissionMode`, whose first turn is `prompt`: the statuses it went through. */
+  async function turnIn(permissionMode: string, prompt: string, answer?: (status: Json) => Promise<void>) {
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      agent: "gemini",
+      workDir: world.workDir,
+      permissionMode,
+      prompt,
+      reuse: false,
+    });
+    expect(created.body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+    const session = created.body.id as string;
+    const seen = new Set<string>();
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const status = (await world.api<Json>("GET", `/v1/sessions/${session}`)).body;
+      seen.add(status.status);
+      if (status.status === "permission_prompt" && answer) await answer(status);
+      if (status.status === "idle") break;
+      if (Date.now() > deadline) throw new Error(`${permissionMode}: never idle: ${[...seen]}`);
+      await Bun.sleep(50);
+    }
+    const read = (await world.api<Json>("GET", `/v1/sessions/${session}/read`)).body;
+    await world.api("DELETE", `/v1/sessions/${session}`);
+    return { seen, output: read.output as string };
+  }
+
+  test("acceptEdits (auto_edit): a file write goes through without a dialog", async () => {
+    const { seen } = await turnIn("acceptEdits", "edit file");
+    expect(seen.has("permission_prompt")).toBe(false);
+    expect(readFileSync(join(world.workDir, "hello.txt"), "utf8")).toBe("hello from the mock\n");
+  }, 60_000);
+
+  test("bypassPermissions (yolo): a shell command runs without a dialog", async () => {
+    const { seen } = await turnIn("bypassPermissions", "run cmd: touch yolo.txt");
+    expect(seen.has("permission_prompt")).toBe(false);
+    expect(existsSync(join(world.workDir, "yolo.txt"))).toBe(true);
+  }, 60_000);
+
+  test("plan: the plan's dialog, approved, and the turn goes on", async () => {
+    let plan: Json | null = null;
+    const { output } = await turnIn("plan", "make a plan", async (status) => {
+      plan = status.pendingPermission;
+      await world.api("POST", `/v1/sessions/${status.id}/approve`, { permissionId: plan!.id });
+    });
+    expect(plan).toMatchObject({ kind: "plan" });
+    expect(output).toContain("Plan answer: Plan approved");
+  }, 60_000);
+
   test("kill ends the agent and its window", async () => {
     const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
     expect(killed.body.status).toBe("killed");

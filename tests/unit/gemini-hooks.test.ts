@@ -71,6 +71,11 @@ describe("Gemini CLI hooks", () => {
       expect(reading.conversationId).toBe("0f1c7a2e-5e55-4a0e-8e00-000000022040");
       expect(reading.transcriptPath).toEndWith("session-2026-11-24T18-25-0f1c7a2e.jsonl");
     }
+    // Named under the launch's own GEMINI_CLI_HOME, recorded where it is: the user's tmp/.
+    const [first] = captured("hooks.jsonl");
+    expect(adapter.hooks.read(first!.event, first!.payload).transcriptPath).toBe(
+      "/home/u/.gemini/tmp/work/chats/session-2026-11-24T18-25-0f1c7a2e.jsonl",
+    );
     expect(readHook("BeforeAgent", { prompt: "a\tb\n  c" }).observation).toEqual({
       kind: "prompt-submitted",
       text: "a\tb\n  c",

@@ -21,7 +21,7 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
     permissionModes: Object.keys(APPROVAL_MODES) as PermissionMode[],
     prices: GEMINI_PRICES,
     isAgentProcess: isGeminiProcess,
-    hooks: { events: HOOK_EVENTS, read: readHook },
+    hooks: { events: HOOK_EVENTS, read: (event, payload) => readHook(event, payload, geminiDir(env)) },
     prepareLaunch: (request) => prepareGeminiLaunch(request, env),
     readScreen: (text, options) => readScreen(text, options),
     // The CLI records the prompt as it was typed (tabs, spaces and all): only its ends may differ.

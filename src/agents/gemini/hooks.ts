@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { AgentObservation, HookReading } from "../agent.ts";
 import { questionRequest } from "../questions.ts";
 
@@ -41,9 +42,16 @@ type Payload = Record<string, unknown>;
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const isObject = (v: unknown): v is Payload => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export function readHook(event: string, payload: Payload): HookReading {
+/**
+ * `userDir`: the user's own .gemini folder. The CLI names its file under the launch's
+ * GEMINI_CLI_HOME, whose tmp/ links to the user's: ag records the file where it really is, the same
+ * path for every launch of the conversation (and the one `transcript.find` gives).
+ */
+export function readHook(event: string, payload: Payload, userDir?: string): HookReading {
   const conversationId = text(payload.session_id);
-  const transcriptPath = text(payload.transcript_path);
+  const named = text(payload.transcript_path);
+  const at = named.lastIndexOf("/.gemini/tmp/");
+  const transcriptPath = userDir && at >= 0 ? join(userDir, named.slice(at + "/.gemini/".length)) : named;
   return {
     observation: observationOf(event, payload),
     ...(conversationId ? { conversationId } : {}),

@@ -39,7 +39,7 @@ export async function prepareGeminiLaunch(
   env: AgentEnvironment,
 ): Promise<LaunchPlan> {
   const mode = APPROVAL_MODES[request.permissionMode as PermissionMode];
-  if (!mode) throw new AgError("VALIDATION_ERROR", `Gemini CLI has no ${request.permissionMode} mode`);
+  if (!mode) throw new AgError("UNSUPPORTED_BY_AGENT", `Gemini CLI has no ${request.permissionMode} mode`);
   mkdirSync(request.sessionDir, { recursive: true, mode: 0o700 });
   // Files per launch: a resumed session's new secret must not reach the old agent shutting down.
   const launch = launchTag(request.hookSecret);
