@@ -284,9 +284,21 @@ describe("a Gemini CLI session", () => {
     expect(output).toContain("Plan answer: Plan approved");
   }, 60_000);
 
-  test("kill ends the agent and its window", async () => {
+  test("kill ends the agent process and its window (the CLI's own relauncher would outlive it)", async () => {
+    const { agentPid } = (await world.api<Json>("GET", `/v1/sessions/${id}/health`)).body;
+    expect(agentPid).toBeGreaterThan(0);
     const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
     expect(killed.body.status).toBe("killed");
+    const alive = () => {
+      try {
+        process.kill(agentPid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const deadline = Date.now() + 10_000; alive() && Date.now() < deadline; ) await Bun.sleep(100);
+    expect(alive()).toBe(false);
     const panes = Bun.spawnSync([
       "tmux",
       "-L",

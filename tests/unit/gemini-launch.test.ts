@@ -40,6 +40,7 @@ describe("prepareGeminiLaunch", () => {
       EXTRA: "1",
       SVC_SESSION_ID: ID,
       GEMINI_CLI_HOME: root,
+      GEMINI_CLI_NO_RELAUNCH: "true",
       GEMINI_CLI_TRUST_WORKSPACE: "true",
     });
     expect(plan.warnings).toEqual([]);
