@@ -1,6 +1,7 @@
 import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
 import { createClaudeAdapter } from "./claude/adapter.ts";
 import { createCodexAdapter } from "./codex/adapter.ts";
+import { createGeminiAdapter } from "./gemini/adapter.ts";
 import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
 
 /**
@@ -10,6 +11,7 @@ import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./re
 const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [
   createClaudeAdapter,
   createCodexAdapter,
+  createGeminiAdapter,
 ];
 
 export function createAgents(

@@ -35,6 +35,8 @@ export interface HostGuard {
 }
 
 const MB = 1024 * 1024;
+/** When the queue looks again after a session ended: its agent exits a moment after its window. */
+const EXIT_SETTLE_MS = [1000, 3000];
 
 /**
  * The host's memory against the reserve (memoryReserveMb): what the agents cost, admission of new
@@ -46,12 +48,16 @@ export function createHostGuard(deps: {
   running(): Promise<RunningAgent[]>;
   /** Where the memory-pressure note goes. */
   report(detail: string): void;
+  /** What the host can still give (bytes); the host's /proc unless given. */
+  available?: () => Promise<number | null>;
 }): HostGuard {
   const usage = createHostUsage();
-  const available = async () => {
-    const memory = await usage.memory();
-    return memory ? availableBytes(memory) : null;
-  };
+  const available =
+    deps.available ??
+    (async () => {
+      const memory = await usage.memory();
+      return memory ? availableBytes(memory) : null;
+    });
   const admission: Admission = createAdmission({
     reserveMb: deps.reserveMb,
     available,
@@ -60,11 +66,25 @@ export function createHostGuard(deps: {
   // Batch items, pipeline stages and reviewers wait for room instead of failing.
   const queue = createAdmissionQueue({ admission, maxWaiting: 100, retryMs: RETRY_AFTER_SECONDS * 1000 });
   const pressure = createPressureWatch({ ...deps, available });
+  // An ended session's agent frees its memory only once its process has exited, a moment after
+  // its window closed: the queue looks again then (and still every 30 s at the latest).
+  const later = new Set<ReturnType<typeof setTimeout>>();
+  const pokeSoon = (ms: number) => {
+    const timer = setTimeout(() => {
+      later.delete(timer);
+      queue.poke();
+    }, ms);
+    timer.unref?.();
+    later.add(timer);
+  };
   return {
     trees: (roots) => usage.trees(roots),
     available,
     admit: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : admission.check(agent)),
-    sessionEnded: () => queue.poke(),
+    sessionEnded() {
+      queue.poke();
+      if (queue.waiting().length) for (const ms of EXIT_SETTLE_MS) pokeSoon(ms);
+    },
     turnStarted: () => void pressure.look().catch(() => {}),
     async state() {
       const bytes = await available();
@@ -77,6 +97,10 @@ export function createHostGuard(deps: {
         waiting: queue.waiting(),
       };
     },
-    close: () => queue.close(),
+    close() {
+      for (const timer of later) clearTimeout(timer);
+      later.clear();
+      queue.close();
+    },
   };
 }

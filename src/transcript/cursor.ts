@@ -67,12 +67,38 @@ export interface CursorQuery {
   role?: MessageRole;
 }
 
+/** What the index makes of one line: a message entry, and the key of the entry it writes. */
+export interface LineEntry {
+  role: MessageRole;
+  /** A key seen before: the line rewrites that entry. Without one, each line is a new entry. */
+  key?: string;
+}
+
+/** Reads one file's lines, each once and in file order from the first: it may keep state. */
+export type LineReader = (line: Uint8Array) => LineEntry | null;
+
 /** What the index needs to know about one agent's transcript format. */
 export interface TranscriptFormat {
   /** The role of a message entry, or null for any other line. Gets raw bytes: the scan decodes nothing. */
   classify(line: Uint8Array): MessageRole | null;
   /** The cursor message of one message-entry line (`role` is what `classify` said). */
   toMessage(id: number, line: string, role: MessageRole): TranscriptMessage;
+  /**
+   * For a format whose files rewrite what they wrote (a later line stands for an earlier entry,
+   * or copies entries already there): a fresh reader for one file, in place of `classify`. A line
+   * with a key seen before rewrites that entry: it keeps its id and place, and pages read the
+   * newer line. Absent: every line `classify` accepts is a new entry (an append-only log).
+   */
+  entries?(): LineReader;
+}
+
+/** The index's reader of a format's lines: its own, or each accepted line a new entry. */
+export function lineReaderOf(format: TranscriptFormat): LineReader {
+  if (format.entries) return format.entries();
+  return (line) => {
+    const role = format.classify(line);
+    return role ? { role } : null;
+  };
 }
 
 export function checkCursorQuery({ beforeId, limit, role }: CursorQuery) {
@@ -94,30 +120,37 @@ const BACKSLASH = 0x5c;
  * any valid JSON object line (a nested "type" is never taken for the top-level one).
  */
 export function topLevelString(line: Uint8Array, key: Uint8Array): Uint8Array | null {
-  let depth = 0;
+  const open = valueAt(line, key);
+  if (open < 0 || line[open] !== QUOTE) return null;
+  const valueEnd = stringEnd(line, open);
+  return valueEnd < 0 ? null : line.subarray(open + 1, valueEnd);
+}
+
+/**
+ * Where the value of the first key `key` at nesting `depth` (1: the line's own keys; objects and
+ * arrays each count) begins, or -1: the same scan as topLevelString, for values of any type.
+ */
+export function valueAt(line: Uint8Array, key: Uint8Array, depth = 1): number {
+  let level = 0;
   let i = 0;
   while (i < line.length) {
     const c = line[i]!;
     if (c === QUOTE) {
       const close = stringEnd(line, i);
-      if (close < 0) return null;
+      if (close < 0) return -1;
       const next = close + 1;
       const colon = skipSpaces(line, next);
       // Only a string followed by ":" is a key; the same word as a value is passed over.
-      if (depth === 1 && line[colon] === 0x3a && close - i - 1 === key.length && hasAt(line, key, i + 1)) {
-        const open = skipSpaces(line, colon + 1);
-        if (line[open] !== QUOTE) return null;
-        const valueEnd = stringEnd(line, open);
-        return valueEnd < 0 ? null : line.subarray(open + 1, valueEnd);
-      }
+      if (level === depth && line[colon] === 0x3a && close - i - 1 === key.length && hasAt(line, key, i + 1))
+        return skipSpaces(line, colon + 1);
       i = next;
     } else {
-      if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) depth--;
+      if (c === 0x7b || c === 0x5b) level++;
+      else if (c === 0x7d || c === 0x5d) level--;
       i++;
     }
   }
-  return null;
+  return -1;
 }
 
 /** Index of the quote closing the string that opens at `open`, or -1. */
@@ -133,7 +166,8 @@ function stringEnd(line: Uint8Array, open: number): number {
   }
 }
 
-function hasAt(line: Uint8Array, key: Uint8Array, at: number): boolean {
+/** Whether `line` holds the bytes of `key` at `at`. */
+export function hasAt(line: Uint8Array, key: Uint8Array, at: number): boolean {
   for (let k = 0; k < key.length; k++) if (line[at + k] !== key[k]) return false;
   return true;
 }

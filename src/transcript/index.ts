@@ -3,6 +3,8 @@ import { AgError } from "../shared/errors.ts";
 import {
   type CursorQuery,
   checkCursorQuery,
+  type LineEntry,
+  lineReaderOf,
   type MessageRole,
   type TranscriptCursorPage,
   type TranscriptFormat,
@@ -42,7 +44,8 @@ const decoder = new TextDecoder();
  * The ordinal → byte-offset index behind cursor pages. Entry n (1-based) is the n-th message entry
  * of the file; its offset, length and role live in typed arrays that double as they fill (17 bytes
  * an entry with the per-role id lists), so a page costs a binary search plus reading exactly its
- * own entries' bytes — never a scan.
+ * own entries' bytes — never a scan. In a format that rewrites entries (TranscriptFormat.entries),
+ * an entry written again keeps its id and points at its newest line (plus a key per entry).
  */
 export function createTranscriptIndex(
   path: string,
@@ -60,23 +63,38 @@ export function createTranscriptIndex(
   const roleIds = [new Uint32Array(0), new Uint32Array(256), new Uint32Array(1024), new Uint32Array(256)];
   const roleCounts = [0, 0, 0, 0];
   let scanning: Promise<ScanResult> | null = null;
+  // Formats that rewrite entries: what each line is depends on the lines before it.
+  let readLine = lineReaderOf(format);
+  const byKey = new Map<string, number>();
 
-  function add(offset: number, length: number, role: MessageRole | null) {
+  function add(offset: number, length: number, line: Uint8Array) {
     if (offset < end) return;
     end = offset + length + 1;
-    if (!role) return;
+    const entry = readLine(line);
+    if (!entry) return;
+    if (entry.key !== undefined && rewrite(entry, offset, length)) return;
     if (count === offsets.length) {
       offsets = grow(offsets);
       lengths = grow(lengths);
       roles = grow(roles);
     }
-    const code = ROLE_CODES[role];
+    const code = ROLE_CODES[entry.role];
     offsets[count] = offset;
     lengths[count] = length;
     roles[count] = code;
     count++;
     if (roleCounts[code] === roleIds[code]!.length) roleIds[code] = grow(roleIds[code]!);
     roleIds[code]![roleCounts[code]!++] = count;
+    if (entry.key !== undefined) byKey.set(entry.key, count);
+  }
+
+  /** The entry `key` names, written again: its id and role stay, its bytes are the newer line's. */
+  function rewrite(entry: LineEntry, offset: number, length: number): boolean {
+    const id = byKey.get(entry.key!);
+    if (id === undefined) return false;
+    offsets[id - 1] = offset;
+    lengths[id - 1] = length;
+    return true;
   }
 
   function reset() {
@@ -84,6 +102,8 @@ export function createTranscriptIndex(
     end = 0;
     inode = null;
     roleCounts.fill(0);
+    readLine = lineReaderOf(format);
+    byKey.clear();
     generation++;
   }
 
@@ -120,7 +140,7 @@ export function createTranscriptIndex(
   function indexChunk(buffer: Uint8Array, size: number, base: number): number {
     let start = 0;
     for (let nl = buffer.indexOf(0x0a, start); nl >= 0 && nl < size; nl = buffer.indexOf(0x0a, start)) {
-      if (nl > start) add(base + start, nl - start, format.classify(buffer.subarray(start, nl)));
+      if (nl > start) add(base + start, nl - start, buffer.subarray(start, nl));
       start = nl + 1;
     }
     return start;
@@ -201,7 +221,7 @@ export function createTranscriptIndex(
     scan,
     ingest({ lines, truncated }) {
       if (truncated) reset();
-      for (const line of lines) add(line.offset, line.length, format.classify(line.bytes));
+      for (const line of lines) add(line.offset, line.length, line.bytes);
     },
     reset,
     page,
@@ -217,14 +237,18 @@ interface Run {
   entries: (readonly [number, number])[];
 }
 
-/** Entries close together are read as one range: a page of 50 is usually one or two reads. */
+/**
+ * Entries close together are read as one range: a page of 50 is usually one or two reads. A
+ * rewritten entry lies after the entries that follow it in id order: a range never shrinks.
+ */
 function groupRuns(entries: (readonly [number, number])[]): Run[] {
   const runs: Run[] = [];
   for (const entry of entries) {
     const [at, length] = entry;
     const last = runs.at(-1);
-    if (last && at - last.to <= RUN_GAP && at + length - last.from <= RUN_MAX) {
-      last.to = at + length;
+    const to = Math.max(last?.to ?? 0, at + length);
+    if (last && at >= last.from && at - last.to <= RUN_GAP && to - last.from <= RUN_MAX) {
+      last.to = to;
       last.entries.push(entry);
     } else runs.push({ from: at, to: at + length, entries: [entry] });
   }

@@ -3,6 +3,7 @@ import type { AgentAdapter } from "../../src/agents/agent.ts";
 import { createAgents } from "../../src/agents/index.ts";
 import { claudeContract } from "../fixtures/agents/claude/contract.ts";
 import { codexContract } from "../fixtures/agents/codex/contract.ts";
+import { geminiContract } from "../fixtures/agents/gemini/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { type AdapterContract, adapterContract } from "./agent-adapter.contract.ts";
 
@@ -10,6 +11,7 @@ import { type AdapterContract, adapterContract } from "./agent-adapter.contract.
 const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract> = {
   claude: claudeContract,
   codex: codexContract,
+  gemini: geminiContract,
 };
 
 const agents = createAgents(

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import {
   createAdmission,
   createAdmissionQueue,
+  createHostGuard,
   createPressureWatch,
   DEFAULT_AGENT_BYTES,
 } from "../../src/host/index.ts";
@@ -106,6 +107,29 @@ describe("the admission queue", () => {
     const stopped = queue.enter("claude", "consensus:c1").catch((e) => e.message);
     queue.close();
     expect(await stopped).toBe("ag is stopping");
+  });
+
+  test("after a session ends the guard looks again once its agent has had time to exit", async () => {
+    let available = 600 * MB; // one more agent (512 MB expected) would dip below the 100 MB reserve
+    const guard = createHostGuard({
+      reserveMb: 100,
+      running: async () => [],
+      report: () => {},
+      available: async () => available,
+    });
+    let admitted = false;
+    const waiting = guard.admit("claude", "batch").then(() => {
+      admitted = true;
+    });
+    await Bun.sleep(20);
+    expect((await guard.state()).waiting.map((w) => w.for)).toEqual(["batch"]);
+    guard.sessionEnded(); // the window closed; its agent still holds the memory
+    await Bun.sleep(100);
+    expect(admitted).toBe(false);
+    available = 2000 * MB; // the agent exited
+    await waiting; // the look a second on, not the 30 s retry
+    expect((await guard.state()).waiting).toEqual([]);
+    guard.close();
   });
 
   test("a batch beyond the headroom waits instead of failing, and its items start as room comes back", async () => {

@@ -1,4 +1,5 @@
 import type { AgentObservation, HookReading, PermissionRequest, ToolCategory } from "../agent.ts";
+import { questionRequest } from "../questions.ts";
 
 /**
  * Claude Code's hooks: which ones ag registers, and what each payload means for the state.
@@ -68,35 +69,6 @@ export function describeToolInput(tool: string, input: unknown): string {
   }
   const json = JSON.stringify(input ?? {});
   return json.length > 200 ? `${json.slice(0, 197)}...` : json;
-}
-
-interface AskedQuestion {
-  question?: unknown;
-  multiSelect?: unknown;
-  options?: Array<{ label?: unknown; description?: unknown }>;
-}
-
-/**
- * AskUserQuestion's dialog: its (first) question and that question's options, numbered as the
- * dialog numbers them. The dialog adds its own "Type something." and "Chat about this" after them.
- */
-export function questionRequest(input: unknown): PermissionRequest {
-  const questions = (input as { questions?: AskedQuestion[] } | undefined)?.questions;
-  const first = Array.isArray(questions) ? questions[0] : undefined;
-  const question = text(first?.question) || "the agent asks a question";
-  const options = (Array.isArray(first?.options) ? first.options : [])
-    .map((o, i) => ({ index: i + 1, label: text(o?.label), description: text(o?.description) || undefined }))
-    .filter((o) => o.label !== "");
-  const more = Array.isArray(questions) && questions.length > 1 ? { questions: questions.length } : {};
-  return {
-    kind: "question",
-    tool: "AskUserQuestion",
-    detail: question,
-    question,
-    ...(options.length ? { options } : {}),
-    ...(first?.multiSelect === true ? { multiSelect: true } : {}),
-    ...more,
-  };
 }
 
 /** The plan a dialog asks to approve: its first line as the detail, the whole of it (cut) besides. */
@@ -171,7 +143,7 @@ function observationOf(event: string, payload: Payload): AgentObservation | null
       return null;
     case "PermissionRequest":
       if (tool === "AskUserQuestion")
-        return { kind: "permission", request: questionRequest(payload.tool_input) };
+        return { kind: "permission", request: questionRequest(payload.tool_input, "AskUserQuestion") };
       if (tool === "ExitPlanMode") return { kind: "permission", request: planRequest(payload.tool_input) };
       return {
         kind: "permission",

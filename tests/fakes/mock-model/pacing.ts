@@ -1,4 +1,4 @@
-import type { MockReply } from "./rules.ts";
+import type { MockError, MockReply } from "./rules.ts";
 
 /**
  * What every face does the same way whatever its wire format: ids, token estimates, a reply's
@@ -42,6 +42,24 @@ export async function delayOrHang(
   await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
   settle("aborted");
   return new Response(null, { status: 499 });
+}
+
+/**
+ * What every face does first with a reply: its delay or hang (delayOrHang), then an error in the
+ * provider's own body (`error` gets the headers with retry-after already set). Null: go on.
+ */
+export async function replyPrelude(
+  request: Request,
+  spec: MockReply,
+  settle: Settle,
+  error: (e: MockError, headers: Record<string, string>) => Response,
+): Promise<Response | null> {
+  const hung = await delayOrHang(request, spec, settle);
+  if (hung || !spec.error) return hung;
+  const headers: Record<string, string> = {};
+  if (spec.error.retry_after !== undefined) headers["retry-after"] = String(spec.error.retry_after);
+  settle(spec.error.status ?? 500);
+  return error(spec.error, headers);
 }
 
 /** How long the whole stream should take, when the reply says. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { analyse, choose, type ScriptState } from "./choose.ts";
 import { anthropicFace } from "./faces/anthropic.ts";
 import type { Face } from "./faces/face.ts";
+import { geminiFace } from "./faces/gemini.ts";
 import { openaiResponsesFace } from "./faces/openai-responses.ts";
 import type { MockReply, MockRule, MockScenario } from "./rules.ts";
 import { errorBody, type ReplyDefaults } from "./sse.ts";
@@ -58,7 +59,7 @@ export interface MockModelOptions {
 const MAX_LOG = 1000;
 
 /** Every provider the mock speaks; the first that handles a request answers it. */
-export const FACES: readonly Face[] = [anthropicFace, openaiResponsesFace];
+export const FACES: readonly Face[] = [anthropicFace, openaiResponsesFace, geminiFace];
 
 export function startMockModel(options: MockModelOptions = {}): MockModel {
   const scenario: MockScenario =

@@ -1,11 +1,11 @@
 import type { MessagesBody } from "./choose.ts";
 import {
   chunker,
-  delayOrHang,
   estimateTokens,
   pauseOf,
   type ReplyDefaults,
   randomId,
+  replyPrelude,
   type Settle,
   sseResponse,
   streamMsOf,
@@ -70,17 +70,11 @@ export async function replyResponse(
   defaults: ReplyDefaults,
   settle: Settle,
 ): Promise<Response> {
-  const hung = await delayOrHang(request, spec, settle);
-  if (hung) return hung;
-  if (spec.error) {
-    const e = spec.error;
-    const headers: Record<string, string> = {};
-    if (e.retry_after !== undefined) headers["retry-after"] = String(e.retry_after);
+  const early = await replyPrelude(request, spec, settle, (e, headers) => {
     if (e.should_retry !== undefined) headers["x-should-retry"] = String(e.should_retry);
-    settle(e.status ?? 500);
     return json(e.status ?? 500, errorBody(e.type ?? "api_error", e.message ?? "mock error"), headers);
-  }
-
+  });
+  if (early) return early;
   const blocks = blocksOf(spec);
   const usage = usageFor(body, blocks, spec, defaults);
   const stopReason =

@@ -1,4 +1,5 @@
 import { codexSeed } from "./codex.ts";
+import { geminiSeed } from "./gemini.ts";
 
 /**
  * What a real-agent test world needs of each agent CLI beside Claude Code (agent-home.ts): its
@@ -15,4 +16,4 @@ export interface AgentSeed {
   seed(home: string, mockUrl: string): Record<string, string>;
 }
 
-export const AGENT_SEEDS: Record<string, AgentSeed> = { codex: codexSeed };
+export const AGENT_SEEDS: Record<string, AgentSeed> = { codex: codexSeed, gemini: geminiSeed };

@@ -1,11 +1,11 @@
 import type { MessagesBody } from "../choose.ts";
 import {
   chunker,
-  delayOrHang,
   estimateTokens,
   pauseOf,
   type ReplyDefaults,
   randomId,
+  replyPrelude,
   type Settle,
   sseResponse,
 } from "../pacing.ts";
@@ -91,18 +91,10 @@ async function replyResponses(
   defaults: ReplyDefaults,
   settle: Settle,
 ): Promise<Response> {
-  const hung = await delayOrHang(request, spec, settle);
-  if (hung) return hung;
-  if (spec.error) {
-    const { status = 500, type = "server_error", message = "mock error", retry_after } = spec.error;
-    settle(status);
-    return errorResponse(
-      status,
-      type,
-      message,
-      retry_after === undefined ? {} : { "retry-after": String(retry_after) },
-    );
-  }
+  const early = await replyPrelude(request, spec, settle, (e, headers) =>
+    errorResponse(e.status ?? 500, e.type ?? "server_error", e.message ?? "mock error", headers),
+  );
+  if (early) return early;
   const items = outputItems(spec, raw, String(body.system ?? ""));
   const response = {
     id: randomId("resp_"),

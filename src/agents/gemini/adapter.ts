@@ -1,0 +1,89 @@
+import type { AgentAdapter, KeyStep, PendingDialog } from "../agent.ts";
+import type { PendingPermission, PermissionMode } from "../vocabulary.ts";
+import { findTranscript } from "./files.ts";
+import { geminiTranscriptFormat } from "./format.ts";
+import { HOOK_EVENTS, readHook } from "./hooks.ts";
+import { APPROVAL_MODES, geminiDir, prepareGeminiLaunch } from "./launch.ts";
+import { GEMINI_PRICES } from "./prices.ts";
+import { createGeminiTranscriptReader } from "./reader.ts";
+import { readScreen } from "./screen.ts";
+import { denyReply, toolCategory } from "./tools.ts";
+
+/** The Gemini CLI (@google/gemini-cli, pinned 0.61.0) behind the AgentAdapter seam. */
+export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[1]): AgentAdapter {
+  return {
+    name: "gemini",
+    displayName: "Gemini CLI",
+    provider: "gcp.gemini",
+    cli: { command: "gemini", package: "@google/gemini-cli", versionFlag: "--version" },
+    drivers: ["tmux"],
+    capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
+    permissionModes: Object.keys(APPROVAL_MODES) as PermissionMode[],
+    prices: GEMINI_PRICES,
+    isAgentProcess: isGeminiProcess,
+    hooks: { events: HOOK_EVENTS, read: (event, payload) => readHook(event, payload, geminiDir(env)) },
+    prepareLaunch: (request) => prepareGeminiLaunch(request, env),
+    readScreen: (text, options) => readScreen(text, options),
+    // The CLI records the prompt as it was typed (tabs, spaces and all): only its ends may differ.
+    isSubmission: (typed, recorded) => typed.trim() === recorded.trim(),
+    // `/commands` and `!shell` input never reach BeforeAgent nor the session file.
+    recordsLate: (text) => /^[!/]/.test(text.trimStart()),
+    transcript: {
+      format: geminiTranscriptFormat,
+      find: (_workDir, sessionId) => findTranscript(geminiDir(env), sessionId),
+      createReader: createGeminiTranscriptReader,
+    },
+    policy: {
+      tool(event, payload) {
+        if (event !== "BeforeTool") return null;
+        const name = typeof payload.tool_name === "string" ? payload.tool_name : "";
+        return name ? { name, category: toolCategory(name) } : null;
+      },
+      deny: denyReply,
+    },
+    keys: {
+      approve: approveKeys,
+      // Escape is "No, suggest changes" in a tool dialog, cancel in the others; "3. Don't trust".
+      reject: (pending) => (pending.kind === "trust" ? ["3"] : ["Escape"]),
+      answer: answerKeys,
+      // Escape cancels a streaming reply and a running tool. (C-c on an empty input arms quit.)
+      interrupt: ["Escape"],
+      escape: ["Escape"],
+      submit: ["Enter"],
+      clearInput: ["C-u"],
+    },
+  };
+}
+
+/**
+ * A digit picks its option and confirms at once. "1. Allow once" for a tool, "1. Trust folder";
+ * for a plan "2. Yes, manually accept edits" keeps the session's permission mode.
+ */
+function approveKeys(pending: PendingDialog): string[] {
+  return pending.kind === "plan" ? ["2"] : ["1"];
+}
+
+/**
+ * ask_user's dialog: an option's digit picks it and submits (one question); past nine, arrows
+ * and Enter. An answer of one's own goes in its last row, "Enter a custom value": pick it, type,
+ * Enter. Each step is its own key press.
+ */
+function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
+  const pick = (n: number): KeyStep[] =>
+    n <= 9
+      ? [{ keys: [String(n)] }]
+      : [...Array.from({ length: n - 1 }, () => ({ keys: ["Down"] })), { keys: ["Enter"] }];
+  if ("option" in answer) return pick(answer.option);
+  const custom = (pending.options?.length ?? 0) + 1;
+  return [...pick(custom), { text: answer.text }, { keys: ["Enter"] }];
+}
+
+/** The CLI runs as `gemini` (npm's bin) or node with the package's bundle; a shell naming it is not one. */
+export function isGeminiProcess(argv: readonly string[]): boolean {
+  const [program = "", ...rest] = argv;
+  const name = program.split("/").at(-1) ?? "";
+  if (name === "gemini") return true;
+  if (!/^node(js)?$|^bun$/.test(name)) return false;
+  const script = rest.find((arg) => !arg.startsWith("-")) ?? "";
+  return /@google\/gemini-cli\//.test(script) || script.split("/").at(-1) === "gemini";
+}

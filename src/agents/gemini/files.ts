@@ -1,0 +1,76 @@
+import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { AgError } from "../../shared/errors.ts";
+
+/**
+ * Where the Gemini CLI writes a session: `<.gemini>/tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-
+ * <first 8 of the id>.jsonl`, the project a short name the CLI keeps in projects.json (the folder's
+ * name, made unique). The name holds only 8 characters of the id: a file is the session's when its
+ * first line (the header) names the whole id. `--resume` also leaves a header-only file of the same
+ * id behind (SessionStart names it); the conversation is in the oldest of them.
+ */
+
+/** The session file of `sessionId` under the user's .gemini folder, or null. */
+export async function findTranscript(geminiDir: string, sessionId: string): Promise<string | null> {
+  const id8 = `-${checkSessionId(sessionId).slice(0, 8)}.jsonl`;
+  const tmp = join(geminiDir, "tmp");
+  const projects = await readdir(tmp, { withFileTypes: true }).catch(() => []);
+  let best: { path: string; started: string } | null = null;
+  for (const project of projects) {
+    if (!project.isDirectory() && !project.isSymbolicLink()) continue;
+    const chats = join(tmp, project.name, "chats");
+    for (const name of await readdir(chats).catch(() => [] as string[])) {
+      if (!name.startsWith("session-") || !name.endsWith(id8)) continue;
+      const header = headerOf(join(chats, name));
+      if (header?.sessionId !== sessionId) continue;
+      const started = header.startTime ?? "";
+      if (!best || started < best.started) best = { path: join(chats, name), started };
+    }
+  }
+  return best?.path ?? null;
+}
+
+/** The first line of a session file, read. */
+function headerOf(path: string): { sessionId?: string; startTime?: string } | null {
+  const fd = openSync(path, "r");
+  try {
+    const buffer = Buffer.alloc(4096);
+    const bytes = readSync(fd, buffer, 0, buffer.length, 0);
+    const line = buffer.subarray(0, bytes).toString("utf8").split("\n")[0]!;
+    return JSON.parse(line);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A fork: the parent's session file copied, beside it, into a session of `sessionId` that
+ * `gemini --resume <sessionId>` then continues (the CLI's own fork, --session-file, picks a
+ * random id ag could not give). The copy's header names the new id and now as its start; the
+ * CLI folds metadata in order, so a last `$set` overrides any id the parent's lines set.
+ */
+export function forkTranscript(parentFile: string, sessionId: string, now: Date): string {
+  const stamp = now.toISOString().slice(0, 16).replaceAll(":", "-");
+  const path = join(dirname(parentFile), `session-${stamp}-${checkSessionId(sessionId).slice(0, 8)}.jsonl`);
+  if (basename(path) === basename(parentFile)) throw new AgError("CONFLICT", "a fork needs an id of its own");
+  const text = readFileSync(parentFile, "utf8");
+  const newline = text.indexOf("\n");
+  const header = (headerOf(parentFile) ?? {}) as Record<string, unknown>;
+  const iso = now.toISOString();
+  const lines = [
+    JSON.stringify({ ...header, sessionId, startTime: iso, lastUpdated: iso }),
+    newline < 0 ? "" : text.slice(newline + 1).replace(/\n?$/, ""),
+    JSON.stringify({ $set: { sessionId } }),
+  ];
+  writeFileSync(path, `${lines.filter(Boolean).join("\n")}\n`, { flag: "wx" });
+  return path;
+}
+
+function checkSessionId(sessionId: string): string {
+  if (!/^[A-Za-z0-9_-]{8,}$/.test(sessionId))
+    throw new AgError("VALIDATION_ERROR", "invalid agent session id");
+  return sessionId;
+}

@@ -1,0 +1,193 @@
+import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
+import { clip, clipStrings } from "../clip.ts";
+import { createUsageTally } from "../usage.ts";
+import type { TokenCounts } from "../vocabulary.ts";
+import { partsText, resultsOf } from "./parts.ts";
+import {
+  createMessageFilter,
+  factsOf,
+  type GeminiMessage,
+  type GeminiTokens,
+  parseSessionLine,
+  type ToolCallRecord,
+} from "./session-file.ts";
+import { WRITING_TOOLS } from "./tools.ts";
+
+type Events = TranscriptLineMeaning["messages"];
+
+/**
+ * The Gemini CLI's session file, in file order, as events, state evidence, `/read` and totals.
+ * Each message counts once (session-file.ts): its text when first written, each tool call once
+ * it has run, each tool result once. A person's prompt is evidence of state; so is an API error
+ * line, the turn's end (the CLI sends no hook for it but AfterAgent, which says nothing of it).
+ */
+export function createGeminiTranscriptReader(): TranscriptReader {
+  const isMessage = createMessageFilter();
+  const usage = createUsageTally();
+  const seen = new Set<string>(); // message ids and tool call ids already told
+  const roles = { user: 0, assistant: 0, system: 0 };
+  const toolCallsByName: Record<string, number> = {};
+  const files = new Set<string>();
+  const texts = new Map<string, string>(); // the latest turn's replies by message id
+  let turns = 0;
+  let toolErrors = 0;
+  let ended = false;
+  let lastPrompt: string | null = null;
+  let lastReply: string | null = null;
+  let startedAt: string | null = null;
+  let lastEntryAt: string | null = null;
+
+  function told(id: string): boolean {
+    if (seen.has(id)) return true;
+    seen.add(id);
+    return false;
+  }
+
+  function prompt(message: GeminiMessage, meta: Meta): Partial<TranscriptLineMeaning> {
+    const results = resultsOf(message.content);
+    if (results.length) {
+      ended = false;
+      return { messages: results.map((r) => toolResultEvent(r, meta)) };
+    }
+    const text = partsText(message.content);
+    turns++;
+    lastPrompt = text;
+    texts.clear();
+    ended = false;
+    return {
+      observation: { kind: "prompt-submitted", text, promptId: message.id },
+      messages: [{ event: "message.user", detail: clip(text), meta }],
+    };
+  }
+
+  function reply(message: GeminiMessage, meta: Meta): Events {
+    const events: Events = [];
+    if (message.thoughts.length && !told(`thoughts:${message.id}`)) {
+      for (const thought of message.thoughts)
+        events.push({ event: "message.thinking", detail: clip(thought), meta });
+    }
+    const text = typeof message.content === "string" ? message.content : "";
+    if (text) {
+      if (!told(`text:${message.id}`)) events.push({ event: "message.assistant", detail: clip(text), meta });
+      texts.set(message.id, text);
+      lastReply = text;
+    }
+    for (const call of message.toolCalls) {
+      if (told(`call:${call.id}`)) continue;
+      count(call);
+      events.push({
+        event: "message.tool_use",
+        detail: call.name,
+        meta: { ...meta, tool: call.name, toolUseId: call.id, input: clipStrings(call.args) },
+      });
+    }
+    // A reply without tool calls ends the turn; tool calls all refused or cancelled end it too.
+    ended =
+      message.toolCalls.length === 0 ? text !== "" : message.toolCalls.every((c) => c.status === "cancelled");
+    return events;
+  }
+
+  function count(call: ToolCallRecord): void {
+    toolCallsByName[call.name] = (toolCallsByName[call.name] ?? 0) + 1;
+    if (call.status === "error") toolErrors++;
+    const path = call.args.file_path;
+    if (WRITING_TOOLS.has(call.name) && typeof path === "string") files.add(path);
+  }
+
+  function note(message: GeminiMessage): Partial<TranscriptLineMeaning> {
+    const text = typeof message.content === "string" ? message.content : partsText(message.content);
+    if (message.type === "error") {
+      ended = true;
+      texts.set(message.id, text);
+      const observation: AgentObservation = {
+        kind: "turn-failed",
+        error: text,
+        rateLimited: isRateLimit(text),
+      };
+      return { observation };
+    }
+    if (message.type === "info" && text === "Request cancelled.") ended = true;
+    return {};
+  }
+
+  return {
+    add(line) {
+      const parsed = parseSessionLine(line);
+      const entry = isMessage(factsOf(parsed));
+      if (parsed.kind !== "message") return { messages: [] };
+      const { message } = parsed;
+      const at = message.timestamp ? Date.parse(message.timestamp) : Number.NaN;
+      const meaning: TranscriptLineMeaning = {
+        messages: [],
+        ...(Number.isFinite(at) ? { at } : {}),
+        ...usageOf(message),
+      };
+      // The CLI's copies of its history, and records it writes for itself: no news.
+      if (!entry) return meaning;
+      if (!seen.has(entry.key)) roles[entry.role]++;
+      startedAt ??= message.timestamp;
+      lastEntryAt = message.timestamp ?? lastEntryAt;
+      const meta = { uuid: message.id, timestamp: message.timestamp, sidechain: false };
+      const fresh = !told(entry.key);
+      if (message.type === "user") return fresh ? { ...meaning, ...prompt(message, meta) } : meaning;
+      if (message.type === "gemini")
+        return { ...meaning, observation: { kind: "activity" }, messages: reply(message, meta) };
+      return fresh ? { ...meaning, observation: { kind: "activity" }, ...note(message) } : meaning;
+    },
+    output: () => [...texts.values()].join("\n"),
+    turnEnded: () => ended,
+    tokens: () => usage.tokens(),
+    tokensByModel: () => usage.tokensByModel(),
+    summary() {
+      const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
+      return {
+        messages: { ...roles },
+        turns,
+        toolCalls: Object.values(toolCallsByName).reduce((a, b) => a + b, 0),
+        toolCallsByName: { ...toolCallsByName },
+        toolErrors,
+        filesTouched: [...files],
+        lastUserMessage: lastPrompt,
+        lastAssistantMessage: lastReply,
+        startedAt,
+        lastEntryAt,
+        durationMs: Number.isFinite(span) ? span : null,
+      };
+    },
+  };
+
+  function usageOf(message: GeminiMessage): Pick<TranscriptLineMeaning, "usage"> {
+    if (message.type !== "gemini" || !message.tokens) return {};
+    const tokens = tokenCounts(message.tokens);
+    usage.add(message.id, message.model, tokens);
+    return { usage: { messageId: message.id, model: message.model, tokens } };
+  }
+}
+
+type Meta = { uuid: string; timestamp: string | null; sidechain: boolean };
+
+function toolResultEvent(result: ReturnType<typeof resultsOf>[number], meta: Meta): Events[number] {
+  return {
+    event: "message.tool_result",
+    detail: clip(result.text),
+    meta: { ...meta, toolUseId: result.id, isError: result.isError },
+  };
+}
+
+/**
+ * Gemini's counts in ag's words: its input includes the cached tokens (ag counts them apart, as
+ * cache reads) and not the tool-use prompt; thoughts are billed as output.
+ */
+export function tokenCounts(tokens: GeminiTokens): TokenCounts {
+  return {
+    input: Math.max(0, tokens.input - tokens.cached) + tokens.tool,
+    output: tokens.output + tokens.thoughts,
+    cacheRead: tokens.cached,
+    cacheCreation: 0,
+  };
+}
+
+/** 429 / RESOURCE_EXHAUSTED: the quota or rate limit (the CLI retries these for minutes first). */
+export function isRateLimit(error: string): boolean {
+  return /\b429\b|RESOURCE_EXHAUSTED|rate limit|quota/i.test(error);
+}
