@@ -2,6 +2,7 @@ import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
 import { createClaudeAdapter } from "./claude/adapter.ts";
 import { createCodexAdapter } from "./codex/adapter.ts";
 import { createGeminiAdapter } from "./gemini/adapter.ts";
+import { createOpenCodeAdapter } from "./opencode/adapter.ts";
 import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
 
 /**
@@ -12,6 +13,7 @@ const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [
   createClaudeAdapter,
   createCodexAdapter,
   createGeminiAdapter,
+  createOpenCodeAdapter,
 ];
 
 export function createAgents(

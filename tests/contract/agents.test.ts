@@ -4,6 +4,7 @@ import { createAgents } from "../../src/agents/index.ts";
 import { claudeContract } from "../fixtures/agents/claude/contract.ts";
 import { codexContract } from "../fixtures/agents/codex/contract.ts";
 import { geminiContract } from "../fixtures/agents/gemini/contract.ts";
+import { opencodeContract } from "../fixtures/agents/opencode/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { type AdapterContract, adapterContract } from "./agent-adapter.contract.ts";
 
@@ -12,6 +13,7 @@ const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract> = {
   claude: claudeContract,
   codex: codexContract,
   gemini: geminiContract,
+  opencode: opencodeContract,
 };
 
 const agents = createAgents(

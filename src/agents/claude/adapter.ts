@@ -1,6 +1,7 @@
-import type { AgentAdapter, AgentObservation, KeyStep, ScreenReading } from "../agent.ts";
+import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts";
 import { isCliProcess } from "../process.ts";
-import { PERMISSION_MODES, type PendingPermission } from "../vocabulary.ts";
+import { questionAnswerKeys } from "../question-keys.ts";
+import { PERMISSION_MODES } from "../vocabulary.ts";
 import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
@@ -51,7 +52,8 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
             ? ["Down", "Enter"]
             : ["Enter"],
       reject: (pending) => (pending.kind === "trust" ? startDialog(pending.dialog).reject : ["Escape"]),
-      answer: answerKeys,
+      // AskUserQuestion's own row after the options is "Type something.".
+      answer: questionAnswerKeys,
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
@@ -68,24 +70,6 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
 function isSubmission(typed: string, recorded: string): boolean {
   const words = (text: string) => text.replace(/\s+/g, " ").trim();
   return words(typed) === words(recorded);
-}
-
-/**
- * A question dialog (AskUserQuestion) takes the option's digit alone: it picks and submits at
- * once (an Enter after it would answer the next question). An answer of one's own goes in the
- * "Type something." row after the options: its digit, the text, Enter. Each step is sent as its
- * own key press (keys sent together in one call were seen to be dropped).
- */
-function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
-  const count = pending.options?.length ?? 0;
-  const pick = (n: number): KeyStep[] =>
-    n <= 9
-      ? [{ keys: [String(n)] }]
-      : [...Array.from({ length: n - 1 }, () => ({ keys: ["Down"] })), { keys: ["Enter"] }];
-  if ("option" in answer) return pick(answer.option);
-  // Without the options (a question seen only on screen, cut off), "Type something." is unknown.
-  const typeRow = count > 0 ? count + 1 : 3;
-  return [...pick(typeRow), { text: answer.text }, { keys: ["Enter"] }];
 }
 
 type StartDialogScreen = "trust_dialog" | "api_key_dialog" | "bypass_dialog";
@@ -228,7 +212,7 @@ export function isClaudeProcess(argv: readonly string[]): boolean {
 /** The folder a folder-trust dialog asks about: the line after "Accessing workspace:". */
 export function trustDialogFolder(text: string): string | null {
   const lines = text.split("\n").map((line) => line.trim());
-  const at = lines.findIndex((line) => line === "Accessing workspace:");
+  const at = lines.indexOf("Accessing workspace:");
   if (at < 0) return null;
   return lines.slice(at + 1).find((line) => line !== "") ?? null;
 }

@@ -1,5 +1,6 @@
-import type { AgentAdapter, KeyStep, PendingDialog } from "../agent.ts";
-import type { PendingPermission, PermissionMode } from "../vocabulary.ts";
+import type { AgentAdapter, PendingDialog } from "../agent.ts";
+import { questionAnswerKeys } from "../question-keys.ts";
+import type { PermissionMode } from "../vocabulary.ts";
 import { findTranscript } from "./files.ts";
 import { geminiTranscriptFormat } from "./format.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
@@ -45,7 +46,8 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
       approve: approveKeys,
       // Escape is "No, suggest changes" in a tool dialog, cancel in the others; "3. Don't trust".
       reject: (pending) => (pending.kind === "trust" ? ["3"] : ["Escape"]),
-      answer: answerKeys,
+      // ask_user's last row is "Enter a custom value".
+      answer: (pending, answer) => questionAnswerKeys(pending, answer, 1),
       // Escape cancels a streaming reply and a running tool. (C-c on an empty input arms quit.)
       interrupt: ["Escape"],
       escape: ["Escape"],
@@ -61,21 +63,6 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
  */
 function approveKeys(pending: PendingDialog): string[] {
   return pending.kind === "plan" ? ["2"] : ["1"];
-}
-
-/**
- * ask_user's dialog: an option's digit picks it and submits (one question); past nine, arrows
- * and Enter. An answer of one's own goes in its last row, "Enter a custom value": pick it, type,
- * Enter. Each step is its own key press.
- */
-function answerKeys(pending: PendingPermission, answer: { option: number } | { text: string }): KeyStep[] {
-  const pick = (n: number): KeyStep[] =>
-    n <= 9
-      ? [{ keys: [String(n)] }]
-      : [...Array.from({ length: n - 1 }, () => ({ keys: ["Down"] })), { keys: ["Enter"] }];
-  if ("option" in answer) return pick(answer.option);
-  const custom = (pending.options?.length ?? 0) + 1;
-  return [...pick(custom), { text: answer.text }, { keys: ["Enter"] }];
 }
 
 /** The CLI runs as `gemini` (npm's bin) or node with the package's bundle; a shell naming it is not one. */

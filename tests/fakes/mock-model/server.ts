@@ -4,6 +4,7 @@ import { anthropicFace } from "./faces/anthropic.ts";
 import type { Face } from "./faces/face.ts";
 import { geminiFace } from "./faces/gemini.ts";
 import { openaiResponsesFace } from "./faces/openai-responses.ts";
+import { opencodeFace } from "./faces/opencode.ts";
 import type { MockReply, MockRule, MockScenario } from "./rules.ts";
 import { errorBody, type ReplyDefaults } from "./sse.ts";
 
@@ -58,8 +59,8 @@ export interface MockModelOptions {
 
 const MAX_LOG = 1000;
 
-/** Every provider the mock speaks; the first that handles a request answers it. */
-export const FACES: readonly Face[] = [anthropicFace, openaiResponsesFace, geminiFace];
+/** Every provider the mock speaks; the first that handles a request answers it (specific ones first). */
+export const FACES: readonly Face[] = [opencodeFace, anthropicFace, openaiResponsesFace, geminiFace];
 
 export function startMockModel(options: MockModelOptions = {}): MockModel {
   const scenario: MockScenario =
@@ -112,7 +113,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       entry.status ??= status;
     };
     const raw = await readJson(request);
-    const face = FACES.find((f) => f.handles(request.method, path));
+    const face = FACES.find((f) => f.handles(request.method, path, request));
     if (face) {
       const body = face.read(raw, new URL(request.url));
       const info = analyse(body);

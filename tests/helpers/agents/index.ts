@@ -1,5 +1,6 @@
 import { codexSeed } from "./codex.ts";
 import { geminiSeed } from "./gemini.ts";
+import { opencodeSeed } from "./opencode.ts";
 
 /**
  * What a real-agent test world needs of each agent CLI beside Claude Code (agent-home.ts): its
@@ -16,4 +17,8 @@ export interface AgentSeed {
   seed(home: string, mockUrl: string): Record<string, string>;
 }
 
-export const AGENT_SEEDS: Record<string, AgentSeed> = { codex: codexSeed, gemini: geminiSeed };
+export const AGENT_SEEDS: Record<string, AgentSeed> = {
+  codex: codexSeed,
+  gemini: geminiSeed,
+  opencode: opencodeSeed,
+};

@@ -12,8 +12,11 @@ import type { MockReply } from "../rules.ts";
 export interface Face {
   /** anthropic, openai-responses, gemini… */
   name: string;
-  /** Whether this face answers the model request (the one the script replies to). */
-  handles(method: string, path: string): boolean;
+  /**
+   * Whether this face answers the model request (the one the script replies to). Agents on the
+   * same provider share a path: the request (its headers) tells them apart.
+   */
+  handles(method: string, path: string, request?: Request): boolean;
   read(body: Record<string, unknown>, url: URL): MessagesBody;
   reply(
     request: Request,

@@ -1,0 +1,64 @@
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TOOLS_DIR } from "../../../scripts/agent-tools.ts";
+import type { AgentSeed } from "./index.ts";
+
+/** The mock's models as OpenCode's model list shows them (a provider of its own, "mock"). */
+const MODELS = {
+  "claude-sonnet-4-5": { name: "Mock Sonnet", tool_call: true, limit: { context: 200_000, output: 8192 } },
+  "claude-haiku-4-5": { name: "Mock Haiku", tool_call: true, limit: { context: 200_000, output: 8192 } },
+};
+
+/**
+ * OpenCode (opencode-ai, pinned 1.18.33) in a test world: its user config names a provider of
+ * our own on the bundled `@ai-sdk/anthropic` (no package to download) pointing at the mock, its
+ * models, no auto-update and no sharing. OpenCode would install its plugin package from the npm
+ * registry into its config dir on first start: an empty node_modules and a lock file naming it
+ * keep it offline (as ag does for each session's own config dir). No models.dev fetch either.
+ */
+export const opencodeSeed: AgentSeed = {
+  binaries: () => ({ opencode: opencodeBinary() }),
+  seed(home, mockUrl) {
+    const dir = join(home, ".config", "opencode");
+    mkdirSync(join(dir, "node_modules"), { recursive: true });
+    const config = {
+      $schema: "https://opencode.ai/config.json",
+      autoupdate: false,
+      share: "disabled",
+      model: "mock/claude-sonnet-4-5",
+      small_model: "mock/claude-haiku-4-5",
+      provider: {
+        mock: {
+          name: "Mock Anthropic",
+          npm: "@ai-sdk/anthropic",
+          options: { baseURL: `${mockUrl}/v1`, apiKey: "mock-key" },
+          models: MODELS,
+        },
+      },
+    };
+    writeFileSync(join(dir, "opencode.json"), JSON.stringify(config, null, 2));
+    const installed = { packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } };
+    writeFileSync(join(dir, "package-lock.json"), JSON.stringify(installed));
+    return {
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+    };
+  },
+};
+
+/**
+ * The native OpenCode binary of the platform package, else its launcher, as scripts/agent-tools.ts
+ * installs them into .tools/ (outside the lock: see there).
+ */
+export function opencodeBinary(): string {
+  const modules = join(TOOLS_DIR, "node_modules");
+  const candidates = [
+    process.env.OPENCODE_BIN,
+    join(modules, `opencode-${process.platform}-${process.arch}`, "bin", "opencode"),
+    join(modules, `opencode-${process.platform}-${process.arch}-baseline`, "bin", "opencode"),
+    join(modules, ".bin", "opencode"),
+  ];
+  for (const path of candidates) if (path && existsSync(path) && statSync(path).size > 100_000) return path;
+  throw new Error("the OpenCode binary is missing: bun scripts/agent-tools.ts (or set OPENCODE_BIN)");
+}
