@@ -17,8 +17,11 @@ export interface AgentInfo {
   default: boolean;
 }
 
-/** The first line a program prints for its version flag, or null when it is not installed. */
-export type VersionProbe = (command: string, flag: string) => Promise<string | null>;
+/**
+ * A CLI's version (its npm package's manifest, or the first line it prints for its version flag),
+ * or null when it is not installed.
+ */
+export type VersionProbe = (command: string, flag: string, pkg: string) => Promise<string | null>;
 
 /** Every agent ag knows, by the id sessions record. */
 export interface AgentRegistry {
@@ -59,7 +62,9 @@ export function createAgentRegistry(
     async describe() {
       if (!probed || Date.now() - probed.at > PROBE_TTL_MS) {
         const versions = Promise.all(
-          adapters.map((a) => options.probe(a.cli.command, a.cli.versionFlag).catch(() => null)),
+          adapters.map((a) =>
+            options.probe(a.cli.command, a.cli.versionFlag, a.cli.package).catch(() => null),
+          ),
         );
         probed = { at: Date.now(), versions };
       }

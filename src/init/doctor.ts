@@ -35,7 +35,7 @@ export interface DoctorDeps {
   /** The config as ag would load it here; throws when it does not load. */
   loadConfig: () => LoadedConfig;
   /** The first line a program prints for its version flag, or null when it is not installed. */
-  version: (command: string, flag: string) => Promise<string | null>;
+  version: (command: string, flag: string, pkg?: string) => Promise<string | null>;
   /** The agents ag can run; the config's defaultAgent is the one sessions get when they name none. */
   agents: readonly DoctorAgent[];
   /** GET /v1/health of the server this config points at: its version and status, and its URL. */
@@ -48,7 +48,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [...starterChecks(deps.cwd)];
   const [tmux, ...agents] = await Promise.all([
     deps.version("tmux", "-V"),
-    ...deps.agents.map((a) => deps.version(a.cli.command, a.cli.versionFlag)),
+    ...deps.agents.map((a) => deps.version(a.cli.command, a.cli.versionFlag, a.cli.package)),
   ]);
   const install = (program: "tmux") => installCommand(program, deps.installEnv ?? currentInstallEnv());
   checks.push(
