@@ -41,15 +41,16 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${world.env.SVC_PORT}`;
   // Holds BALLAST_MB (written, so resident, and referenced to the end, so never collected) while
-  // the agent that ran it lives. Claude Code's Bash commands outlive a killed agent (its shell is
-  // re-parented, not ended), so the ballast looks after itself: it ends when its shell's parent
-  // (the agent) is gone, or after 5 minutes at the latest.
+  // the agent that ran it lives. Claude Code runs each Bash command in a session of its own
+  // (setsid), so the hang-up of a killed session's window never reaches it: the command outlives
+  // the agent, re-parented to init (seen with 2.1.x; ag does not end it either). So the ballast
+  // looks after itself: it ends once its shell's parent (the agent) is gone, or after 5 minutes.
   writeFileSync(
     join(world.workDir, "ballast.mjs"),
     [
       'import { readFileSync } from "node:fs";',
       `const held = Buffer.alloc(${BALLAST_MB} * 1024 * 1024, 1);`,
-      'const parentOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1];',
+      'const parentOf = (pid) => readFileSync("/proc/" + pid + "/stat", "utf8").split(") ")[1].split(" ")[1];',
       "const shell = process.ppid;",
       "const agent = parentOf(shell);",
       "setInterval(() => {",
