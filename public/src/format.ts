@@ -28,6 +28,20 @@ export function formatCost(usd: number | undefined): string {
   return usd < 0.01 && usd > 0 ? "<$0.01" : `$${usd.toFixed(2)}`;
 }
 
+/** Resident memory as the list shows it: "312 MB", "1.4 GB"; "–" when not measured. */
+export function formatMemory(bytes: number | undefined): string {
+  if (bytes === undefined) return "–";
+  const mb = bytes / (1024 * 1024);
+  return mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${Math.round(mb)} MB`;
+}
+
+/** A share of one core: "0.4%", "37%", "180%" (a tree can use more than one core); "–" unknown. */
+export function formatCpu(percent: number | null | undefined): string {
+  if (percent === null || percent === undefined) return "–";
+  if (percent === 0) return "0%";
+  return percent < 10 ? `${percent.toFixed(1)}%` : `${Math.round(percent)}%`;
+}
+
 /** The states in which the agent waits for a person. */
 export const waitsForHuman = (s: Pick<Session, "status">) =>
   s.status === "permission_prompt" || s.status === "asking";

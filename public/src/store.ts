@@ -7,12 +7,14 @@ import { signal } from "@preact/signals";
 import { api, hasToken, isForbidden, isRefused, setToken } from "./api.ts";
 import { coalesced } from "./coalesce.ts";
 import { createStream } from "./stream.ts";
-import type { AgEvent, Health, MetricsReport, Session } from "./types.ts";
+import type { AgEvent, AgentUsage, Health, MetricsReport, Session } from "./types.ts";
 
 /** A burst of events (one status change publishes several) becomes one reload of the list. */
 const COALESCE_MS = 250;
 /** Uptime and tmux health change without an event saying so: a slow reload keeps them roughly true. */
 const HEALTH_MS = 60_000;
+/** Nor do the agents' memory and CPU: GET /v1/metrics is read again this often while the page shows. */
+const AGENTS_MS = 15_000;
 /** The events after which the session list may have changed. */
 const CHANGES_LIST = /^(session|status|permission)\./;
 
@@ -24,6 +26,8 @@ export const sessions = signal<Session[]>([]);
 export const sessionsError = signal<string | null>(null);
 /** Estimated cost per session id, from GET /v1/metrics. */
 export const costs = signal<Record<string, number>>({});
+/** What each running session's agent process tree takes now (RSS, CPU), from GET /v1/metrics. */
+export const agentUsage = signal<Record<string, AgentUsage>>({});
 /** Whether the server accepted the page (token or none): views load only then. */
 export const ready = signal(false);
 /** null: not locked; "" asks for a token; otherwise why the last one was refused. */
@@ -66,8 +70,9 @@ async function loadCosts() {
   try {
     const report = await api<MetricsReport>("/v1/metrics");
     costs.value = Object.fromEntries(report.bySession.map((s) => [s.id, s.estimatedCost.usd]));
+    agentUsage.value = Object.fromEntries(report.agents.bySession.map((a) => [a.id, a]));
   } catch {
-    // Costs are extra: the list stands without them.
+    // Costs and the agents' figures are extra: the list stands without them.
   }
 }
 
@@ -154,4 +159,7 @@ export function start() {
   setInterval(() => {
     if (stream.loaded) void loadHealth();
   }, HEALTH_MS);
+  setInterval(() => {
+    if (stream.loaded && ready.value && document.visibilityState === "visible") void loadCosts();
+  }, AGENTS_MS);
 }

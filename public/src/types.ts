@@ -16,3 +16,7 @@ export type { MetricsReport } from "../../src/metrics/report.ts";
 export type { Pipeline } from "../../src/pipelines/pipeline.ts";
 export type { PendingPermission, Session, SessionStatus } from "../../src/sessions/session.ts";
 export type { TranscriptCursorPage, TranscriptMessage } from "../../src/transcript/cursor.ts";
+
+import type { MetricsReport } from "../../src/metrics/report.ts";
+/** One running session's agent process tree, as GET /v1/metrics `agents.bySession` has it. */
+export type AgentUsage = MetricsReport["agents"]["bySession"][number];

@@ -217,4 +217,80 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
       await server.stop();
     }
   }, 45_000);
+
+  test("the list shows what each running session's agent takes: Mem and CPU, on a desk and on a phone", async () => {
+    const server = await startAg(ag);
+    try {
+      await createSession(server, "measured");
+      addSession(server.stateDir, "not-running-here", "idle"); // no pane: nothing to measure
+      for (const viewport of [
+        { width: 1440, height: 900 },
+        { width: 390, height: 844 },
+      ]) {
+        const context = await browser.newContext({ viewport, isMobile: viewport.width < 700 });
+        const page = await context.newPage();
+        const problems: string[] = [];
+        page.on("pageerror", (e) => problems.push(e.message));
+        page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+        await page.goto(`${server.url}/dashboard/`);
+        await waitForRow(page, "measured");
+        // The figures come with GET /v1/metrics, loaded after the list.
+        await page.waitForFunction(() => {
+          const row = [...document.querySelectorAll("#sessions tbody tr")].find(
+            (tr) => tr.querySelector("td.name")?.textContent === "measured",
+          );
+          return /^\d+(\.\d)? (MB|GB)$/.test(row?.querySelector("td.mem")?.textContent ?? "");
+        });
+        const cells = await page.$$eval("#sessions tbody tr", (trs) =>
+          trs.map((tr) => {
+            const cell = (name: string) => tr.querySelector(`td.${name}`) as HTMLElement;
+            return {
+              name: cell("name").textContent,
+              mem: cell("mem").textContent,
+              cpu: cell("cpu").textContent,
+              title: cell("mem").title,
+              shown: cell("mem").offsetWidth > 0 && cell("cpu").offsetWidth > 0,
+            };
+          }),
+        );
+        expect(cells.find((c) => c.name === "measured")).toEqual({
+          name: "measured",
+          mem: expect.stringMatching(/^\d+(\.\d)? (MB|GB)$/),
+          cpu: expect.stringMatching(/^\d+(\.\d)?%$/),
+          title: expect.stringMatching(/^\d+ process(es)?, pid \d+$/),
+          shown: true,
+        });
+        expect(cells.find((c) => c.name === "not-running-here")).toMatchObject({ mem: "–", cpu: "–" });
+        if (viewport.width < 700) {
+          // A card on a phone: labelled figures, nothing wider than the screen.
+          const label = await page.$eval(
+            "#sessions td.mem",
+            (td) => getComputedStyle(td, "::before").content,
+          );
+          expect(label).toBe('"mem "');
+          expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        } else {
+          const heads = await page.$$eval("#sessions thead th", (ths) => ths.map((th) => th.textContent));
+          expect(heads).toEqual([
+            "Name",
+            "Status",
+            "Work dir",
+            "Agent · mode",
+            "Tokens",
+            "Cost",
+            "Mem",
+            "CPU",
+            "Age",
+          ]);
+        }
+        await page.screenshot({
+          path: join(process.env.AG_SCREENSHOT_DIR ?? tempDir(), `dashboard-agents-${viewport.width}.png`),
+        });
+        expect(problems).toEqual([]);
+        await context.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

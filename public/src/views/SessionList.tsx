@@ -3,7 +3,9 @@ import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import {
   age,
   formatCost,
+  formatCpu,
   formatDuration,
+  formatMemory,
   formatTokens,
   pendingSummary,
   STATE_WORDS,
@@ -11,8 +13,8 @@ import {
   waitsForHuman,
 } from "../format.ts";
 import { sessionHref } from "../router.ts";
-import { costs, health, sessions, sessionsError } from "../store.ts";
-import type { Session, SessionStatus } from "../types.ts";
+import { agentUsage, costs, health, sessions, sessionsError } from "../store.ts";
+import type { AgentUsage, Session, SessionStatus } from "../types.ts";
 
 const FILTERS = [
   "running",
@@ -107,17 +109,28 @@ export function SessionList() {
               <th scope="col">Agent · mode</th>
               <th scope="col">Tokens</th>
               <th scope="col">Cost</th>
+              <th scope="col" title="resident memory of the agent and every process it started">
+                Mem
+              </th>
+              <th scope="col" title="share of one core the agent and its processes used lately">
+                CPU
+              </th>
               <th scope="col">Age</th>
             </tr>
           </thead>
-          <tbody>{shown.value.flatMap((s) => rows(s, costs.value[s.id]))}</tbody>
+          <tbody>{shown.value.flatMap((s) => rows(s, costs.value[s.id], agentUsage.value[s.id]))}</tbody>
         </table>
       </section>
     </>
   );
 }
 
-function rows(s: Session, cost: number | undefined) {
+/** Columns of a row, for the pending row that spans them all. */
+const COLUMNS = 9;
+
+function rows(s: Session, cost: number | undefined, usage: AgentUsage | undefined) {
+  const processes =
+    usage && `${usage.processes} process${usage.processes === 1 ? "" : "es"}, pid ${usage.pid}`;
   const row = (
     <tr key={s.id} data-id={s.id} data-state={s.status} class={waitsForHuman(s) ? "waiting" : undefined}>
       <td class="name">
@@ -136,6 +149,12 @@ function rows(s: Session, cost: number | undefined) {
         {formatTokens(totalTokens(s.tokenUsage))}
       </td>
       <td class="cost">{formatCost(cost)}</td>
+      <td class="mem" title={processes}>
+        {formatMemory(usage?.rssBytes)}
+      </td>
+      <td class="cpu" title={processes}>
+        {formatCpu(usage?.cpuPercent)}
+      </td>
       <td class="age" title={new Date(s.createdAt).toLocaleString()}>
         {age(s.createdAt)}
       </td>
@@ -145,7 +164,7 @@ function rows(s: Session, cost: number | undefined) {
   return [
     row,
     <tr key={`${s.id}-pending`} class="pending-row" data-id={s.id}>
-      <td colSpan={7}>
+      <td colSpan={COLUMNS}>
         <a href={sessionHref(s.id)} class="pending-link">
           <strong>{s.status === "asking" ? "Asks:" : "Wants to:"}</strong> {pendingSummary(s)}
         </a>
