@@ -192,6 +192,7 @@ export async function startRuntime({
       agents,
       processes: host.trees,
       admission: host.admit,
+      strays: host.strays,
       bus,
       clock: systemClock,
       logger,

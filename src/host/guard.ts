@@ -2,6 +2,7 @@ import { type Admission, createAdmission, RETRY_AFTER_SECONDS } from "./admissio
 import { createPressureWatch } from "./pressure.ts";
 import { availableBytes } from "./procfs.ts";
 import { createAdmissionQueue, type Waiting } from "./queue.ts";
+import { createStrayReaper, type StrayReaper } from "./strays.ts";
 import { createHostUsage, type HostUsage } from "./usage.ts";
 
 /** A running session's agent as the guard weighs it. */
@@ -29,6 +30,8 @@ export interface HostGuard {
   admit(agent: string, waitAs?: string): Promise<void>;
   /** A session ended (memory may come back) or a turn started (agents grow while they work). */
   sessionEnded(): void;
+  /** Ends what killed sessions' agents left running; the queue looks again when it did. */
+  strays: StrayReaper;
   turnStarted(): void;
   state(): Promise<AdmissionState>;
   close(): void;
@@ -77,8 +80,17 @@ export function createHostGuard(deps: {
     timer.unref?.();
     later.add(timer);
   };
+  const reaper = createStrayReaper();
   return {
     trees: (roots) => usage.trees(roots),
+    strays: {
+      mark: (root) => reaper.mark(root),
+      async end(marks) {
+        const ended = await reaper.end(marks);
+        if (ended) queue.poke();
+        return ended;
+      },
+    },
     available,
     admit: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : admission.check(agent)),
     sessionEnded() {

@@ -9,6 +9,8 @@ import { readdir, readFile } from "node:fs/promises";
 export interface ProcessUsage {
   pid: number;
   ppid: number;
+  /** Exited, waiting for its parent to reap it: nothing left to end. */
+  zombie: boolean;
   /** User + system CPU time so far, in clock ticks. */
   cpuTicks: number;
   /** Start time in clock ticks since boot. */
@@ -51,7 +53,7 @@ export function parseStat(pid: number, stat: string): ProcessUsage | null {
   const startTicks = Number(fields[19]);
   const rssPages = Number(fields[21]);
   if (![ppid, cpuTicks, startTicks, rssPages].every(Number.isFinite)) return null;
-  return { pid, ppid, cpuTicks, startTicks, rssBytes: rssPages * PAGE_BYTES };
+  return { pid, ppid, zombie: fields[0] === "Z", cpuTicks, startTicks, rssBytes: rssPages * PAGE_BYTES };
 }
 
 /** Seconds since boot (/proc/uptime), or null. */

@@ -1,4 +1,5 @@
 import { type HostMemory, readHostMemory, readProcesses, TICKS_PER_SECOND, uptimeSeconds } from "./procfs.ts";
+import { treeOf } from "./tree.ts";
 
 /** One process and everything it started, added up. */
 export interface TreeUsage {
@@ -32,21 +33,13 @@ export function createHostUsage(
         readProcesses(options.procRoot),
         uptimeSeconds(options.procRoot),
       ]);
-      const children = new Map<number, number[]>();
-      for (const p of processes) {
-        const siblings = children.get(p.ppid);
-        if (siblings) siblings.push(p.pid);
-        else children.set(p.ppid, [p.pid]);
-      }
-      const byPid = new Map(processes.map((p) => [p.pid, p]));
+      const under = treeOf(processes);
       const at = now();
       const result = new Map<string, TreeUsage>();
       for (const [key, root] of roots) {
-        const top = byPid.get(root);
+        const members = under(root);
+        const top = members[0];
         if (!top) continue;
-        const tree = [root];
-        for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
-        const members = tree.map((pid) => byPid.get(pid)!).filter(Boolean);
         const ticks = members.reduce((sum, p) => sum + p.cpuTicks, 0);
         const before = last.get(key);
         const seconds =

@@ -250,7 +250,7 @@ export function createSessionActions(deps: ActionDeps) {
     const pid = rec.paneId
       ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
       : null;
-    deps.exits.ending(id, pid);
+    await deps.exits.ending(id, pid);
     // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
     session.observe({ kind: "closed", reason, detail }, "ag");
     const shared = rec.windowId && deps.repo.live().some((s) => s.id !== id && s.windowId === rec.windowId);

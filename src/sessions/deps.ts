@@ -5,6 +5,7 @@ import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { EventBus } from "../events/bus.ts";
+import type { StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
@@ -62,6 +63,8 @@ export interface SessionServiceDeps {
    * not, or, given who waits (`batch`, `pipeline:<id>`…), waits in the admission queue for room.
    */
   admission?: (agent: string, waitAs?: string) => Promise<void>;
+  /** Ends what a killed session's agent left running (the host domain); none = not looked for. */
+  strays?: StrayReaper;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

@@ -88,7 +88,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
     return found;
   };
-  const exits = createExits(deps.clock);
+  const exits = createExits(deps.clock, deps.strays, (detail) => deps.logger.info(detail));
   const actions = createSessionActions({
     ...deps,
     live,

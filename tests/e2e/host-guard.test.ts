@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { availableBytes } from "../../src/host/index.ts";
 import { readHostMemory } from "../../src/host/procfs.ts";
@@ -40,24 +40,17 @@ beforeAll(async () => {
     BASH_MAX_TIMEOUT_MS: "600000",
   });
   base = `http://127.0.0.1:${world.env.SVC_PORT}`;
-  // Holds BALLAST_MB (written, so resident, and referenced to the end, so never collected) while
-  // the agent that ran it lives. Claude Code runs each Bash command in a session of its own
-  // (setsid), so the hang-up of a killed session's window never reaches it: the command outlives
-  // the agent, re-parented to init (seen with 2.1.x; ag does not end it either). So the ballast
-  // looks after itself: it ends once its shell's parent (the agent) is gone, or after 5 minutes.
+  // Holds BALLAST_MB (written, so resident, and referenced to the end, so never collected) and
+  // records its pid. Claude Code runs each Bash command in a session of its own (setsid), so the
+  // hang-up of a killed session's window never reaches it: ag ends it (host/strays.ts), and the
+  // last test checks that it did. 5 minutes at most, should ag not.
   writeFileSync(
     join(world.workDir, "ballast.mjs"),
     [
-      'import { readFileSync } from "node:fs";',
+      'import { writeFileSync } from "node:fs";',
       `const held = Buffer.alloc(${BALLAST_MB} * 1024 * 1024, 1);`,
-      'const parentOf = (pid) => readFileSync("/proc/" + pid + "/stat", "utf8").split(") ")[1].split(" ")[1];',
-      "const shell = process.ppid;",
-      "const agent = parentOf(shell);",
-      "setInterval(() => {",
-      "  let alive = false;",
-      "  try { alive = parentOf(shell) === agent; } catch {}",
-      "  if (!alive || held[held.length - 1] !== 1) process.exit(0);",
-      "}, 250);",
+      `writeFileSync(${JSON.stringify(join(world.workDir, "ballast-"))} + process.pid, "");`,
+      "setInterval(() => held[held.length - 1] !== 1 && process.exit(0), 1000);",
       "setTimeout(() => process.exit(0), 300_000);",
     ].join("\n"),
   );
@@ -67,6 +60,15 @@ afterAll(async () => {
 });
 
 const ids: Record<string, string> = {};
+
+/** A process still running (a zombie's memory is already given back). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
 
 /** Polls `look` until it answers something (not null or false); throws `message` after `timeoutMs`. */
 async function poll<T>(
@@ -188,7 +190,13 @@ test("a batch beyond the headroom waits in the queue and completes as the heavy 
   await Bun.sleep(1000);
   expect(answered).toBe(false);
 
-  // Killing the heavy sessions frees ~3 × what one takes: room for both (2 agents then).
+  // Killing the heavy sessions frees ~3 × what one takes: room for both (2 agents then). Their
+  // ballast, in sessions of its own, is ended by ag once each agent has exited.
+  const ballasts = readdirSync(world.workDir)
+    .filter((f) => f.startsWith("ballast-"))
+    .map((f) => Number(f.slice("ballast-".length)));
+  expect(ballasts).toHaveLength(3);
+  expect(ballasts.every(running)).toBe(true);
   for (const id of [ids.a!, ids.b!, ids.c!])
     expect((await world.api("DELETE", `/v1/sessions/${id}`)).status).toBe(200);
   const done = await batch;
@@ -197,6 +205,7 @@ test("a batch beyond the headroom waits in the queue and completes as the heavy 
   // Woken when the sessions ended (1 s and 3 s later), not by the 30 s retry.
   expect(Date.now() - startedAt).toBeLessThan(25_000);
   expect((await world.api<Json>("GET", "/v1/admission")).body.waiting).toEqual([]);
+  await poll(async () => !ballasts.some(running), 20_000, "a killed session's command outlived it");
   for (const s of done.body.created as Json[]) {
     await world.waitFor(s.id, "idle", 60_000);
     const health = (await world.api<Json>("GET", "/v1/health")).body;

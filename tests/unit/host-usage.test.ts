@@ -48,14 +48,16 @@ function fakeProc(
   return root;
 }
 
-test("a stat line with spaces and parentheses in its name reads right", () => {
+test("a stat line with spaces and parentheses in its name reads right; a zombie is told", () => {
   expect(parseStat(7, "7 (x) y) S 3 0 0 0 0 0 0 0 0 0 150 50 0 0 20 0 1 0 4200 0 25 0")).toEqual({
     pid: 7,
     ppid: 3,
+    zombie: false,
     cpuTicks: 200,
     startTicks: 4200,
     rssBytes: 25 * 4096,
   });
+  expect(parseStat(8, "8 (sleep) Z 1 0 0 0 0 0 0 0 0 0 1 1 0 0 20 0 1 0 4300 0 0 0")?.zombie).toBe(true);
 });
 
 test("a session's agent is its pane's process and everything under it; CPU over its life, then since the last look", async () => {
