@@ -1,5 +1,6 @@
 import type { AgentAdapter, KeyStep, PendingDialog } from "../agent.ts";
 import type { PendingPermission, PermissionMode } from "../vocabulary.ts";
+import { geminiAcp } from "./acp.ts";
 import { findTranscript } from "./files.ts";
 import { geminiTranscriptFormat } from "./format.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
@@ -16,7 +17,8 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
     displayName: "Gemini CLI",
     provider: "gcp.gemini",
     cli: { command: "gemini", package: "@google/gemini-cli", versionFlag: "--version" },
-    drivers: ["tmux"],
+    drivers: ["tmux", "acp"],
+    acp: geminiAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
     permissionModes: Object.keys(APPROVAL_MODES) as PermissionMode[],
     prices: GEMINI_PRICES,

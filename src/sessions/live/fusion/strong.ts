@@ -58,7 +58,7 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       return;
     case "turn-ended":
       closePending(s, at);
-      endTurn(step, "completed", at);
+      endTurn(step, obs.interrupted ? "interrupted" : "completed", at);
       return;
     case "turn-failed":
       closePending(s, at);
