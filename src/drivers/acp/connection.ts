@@ -18,16 +18,9 @@ export interface AcpHandlers {
 export interface AcpConnection {
   readonly pid: number;
   readonly capabilities: acp.AgentCapabilities;
-  request<M extends "session/new" | "session/load" | "session/prompt">(
-    method: M,
-    params: M extends "session/new"
-      ? acp.NewSessionRequest
-      : M extends "session/load"
-        ? acp.LoadSessionRequest
-        : acp.PromptRequest,
-  ): Promise<
-    M extends "session/new" ? acp.NewSessionResponse : M extends "session/load" ? unknown : acp.PromptResponse
-  >;
+  newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse>;
+  loadSession(params: acp.LoadSessionRequest): Promise<unknown>;
+  prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
   cancel(sessionId: string): Promise<void>;
   /** The child's exit status (null: killed by a signal). */
   readonly exited: Promise<number | null>;
@@ -108,11 +101,9 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
   return {
     pid: child.pid,
     capabilities: init.agentCapabilities ?? {},
-    request: ((method: string, params: unknown) =>
-      // biome-ignore lint/suspicious/noExplicitAny: the overloads above type each method
-      traced(method, () =>
-        connection.agent.request(method as any, params as any),
-      )) as AcpConnection["request"],
+    newSession: (params) => traced("session/new", () => connection.agent.request("session/new", params)),
+    loadSession: (params) => traced("session/load", () => connection.agent.request("session/load", params)),
+    prompt: (params) => traced("session/prompt", () => connection.agent.request("session/prompt", params)),
     cancel: (sessionId) => connection.agent.notify("session/cancel", { sessionId }),
     exited,
     stderrTail: () => stderr,

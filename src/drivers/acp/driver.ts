@@ -38,6 +38,7 @@ export interface HeadlessSpec {
 export type PermissionChoice = { approve: boolean } | { option: number };
 
 export interface AcpDriver {
+  /** Starts the agent and its ACP session; resolves when a prompt can be sent. */
   launch(spec: HeadlessSpec, sink: DriverSink): Promise<{ pid: number }>;
   /**
    * After a restart: reopens the conversation with `session/load` when the agent can, else
@@ -298,7 +299,7 @@ export function createAcpDriver(deps: {
     async launch(spec, sink) {
       const run = await start(spec, sink);
       try {
-        const created = await run.conn.request("session/new", { cwd: spec.workDir, mcpServers: [] });
+        const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: [] });
         run.sessionId = created.sessionId;
       } catch (error) {
         await run.conn.close();
@@ -310,8 +311,6 @@ export function createAcpDriver(deps: {
       writeFileSync(run.transcript, "", { flag: "a" });
       follow(run);
       await sink.attachTranscript(run.transcript, false);
-      // Ready for a prompt: no turn runs.
-      sink.observe({ kind: "turn-ended" });
       return { pid: run.conn.pid };
     },
 
@@ -326,7 +325,7 @@ export function createAcpDriver(deps: {
       }
       run.loading = true;
       try {
-        await run.conn.request("session/load", { sessionId, cwd: spec.workDir, mcpServers: [] });
+        await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
       } catch (error) {
         deps.logger.warn(`ACP session ${spec.id}: session/load failed`, error);
         await run.conn.close();
@@ -353,7 +352,7 @@ export function createAcpDriver(deps: {
       run.turns++;
       write(run, { type: "user", at: now(), text });
       run.sink.observe({ kind: "prompt-submitted", text });
-      const request = run.conn.request("session/prompt", {
+      const request = run.conn.prompt({
         sessionId: run.sessionId,
         prompt: [{ type: "text", text }],
       });

@@ -83,6 +83,14 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
     case "gone":
       terminate(step, "crashed", "the agent's window disappeared");
       return;
+    case "driver-lost":
+      terminate(
+        step,
+        "crashed",
+        "driver_restart",
+        "ag restarted; the agent could not reopen its ACP session",
+      );
+      return;
     case "launch-failed":
       terminate(step, "crashed", `launch failed: ${obs.error}`);
       return;
