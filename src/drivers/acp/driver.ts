@@ -327,7 +327,8 @@ export function createAcpDriver(deps: {
       try {
         await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
       } catch (error) {
-        deps.logger.warn(`ACP session ${spec.id}: session/load failed`, error);
+        const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
+        deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
         await run.conn.close();
         return false;
       }
@@ -351,7 +352,8 @@ export function createAcpDriver(deps: {
       if (run.turn) throw new AgError("SESSION_BUSY", `session ${id} runs a turn: interrupt it first`);
       run.turns++;
       write(run, { type: "user", at: now(), text });
-      run.sink.observe({ kind: "prompt-submitted", text });
+      // Each prompt is its own (the same text twice is two prompts).
+      run.sink.observe({ kind: "prompt-submitted", text, promptId: `${run.sessionId}:${run.turns}` });
       const request = run.conn.prompt({
         sessionId: run.sessionId,
         prompt: [{ type: "text", text }],
