@@ -61,8 +61,8 @@ describe("a Gemini CLI session over ACP", () => {
     expect(pane.body.code).toBe("NOT_A_TERMINAL_SESSION");
     const spawn = await world.api<Json>("POST", `/v1/sessions/${id}/spawn`, { prompt: "hi" });
     expect(spawn.body.code).toBe("NOT_A_TERMINAL_SESSION");
-    const escape = await world.api<Json>("POST", `/v1/sessions/${id}/escape`);
-    expect(escape.body.code).toBe("NOT_A_TERMINAL_SESSION");
+    const esc = await world.api<Json>("POST", `/v1/sessions/${id}/escape`);
+    expect(esc.body.code).toBe("NOT_A_TERMINAL_SESSION");
   });
 
   for (const loaded of [false, true]) {
@@ -140,25 +140,31 @@ describe("a Gemini CLI session over ACP", () => {
     expect(users.messages.some((m: Json) => m.kind === "prompt" && m.text === "edit file")).toBe(true);
   });
 
-  test("ag restarted while the session is idle: reopened with session/load, its history kept", async () => {
-    const before = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
-    await world.restart();
-    const after = await reach("idle", 60_000);
-    expect(after.driver).toBe("acp");
-    const page = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
-    expect(page.messages.slice(0, before.messages.length)).toEqual(before.messages);
-    expect(page.messages.at(-1)).toMatchObject({ kind: "system", subtype: "reopened" });
-    // The reopened conversation takes a new prompt.
-    expect(await send("say hello")).toEqual({ delivered: true, attempts: 1 });
-    await reach("idle");
-    expect((await world.api<Json>("GET", `/v1/sessions/${id}/read`)).body.output).toContain(
-      "Hello from the mock",
-    );
-  }, 120_000);
-
   test("kill ends the session and its agent", async () => {
-    const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      agent: "gemini",
+      driver: "acp",
+      workDir: world.workDir,
+      reuse: false,
+    });
+    expect(created.status).toBe(201);
+    const killed = await world.api<Json>("DELETE", `/v1/sessions/${created.body.id}`);
     expect(killed.status).toBe(200);
     expect(killed.body.status).toBe("killed");
-  });
+  }, 60_000);
+
+  /**
+   * Gemini CLI 0.61.0 advertises loadSession, but its session/load answers "No previous sessions
+   * found for this project" for a conversation of an earlier process (also outside ag: a bare
+   * client, the same HOME and cwd). So the restart ends the session as docs/drivers.md says for
+   * an agent that cannot reopen: crashed (reason driver_restart), ag's transcript kept.
+   */
+  test("ag restarted while the session is idle: Gemini cannot reopen it, so it ends crashed, its transcript kept", async () => {
+    const before = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
+    await world.restart();
+    const after = await reach("crashed", 60_000);
+    expect(after.driver).toBe("acp");
+    const page = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
+    expect(page.messages).toEqual(before.messages);
+  }, 120_000);
 });
