@@ -7,4 +7,4 @@ export {
   type PermissionChoice,
   TRANSCRIPT_FILE,
 } from "./driver.ts";
-export { acpTranscriptFormat, createAcpTranscriptReader } from "./transcript.ts";
+export { acpTranscript, acpTranscriptFormat, createAcpTranscriptReader } from "./transcript.ts";

@@ -159,3 +159,10 @@ export function createAcpTranscriptReader(): TranscriptReader {
     summary: () => ({ ...summary, messages: { ...summary.messages } }),
   };
 }
+
+/** In place of an agent's own transcript: what sessions follow for a headless session. */
+export const acpTranscript = {
+  format: acpTranscriptFormat,
+  createReader: createAcpTranscriptReader,
+  find: async (): Promise<string | null> => null,
+};

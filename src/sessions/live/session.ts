@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import { acpTranscriptFormat, createAcpTranscriptReader } from "../../drivers/acp/index.ts";
+import { acpTranscript } from "../../drivers/acp/index.ts";
 import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
@@ -78,14 +78,6 @@ export interface LiveSession {
   dispose(): void;
 }
 
-const ACP_TRANSCRIPT: Pick<AgentAdapter, "transcript"> = {
-  transcript: {
-    format: acpTranscriptFormat,
-    createReader: createAcpTranscriptReader,
-    find: async () => null,
-  },
-};
-
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
   let record = initial;
   const agent = deps.agents.get(initial.agent);
@@ -148,7 +140,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   });
   const transcript = createTranscriptFollower({
     // A headless session's transcript is ag's own record of the protocol, not the agent's file.
-    agent: initial.driver === "acp" ? ACP_TRANSCRIPT : agent,
+    agent: initial.driver === "acp" ? { transcript: acpTranscript } : agent,
     logger: deps.logger,
     onLine(meaning) {
       // A fork's transcript starts with its parent's conversation: lines from before this launch
