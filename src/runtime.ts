@@ -9,9 +9,11 @@ import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
+import { readChildEnv } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { createConsensusService } from "./consensus/index.ts";
 import { createDiagnostics } from "./diagnostics/index.ts";
+import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
@@ -186,9 +188,13 @@ export async function startRuntime({
     const recorder = createMetricsRecorder();
     // The config's fragments first (they win the match), its prices over the built-in ones.
     const prices = { ...config.pricing, ...agents.prices(), ...config.pricing };
+    // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
+    const acp = createAcpDriver({ baseEnv: readChildEnv(), logger, diagnostics });
+    undo.push(() => void acp.closeAll());
     const domain = createSessions({
       repo,
       tmux: control,
+      acp,
       agents,
       processes: host.trees,
       admission: host.admit,
@@ -420,6 +426,7 @@ export async function startRuntime({
         pipelines.close();
         consensus.close();
         supervisor.stop();
+        void acp.closeAll();
         memory.stop();
         void dispatcher.close();
         void chat?.close();

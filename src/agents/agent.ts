@@ -113,8 +113,8 @@ export type AgentObservation =
   | { kind: "dialog-waiting" }
   /** The agent says it has been waiting for input a while (its idle notification). */
   | { kind: "waiting-for-input" }
-  /** The turn finished (Stop). */
-  | { kind: "turn-ended" }
+  /** The turn finished (Stop); `interrupted`: it was cut short at ag's request (ACP's cancelled). */
+  | { kind: "turn-ended"; interrupted?: boolean }
   /** The turn ended on an API error (StopFailure, or the error line on screen). */
   | { kind: "turn-failed"; error: string; rateLimited: boolean }
   /** The screen shows the spinner: the agent is working. */
@@ -192,6 +192,19 @@ export interface TranscriptReader {
   summary(): TranscriptSummary;
 }
 
+/**
+ * How the agent runs headless over the Agent Client Protocol (driver `acp`): the child process
+ * ag spawns (its stdin/stdout carry the protocol) and what it reports beyond the protocol.
+ */
+export interface AcpEntry {
+  /** The command and environment of the agent's ACP entry point (files it needs written). */
+  prepare(request: LaunchRequest): Promise<LaunchPlan>;
+  /** The tokens a turn used, from the `session/prompt` response, where the agent reports them. */
+  usage?(response: {
+    _meta?: Record<string, unknown> | null;
+  }): { model: string | null; tokens: TokenCounts } | null;
+}
+
 export interface AgentAdapter {
   /** The id sessions record (`agent`): claude, codex, gemini, opencode. */
   readonly name: string;
@@ -202,6 +215,8 @@ export interface AgentAdapter {
   /** Its CLI: the program ag runs, the npm package that installs it, its version flag. */
   readonly cli: { command: string; package: string; versionFlag: string };
   readonly drivers: readonly DriverName[];
+  /** Its ACP entry point, when `drivers` has `acp`. */
+  readonly acp?: AcpEntry;
   readonly capabilities: readonly AgentCapability[];
   /** The neutral permission modes it has an equivalent of; a create asking another is refused. */
   readonly permissionModes: readonly PermissionMode[];

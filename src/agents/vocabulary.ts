@@ -56,6 +56,9 @@ export const QuestionOption = Type.Object({
   index: Type.Integer({ minimum: 1, description: "the option's number in the dialog (answer with it)" }),
   label: Type.String(),
   description: Type.Optional(Type.String()),
+  optionId: Type.Optional(
+    Type.String({ description: "an ACP session's permission: the agent's own id of the option" }),
+  ),
 });
 
 export const PendingPermission = Type.Object({
@@ -84,7 +87,13 @@ export const PendingPermission = Type.Object({
     }),
   ),
   options: Type.Optional(
-    Type.Array(QuestionOption, { description: "kind question: the agent's options, answered by number" }),
+    Type.Array(QuestionOption, {
+      description:
+        "kind question, and a tool permission of an ACP session: the agent's options, answered by number",
+    }),
+  ),
+  toolInput: Type.Optional(
+    Type.Unknown({ description: "an ACP session's tool permission: the tool call as the agent sent it" }),
   ),
   multiSelect: Type.Optional(
     Type.Boolean({ description: "kind question: more than one option may be picked" }),

@@ -399,3 +399,8 @@ export function readDesktopEnv(
     tmuxTmpDir: env.TMUX_TMPDIR || "/tmp",
   };
 }
+
+/** The environment ag's own child processes (headless agents) start from: ag's, defined values only. */
+export function readChildEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}

@@ -64,7 +64,7 @@ export type VerificationResult = Static<typeof VerificationResult>;
 // --- The parts payloads are made of -------------------------------------------------------------
 
 /** Who told ag what changed a session's state. */
-export const STATUS_SOURCES = ["hook", "transcript", "screen", "tmux", "timer", "ag"] as const;
+export const STATUS_SOURCES = ["hook", "transcript", "screen", "tmux", "timer", "ag", "acp"] as const;
 export type StatusSource = (typeof STATUS_SOURCES)[number];
 /** Why a session ended (`session.ended`'s reason). */
 export const END_REASONS = ["normal", "failed", "killed", "idle_timeout"] as const;

@@ -1,12 +1,14 @@
 import type { KeyStep } from "../agents/agent.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import type { AcpDriver, PermissionChoice } from "../drivers/acp/index.ts";
 import type { Clock } from "../shared/clock.ts";
-import { AgError } from "../shared/errors.ts";
+import { AgError, isAgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { Exits } from "./exits.ts";
+import { acpOf, assertTerminal, isHeadless } from "./headless.ts";
 import { assertTypeable } from "./lifecycle.ts";
 import type { DeliveryOptions, DeliveryResult } from "./live/delivery.ts";
 import { deliverTo } from "./live/keyboard.ts";
@@ -52,6 +54,7 @@ export interface ActionDeps {
   /** Agents on their way out (a resume waits for them). */
   exits: Pick<Exits, "ending">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
+  acp?: AcpDriver;
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
@@ -90,7 +93,9 @@ export function createSessionActions(deps: ActionDeps) {
   /** One delivery, with what metrics and diagnostics record of it. */
   async function typeIn(session: LiveSession, text: string): Promise<DeliveryResult> {
     const started = deps.clock.now();
-    const result = await deliverTo(session, deps, text, deps.delivery);
+    const result = isHeadless(session.record())
+      ? await promptHeadless(session, text)
+      : await deliverTo(session, deps, text, deps.delivery);
     session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
     if (!result.delivered) {
       deps.diagnostics?.record(
@@ -104,6 +109,34 @@ export function createSessionActions(deps: ActionDeps) {
       );
     }
     return result;
+  }
+
+  /** Over ACP a prompt is a request: the agent has it once it is sent (no typing, no retries). */
+  async function promptHeadless(session: LiveSession, text: string): Promise<DeliveryResult> {
+    try {
+      await acpOf(deps.acp).prompt(session.id, text);
+      return { delivered: true, attempts: 1 };
+    } catch (error) {
+      if (isAgError(error) && error.code === "SESSION_BUSY") throw error;
+      return { delivered: false, attempts: 1, reason: (error as Error).message };
+    }
+  }
+
+  /** An answer to an ACP session's permission: the RPC response with the option chosen. */
+  function answerHeadless(
+    session: LiveSession,
+    choice: PermissionChoice,
+    what: AgKeys,
+    dialog: string,
+  ): Promise<Session> {
+    return inSpan(
+      `session.${what}`,
+      { "ag.session.id": session.id, "ag.permission.id": dialog },
+      async () => {
+        acpOf(deps.acp).answer(session.id, choice);
+        return toSession(record(session.id));
+      },
+    );
   }
 
   /**
@@ -246,6 +279,11 @@ export function createSessionActions(deps: ActionDeps) {
       await end(child.id, reason).catch(() => {});
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
     const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
+    if (isHeadless(rec)) {
+      session.observe({ kind: "closed", reason, detail }, "ag");
+      await acpOf(deps.acp).stop(id);
+      return toSession(record(id));
+    }
     // The agent exits a moment after its window closes (writing its last lines): who it is.
     const pid = rec.paneId
       ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
@@ -305,6 +343,8 @@ export function createSessionActions(deps: ActionDeps) {
           `session ${id} asks a question: answer it with POST /v1/sessions/${id}/answer {option | text}`,
         );
       }
+      if (isHeadless(session.record()))
+        return answerHeadless(session, { approve }, approve ? "approve" : "reject", pending.id);
       // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
       const keys = approve ? session.agent.keys.approve(pending) : session.agent.keys.reject(pending);
       await press(
@@ -318,6 +358,12 @@ export function createSessionActions(deps: ActionDeps) {
 
     async answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session> {
       const session = deps.live.running(id);
+      if (isHeadless(session.record())) {
+        const pending = pendingOf(session, id, permissionId);
+        if (!("option" in answer))
+          throw new AgError("VALIDATION_ERROR", "an ACP permission is answered with one of its options");
+        return answerHeadless(session, { option: answer.option }, "answer", pending.id);
+      }
       await answerQuestion(session, id, answer, permissionId);
       return answered(session);
     },
@@ -327,18 +373,24 @@ export function createSessionActions(deps: ActionDeps) {
       // A second Ctrl+C at idle would exit the agent: there is nothing to interrupt.
       if (session.status().status === "idle")
         throw new AgError("CONFLICT", `session ${id} is idle: nothing to interrupt`);
+      if (isHeadless(session.record())) {
+        await inSpan("session.interrupt", { "ag.session.id": id }, () => acpOf(deps.acp).interrupt(id));
+        return toSession(record(id));
+      }
       await press(session, [{ keys: session.agent.keys.interrupt }], "interrupt");
       return toSession(record(id));
     },
 
     async escape(id: string): Promise<Session> {
       const session = deps.live.running(id);
+      assertTerminal(session.record(), "keys");
       await press(session, [{ keys: session.agent.keys.escape }], "escape");
       return toSession(record(id));
     },
 
     async pane(id: string): Promise<{ id: string; content: string }> {
       const rec = record(id);
+      assertTerminal(rec, "a pane");
       if (!rec.paneId || isTerminal(rec.status))
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
       return { id, content: await deps.tmux.capturePane(rec.paneId) };

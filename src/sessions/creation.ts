@@ -6,6 +6,7 @@ import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import type { Exits } from "./exits.ts";
+import { assertTerminal, isHeadless } from "./headless.ts";
 import { assertCapacity, type LauncherDeps, launchWindow } from "./launcher.ts";
 import {
   defaultName,
@@ -207,6 +208,8 @@ export function createSessionCreation(
 
   /** The conversation a fork or resume continues; it must have been written down. */
   async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
+    if (isHeadless(rec))
+      throw new AgError("UNSUPPORTED_BY_AGENT", `an ACP session cannot ${need} yet (${rec.id})`);
     const agent = deps.agents.get(rec.agent);
     if (!agent.capabilities.includes(need))
       throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot ${need} a conversation`);
@@ -262,6 +265,7 @@ export function createSessionCreation(
   async function spawnNow(id: string, prompt: string): Promise<CreateResult> {
     live.running(id);
     const parent = record(id);
+    assertTerminal(parent, "a split pane");
     if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
     const text = normalizeText(prompt, "prompt");
     await admit(parent.agent);

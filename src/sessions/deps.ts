@@ -4,6 +4,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import type { AcpDriver } from "../drivers/acp/index.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -47,6 +48,8 @@ export interface TemplateReader {
 export interface SessionServiceDeps {
   repo: SessionRepo;
   tmux: Tmux;
+  /** The headless driver (sessions with driver `acp`); absent: they are refused. */
+  acp?: AcpDriver;
   /** Every agent ag can run; each session uses its own (record.agent). */
   agents: AgentRegistry;
   bus: EventBus;

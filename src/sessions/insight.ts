@@ -96,6 +96,8 @@ export function createSessionInsight(deps: {
   prices: PriceTable;
   /** Process trees by root pid (the host domain); absent: no process figures. */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, Static<typeof AgentProcess>>>;
+  /** A headless session's agent: ag's own child. */
+  acpPid?: (id: string) => number | null;
 }) {
   const { reading } = deps;
 
@@ -116,6 +118,8 @@ export function createSessionInsight(deps: {
     const panes = new Map(listed.map((p) => [p.paneId, p]));
     const roots = new Map<string, number>();
     for (const rec of records) {
+      const child = deps.acpPid?.(rec.id) ?? null;
+      if (child !== null) roots.set(rec.id, child);
       const pane = rec.paneId ? panes.get(rec.paneId) : undefined;
       if (pane && !pane.dead && pane.pid !== null && !isTerminal(rec.status)) roots.set(rec.id, pane.pid);
     }

@@ -1,9 +1,11 @@
 import type { LaunchPlan } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import type { AcpDriver } from "../drivers/acp/index.ts";
 import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Tmux } from "../tmux/tmux.ts";
+import { acpOf, headlessSpec, isHeadless, sinkOf } from "./headless.ts";
 import { sessionDir } from "./lifecycle.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
@@ -27,6 +29,7 @@ export interface LauncherDeps {
   tmux: Pick<Tmux, "newWindow" | "splitWindow">;
   agents: Pick<AgentRegistry, "get">;
   live: Pick<LiveSessions, "follow" | "forget">;
+  acp?: AcpDriver;
   diagnostics?: DiagnosticsSink;
   settings: { stateDir: string; hookBaseUrl: () => string; maxSessions: number | null };
 }
@@ -47,6 +50,28 @@ export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promis
     if (isTerminal(session.status().status)) deps.live.forget(rec.id);
     return new AgError(code, `${what}: ${message}`, { cause: error });
   };
+  if (isHeadless(rec)) {
+    try {
+      const { spec: headless, warnings } = await headlessSpec(session, deps.settings.stateDir);
+      spec.warnings.push(...warnings);
+      await acpOf(deps.acp).launch(headless, sinkOf(session));
+    } catch (error) {
+      deps.diagnostics?.record("acp.launch", `session ${rec.id}: ${(error as Error).message}`);
+      throw failed(error, "AGENT_UNAVAILABLE", "could not start the agent over ACP");
+    }
+    const launched = session.record();
+    session.observe(
+      {
+        kind: "launched",
+        detail: `session ${launched.name} created`,
+        origin: launchMeta(launched, spec.origin),
+      },
+      "ag",
+    );
+    // The ACP session exists: the agent waits for a prompt.
+    session.observe({ kind: "turn-ended" }, "acp");
+    return session;
+  }
   let plan: LaunchPlan;
   try {
     plan = await session.agent.prepareLaunch({

@@ -1,5 +1,6 @@
 import type { TranscriptSummary } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import { acpTranscript } from "../drivers/acp/index.ts";
 import type { Logger } from "../shared/log.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
@@ -38,7 +39,8 @@ export function createSessionReading(deps: {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
   async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
     const rec = deps.record(id);
-    const agent = deps.agents.get(rec.agent);
+    // A headless session's transcript is ag's own record of the protocol.
+    const agent = rec.driver === "acp" ? { transcript: acpTranscript } : deps.agents.get(rec.agent);
     const session = deps.live.get(id);
     if (session) {
       if (!session.transcript.path) {

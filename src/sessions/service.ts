@@ -13,6 +13,7 @@ import {
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import { createExits } from "./exits.ts";
+import { assertTerminal } from "./headless.ts";
 import {
   type AgentProcess,
   createSessionInsight,
@@ -105,6 +106,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
     processes: deps.processes,
+    acpPid: (id) => deps.acp?.pid(id) ?? null,
   });
   const creation = createSessionCreation({ ...deps, live, exits, record, deliver: actions.deliver });
 
@@ -149,6 +151,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     pane: actions.pane,
     placement(id) {
       const rec = record(id);
+      assertTerminal(rec, "a terminal");
       if (!rec.paneId || !rec.windowId || isTerminal(rec.status))
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
       return { paneId: rec.paneId, windowId: rec.windowId };

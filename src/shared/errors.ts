@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   NO_PENDING_PERMISSION: 409,
   PERMISSION_MISMATCH: 409,
   PROTOCOL_VERSION_UNSUPPORTED: 409,
+  /** A terminal-only route (pane, screenshot, keys, attach, spawn) on a headless (ACP) session. */
+  NOT_A_TERMINAL_SESSION: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   SESSION_LIMIT_REACHED: 429,

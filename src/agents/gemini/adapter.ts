@@ -1,6 +1,7 @@
 import type { AgentAdapter, PendingDialog } from "../agent.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import type { PermissionMode } from "../vocabulary.ts";
+import { geminiAcp } from "./acp.ts";
 import { findTranscript } from "./files.ts";
 import { geminiTranscriptFormat } from "./format.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
@@ -17,7 +18,8 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
     displayName: "Gemini CLI",
     provider: "gcp.gemini",
     cli: { command: "gemini", package: "@google/gemini-cli", versionFlag: "--version" },
-    drivers: ["tmux"],
+    drivers: ["tmux", "acp"],
+    acp: geminiAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
     permissionModes: Object.keys(APPROVAL_MODES) as PermissionMode[],
     prices: GEMINI_PRICES,

@@ -1,8 +1,10 @@
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { AcpDriver } from "../../drivers/acp/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
+import { isHeadless, reopenHeadless } from "../headless.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
 import type { SessionRepo } from "../repo.ts";
@@ -31,6 +33,8 @@ export function createSupervisor(deps: {
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
+  acp?: AcpDriver;
+  settings: { stateDir: string };
 }): Supervisor {
   let unsubscribe: (() => void) | null = null;
   let cancelPrune: (() => void) | null = null;
@@ -62,11 +66,24 @@ export function createSupervisor(deps: {
     }
   }
 
+  /** Headless sessions have no window: reopened (once) by their driver, whatever tmux does. */
+  async function reopenAll(): Promise<void> {
+    const waiting = deps.repo.live().filter((r) => isHeadless(r) && !deps.live.get(r.id));
+    await Promise.all(
+      waiting.map(async (record) => {
+        const session = deps.live.follow(record, "adopt");
+        const reopened = await reopenHeadless(session, deps.acp, deps.settings.stateDir);
+        deps.logger.info(`ACP session ${record.id}: ${reopened ? "reopened" : "ended (driver_restart)"}`);
+      }),
+    );
+  }
+
   async function reconcile() {
     const panes = await deps.tmux.listPanes();
     const adopted: string[] = [];
     const crashed: string[] = [];
     for (const record of deps.repo.live()) {
+      if (isHeadless(record)) continue;
       const pane = panes.find((p) => p.tag === record.id);
       const session = deps.live.follow(record, "adopt");
       if (!pane) {
@@ -101,9 +118,13 @@ export function createSupervisor(deps: {
 
   return {
     async start() {
+      const reopening = reopenAll().catch((error) =>
+        deps.logger.error("reopening ACP sessions failed", error),
+      );
       unsubscribe = deps.tmux.on(onEvent);
       await deps.tmux.start();
       await reconcile();
+      await reopening;
       schedulePrune();
     },
     reconcile,

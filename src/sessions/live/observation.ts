@@ -26,6 +26,8 @@ export type Observation =
   | { kind: "launch-failed"; error: string }
   /** ag ended the session: a kill, or the idle timeout. */
   | { kind: "closed"; reason: "killed" | "idle_timeout"; detail: string }
+  /** ag restarted and could not reopen the session's headless agent (ACP children die with ag). */
+  | { kind: "driver-lost" }
   /** Time passed (stall checks). */
   | { kind: "tick" };
 

@@ -66,7 +66,7 @@ export function initialStatus(
   };
 }
 
-const STRONG: ReadonlySet<ObservationSource> = new Set(["hook", "transcript", "ag"]);
+const STRONG: ReadonlySet<ObservationSource> = new Set(["hook", "transcript", "ag", "acp"]);
 /** Strong observations that say what the agent is doing (not only that it is alive). */
 const SAYS_STATE: ReadonlySet<Observation["kind"]> = new Set([
   "prompt-submitted",

@@ -58,7 +58,7 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       return;
     case "turn-ended":
       closePending(s, at);
-      endTurn(step, "completed", at);
+      endTurn(step, obs.interrupted ? "interrupted" : "completed", at);
       return;
     case "turn-failed":
       closePending(s, at);
@@ -82,6 +82,14 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       return;
     case "gone":
       terminate(step, "crashed", "the agent's window disappeared");
+      return;
+    case "driver-lost":
+      terminate(
+        step,
+        "crashed",
+        "driver_restart",
+        "ag restarted; the agent could not reopen its ACP session",
+      );
       return;
     case "launch-failed":
       terminate(step, "crashed", `launch failed: ${obs.error}`);

@@ -1,0 +1,119 @@
+import * as acp from "@agentclientprotocol/sdk";
+import { inSpan } from "../../telemetry/index.ts";
+
+/**
+ * One ACP agent as a child process of ag: its stdin/stdout carry the protocol (newline-delimited
+ * JSON-RPC, framed by the official SDK), its stderr is kept (a tail) for diagnostics. Every
+ * request ag makes is an `acp.json_rpc.request` span; the spawn is `acp.child_process.spawn`.
+ */
+
+export interface AcpHandlers {
+  update(notification: acp.SessionNotification): void;
+  permission(
+    request: acp.RequestPermissionRequest,
+    signal: AbortSignal,
+  ): Promise<acp.RequestPermissionResponse>;
+}
+
+export interface AcpConnection {
+  readonly pid: number;
+  readonly capabilities: acp.AgentCapabilities;
+  newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse>;
+  loadSession(params: acp.LoadSessionRequest): Promise<unknown>;
+  prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
+  cancel(sessionId: string): Promise<void>;
+  /** The child's exit status (null: killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** The last lines the child wrote to stderr. */
+  stderrTail(): string;
+  /** Ends the connection and the child (SIGTERM, then SIGKILL after `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnSpec {
+  command: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+const STDERR_KEEP = 4_000;
+
+export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers): Promise<AcpConnection> {
+  const child = await inSpan(
+    "acp.child_process.spawn",
+    { "process.command": spec.command[0] ?? "", "process.command_args": spec.command.slice(1).join(" ") },
+    async (span) => {
+      const proc = Bun.spawn(spec.command, {
+        cwd: spec.cwd,
+        env: spec.env,
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      span.setAttribute("process.pid", proc.pid);
+      return proc;
+    },
+  );
+  let stderr = "";
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
+      stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_KEEP);
+    }
+  })().catch(() => {});
+  const exited = child.exited.then((code) => (child.signalCode ? null : code));
+  const output = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      child.stdin.write(chunk);
+      await child.stdin.flush();
+    },
+    close() {
+      void child.stdin.end();
+    },
+  });
+  const stream = acp.ndJsonStream(output, child.stdout as ReadableStream<Uint8Array>);
+  const app = acp
+    .client({ name: "ag" })
+    .onNotification("session/update", ({ params }) => handlers.update(params))
+    .onRequest("session/request_permission", ({ params, signal }) => handlers.permission(params, signal));
+  const connection = app.connect(stream);
+  const traced = <T>(method: string, work: () => Promise<T>) =>
+    inSpan("acp.json_rpc.request", { "rpc.system": "jsonrpc", "rpc.method": method }, work);
+  // A child that dies before answering must not leave a request waiting forever.
+  void exited.then((code) => connection.close(new Error(`the agent exited (status ${code ?? "signal"})`)));
+
+  const init = await traced("initialize", () =>
+    Promise.race([
+      connection.agent.request("initialize", {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        // ag offers no file system and no terminal: the agent uses its own.
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: "ag", version: "1" },
+      }),
+      exited.then((code) => {
+        throw new Error(
+          `the agent exited during initialize (status ${code ?? "signal"}): ${stderr.slice(-500)}`,
+        );
+      }),
+    ]),
+  );
+
+  return {
+    pid: child.pid,
+    capabilities: init.agentCapabilities ?? {},
+    newSession: (params) => traced("session/new", () => connection.agent.request("session/new", params)),
+    loadSession: (params) => traced("session/load", () => connection.agent.request("session/load", params)),
+    prompt: (params) => traced("session/prompt", () => connection.agent.request("session/prompt", params)),
+    cancel: (sessionId) => connection.agent.notify("session/cancel", { sessionId }),
+    exited,
+    stderrTail: () => stderr,
+    async close(graceMs = 2_000) {
+      connection.close();
+      if (child.exitCode !== null || child.signalCode) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
+}

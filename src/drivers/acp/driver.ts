@@ -1,0 +1,429 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentAdapter, AgentObservation } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import { AgError } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/log.ts";
+import { type AcpConnection, openAcpConnection } from "./connection.ts";
+import type { AcpEntry } from "./entries.ts";
+
+/**
+ * The headless session driver: each session's agent is an ACP child process of ag. What the
+ * agent streams becomes observations for the session's state (source `acp`) and entries of the
+ * transcript ag keeps (`<sessionDir>/acp-transcript.jsonl`); permission requests wait for the
+ * session's approve / reject / answer.
+ */
+
+/** What the driver tells the session it runs. */
+export interface DriverSink {
+  observe(observation: AgentObservation): void;
+  /** Follow ag's transcript of the session (history: lines already there are the past). */
+  attachTranscript(path: string, history: boolean): Promise<void>;
+  /** The transcript grew: read it now. */
+  catchUp(): Promise<void>;
+}
+
+export interface HeadlessSpec {
+  id: string;
+  workDir: string;
+  agent: AgentAdapter;
+  /** The agent's command and environment (its adapter's ACP entry). */
+  command: string[];
+  env: Record<string, string>;
+  sessionDir: string;
+}
+
+/** An answer to the pending permission: approve (allow once), reject, or one of its options. */
+export type PermissionChoice = { approve: boolean } | { option: number };
+
+export interface AcpDriver {
+  /** Starts the agent and its ACP session; resolves when a prompt can be sent. */
+  launch(spec: HeadlessSpec, sink: DriverSink): Promise<{ pid: number }>;
+  /**
+   * After a restart: reopens the conversation with `session/load` when the agent can, else
+   * false (the caller ends the session). `wasMidTurn`: the turn ag lost is ended as interrupted.
+   */
+  reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<boolean>;
+  /** Sends a prompt; resolves once the agent has it (the turn runs on). */
+  prompt(id: string, text: string): Promise<void>;
+  /** The pending permission's options as ag shows them. */
+  answer(id: string, choice: PermissionChoice): void;
+  interrupt(id: string): Promise<void>;
+  stop(id: string): Promise<void>;
+  pid(id: string): number | null;
+  /** Ends every child (ag stops: ACP children cannot outlive it). */
+  closeAll(): Promise<void>;
+}
+
+interface Pending {
+  request: acp.RequestPermissionRequest;
+  resolve(response: acp.RequestPermissionResponse): void;
+}
+
+interface Running {
+  spec: HeadlessSpec;
+  sink: DriverSink;
+  conn: AcpConnection;
+  sessionId: string;
+  transcript: string;
+  /** A `session/prompt` in flight. */
+  turn: Promise<void> | null;
+  turns: number;
+  /** Streamed text not yet written down (written as one entry when something else comes). */
+  buffer: { type: "assistant" | "thinking"; text: string } | null;
+  tools: Set<string>;
+  permissions: Pending[];
+  stopping: boolean;
+  /** Replaying history (session/load): nothing is written or observed. */
+  loading: boolean;
+}
+
+export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
+const STATE_FILE = "acp.json";
+
+export function createAcpDriver(deps: {
+  /** The environment every child starts from (ag's own); the adapter's entries go over it. */
+  baseEnv: Record<string, string>;
+  logger: Logger;
+  diagnostics?: DiagnosticsSink;
+}): AcpDriver {
+  const running = new Map<string, Running>();
+  const now = () => new Date().toISOString();
+
+  function get(id: string): Running {
+    const run = running.get(id);
+    if (!run) throw new AgError("SESSION_NOT_FOUND", `no running ACP session ${id}`);
+    return run;
+  }
+
+  function write(run: Running, entry: AcpEntry): void {
+    appendFileSync(run.transcript, `${JSON.stringify(entry)}\n`);
+  }
+
+  function flush(run: Running): void {
+    if (!run.buffer) return;
+    if (run.buffer.text.trim()) write(run, { type: run.buffer.type, at: now(), text: run.buffer.text });
+    run.buffer = null;
+  }
+
+  function stream(run: Running, type: "assistant" | "thinking", block: acp.ContentBlock): void {
+    if (block.type !== "text") return;
+    if (run.buffer?.type !== type) flush(run);
+    run.buffer ??= { type, text: "" };
+    run.buffer.text += block.text;
+  }
+
+  function toolStarted(
+    run: Running,
+    call: { toolCallId: string; title?: string | null; kind?: string | null; rawInput?: unknown },
+  ) {
+    if (run.tools.has(call.toolCallId)) return;
+    run.tools.add(call.toolCallId);
+    flush(run);
+    const input = call.rawInput ?? { title: call.title ?? "" };
+    write(run, {
+      type: "tool_use",
+      at: now(),
+      toolUseId: call.toolCallId,
+      toolName: call.kind ?? "other",
+      input,
+    });
+    run.sink.observe({
+      kind: "tool",
+      phase: "started",
+      tool: call.kind ?? "other",
+      toolUseId: call.toolCallId,
+    });
+  }
+
+  function textOfContent(content: acp.ToolCallContent[] | null | undefined): string {
+    return (content ?? [])
+      .map((c) =>
+        c.type === "content" && c.content.type === "text" ? c.content.text : c.type === "diff" ? c.path : "",
+      )
+      .filter(Boolean)
+      .join("\n");
+  }
+
+  function onUpdate(run: Running, update: acp.SessionUpdate): void {
+    if (run.loading) return;
+    switch (update.sessionUpdate) {
+      case "agent_message_chunk":
+        stream(run, "assistant", update.content);
+        break;
+      case "agent_thought_chunk":
+        stream(run, "thinking", update.content);
+        break;
+      case "tool_call":
+        toolStarted(run, update);
+        break;
+      case "tool_call_update": {
+        toolStarted(run, { ...update, kind: update.kind ?? null });
+        if (update.status === "completed" || update.status === "failed") {
+          flush(run);
+          const text = textOfContent(update.content);
+          write(run, {
+            type: "tool_result",
+            at: now(),
+            toolUseId: update.toolCallId,
+            text,
+            isError: update.status === "failed",
+          });
+          run.sink.observe({
+            kind: "tool",
+            phase: "finished",
+            tool: update.kind ?? "other",
+            toolUseId: update.toolCallId,
+          });
+        }
+        break;
+      }
+      case "plan":
+        flush(run);
+        write(run, {
+          type: "plan",
+          at: now(),
+          text: update.entries.map((e) => `[${e.status}] ${e.content}`).join("\n"),
+        });
+        break;
+      default:
+        break;
+    }
+    run.sink.observe({ kind: "activity" });
+  }
+
+  /** The front of the queue becomes the session's pending permission. */
+  function raise(run: Running): void {
+    const next = run.permissions[0];
+    if (!next) return;
+    const call = next.request.toolCall;
+    toolStarted(run, { ...call, kind: call.kind ?? null });
+    run.sink.observe({
+      kind: "permission",
+      request: {
+        kind: "tool",
+        tool: call.kind ?? "other",
+        detail: call.title ?? call.toolCallId,
+        toolInput: call,
+        options: next.request.options.map((o, i) => ({
+          index: i + 1,
+          label: o.name,
+          description: o.kind,
+          optionId: o.optionId,
+        })),
+      },
+    });
+  }
+
+  function permission(run: Running, request: acp.RequestPermissionRequest, signal: AbortSignal) {
+    return new Promise<acp.RequestPermissionResponse>((resolve) => {
+      const pending: Pending = { request, resolve };
+      run.permissions.push(pending);
+      signal.addEventListener("abort", () => settle(run, pending, { outcome: { outcome: "cancelled" } }));
+      if (run.permissions.length === 1) raise(run);
+    });
+  }
+
+  function settle(run: Running, pending: Pending, response: acp.RequestPermissionResponse): void {
+    const at = run.permissions.indexOf(pending);
+    if (at < 0) return;
+    run.permissions.splice(at, 1);
+    pending.resolve(response);
+    if (at === 0) raise(run);
+  }
+
+  function onExit(run: Running, status: number | null): void {
+    if (running.get(run.spec.id) !== run) return;
+    running.delete(run.spec.id);
+    for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
+    if (run.stopping) return;
+    const tail = run.conn.stderrTail().trim().split("\n").slice(-10).join("\n");
+    deps.diagnostics?.record(
+      "acp.exit",
+      `session ${run.spec.id}: the agent exited (status ${status ?? "signal"}): ${tail}`,
+    );
+    deps.logger.warn(`ACP session ${run.spec.id}: the agent exited (status ${status ?? "signal"})`);
+    run.sink.observe({ kind: "exited", status: status === 0 ? 0 : (status ?? -1) });
+  }
+
+  async function start(spec: HeadlessSpec, sink: DriverSink): Promise<Running> {
+    mkdirSync(spec.sessionDir, { recursive: true, mode: 0o700 });
+    let run: Running | null = null;
+    const conn = await openAcpConnection(
+      { command: spec.command, env: { ...deps.baseEnv, ...spec.env }, cwd: spec.workDir },
+      {
+        update: (n) => run && onUpdate(run, n.update),
+        permission: (request, signal) =>
+          run ? permission(run, request, signal) : Promise.resolve({ outcome: { outcome: "cancelled" } }),
+      },
+    );
+    run = {
+      spec,
+      sink,
+      conn,
+      sessionId: "",
+      transcript: join(spec.sessionDir, TRANSCRIPT_FILE),
+      turn: null,
+      turns: 0,
+      buffer: null,
+      tools: new Set(),
+      permissions: [],
+      stopping: false,
+      loading: false,
+    };
+    return run;
+  }
+
+  function follow(run: Running): void {
+    running.set(run.spec.id, run);
+    void run.conn.exited.then((status) => onExit(run, status));
+  }
+
+  async function endTurn(run: Running, response: acp.PromptResponse | null, error?: unknown): Promise<void> {
+    flush(run);
+    const usage = response ? run.spec.agent.acp?.usage?.(response) : null;
+    if (usage) write(run, { type: "usage", at: now(), turn: run.turns, ...usage });
+    write(run, { type: "turn_end", at: now(), stopReason: response?.stopReason ?? "error" });
+    await run.sink.catchUp();
+    if (response) run.sink.observe({ kind: "turn-ended", interrupted: response.stopReason === "cancelled" });
+    else if (running.get(run.spec.id) === run)
+      run.sink.observe({
+        kind: "turn-failed",
+        error: (error as Error)?.message ?? "prompt failed",
+        rateLimited: false,
+      });
+  }
+
+  const driver: AcpDriver = {
+    async launch(spec, sink) {
+      const run = await start(spec, sink);
+      try {
+        const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: [] });
+        run.sessionId = created.sessionId;
+      } catch (error) {
+        await run.conn.close();
+        throw new Error(
+          `session/new failed: ${(error as Error).message}. ${run.conn.stderrTail().slice(-300)}`,
+        );
+      }
+      writeFileSync(join(spec.sessionDir, STATE_FILE), JSON.stringify({ sessionId: run.sessionId }));
+      writeFileSync(run.transcript, "", { flag: "a" });
+      follow(run);
+      await sink.attachTranscript(run.transcript, false);
+      return { pid: run.conn.pid };
+    },
+
+    async reopen(spec, sink, wasMidTurn) {
+      const state = join(spec.sessionDir, STATE_FILE);
+      if (!existsSync(state)) return false;
+      const { sessionId } = JSON.parse(readFileSync(state, "utf8")) as { sessionId: string };
+      const run = await start(spec, sink);
+      if (!run.conn.capabilities.loadSession) {
+        await run.conn.close();
+        return false;
+      }
+      run.loading = true;
+      try {
+        await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
+      } catch (error) {
+        const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
+        deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
+        await run.conn.close();
+        return false;
+      }
+      run.loading = false;
+      run.sessionId = sessionId;
+      follow(run);
+      await sink.attachTranscript(run.transcript, true);
+      write(run, {
+        type: "reopened",
+        at: now(),
+        text: "ag restarted: the conversation was reopened (session/load)",
+      });
+      if (wasMidTurn) write(run, { type: "turn_end", at: now(), stopReason: "cancelled" });
+      await sink.catchUp();
+      sink.observe({ kind: "turn-ended", interrupted: wasMidTurn });
+      return true;
+    },
+
+    async prompt(id, text) {
+      const run = get(id);
+      if (run.turn) throw new AgError("SESSION_BUSY", `session ${id} runs a turn: interrupt it first`);
+      run.turns++;
+      write(run, { type: "user", at: now(), text });
+      // Each prompt is its own (the same text twice is two prompts).
+      run.sink.observe({ kind: "prompt-submitted", text, promptId: `${run.sessionId}:${run.turns}` });
+      const request = run.conn.prompt({
+        sessionId: run.sessionId,
+        prompt: [{ type: "text", text }],
+      });
+      run.turn = request.then(
+        (response) => endTurn(run, response),
+        (error) => endTurn(run, null, error),
+      );
+      void run.turn.finally(() => {
+        run.turn = null;
+      });
+      void run.sink.catchUp();
+    },
+
+    answer(id, choice) {
+      const run = get(id);
+      const pending = run.permissions[0];
+      if (!pending) throw new AgError("NO_PENDING_PERMISSION", `session ${id} has no pending permission`);
+      const options = pending.request.options;
+      let option: acp.PermissionOption | undefined;
+      if ("option" in choice) {
+        option = options[choice.option - 1];
+        if (!option)
+          throw new AgError(
+            "VALIDATION_ERROR",
+            `option ${choice.option} is not one of the ${options.length} options`,
+          );
+      } else {
+        const kinds = choice.approve ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
+        option = kinds.map((k) => options.find((o) => o.kind === k)).find(Boolean);
+      }
+      const call = pending.request.toolCall;
+      settle(
+        run,
+        pending,
+        option
+          ? { outcome: { outcome: "selected", optionId: option.optionId } }
+          : { outcome: { outcome: "cancelled" } },
+      );
+      // Answered: the turn goes on (the prompt's response ends it, whatever the answer was).
+      if (run.permissions.length === 0)
+        run.sink.observe({
+          kind: "tool",
+          phase: "started",
+          tool: call.kind ?? "other",
+          toolUseId: call.toolCallId,
+        });
+    },
+
+    async interrupt(id) {
+      const run = get(id);
+      for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
+      await run.conn.cancel(run.sessionId);
+    },
+
+    async stop(id) {
+      const run = running.get(id);
+      if (!run) return;
+      run.stopping = true;
+      running.delete(id);
+      for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
+      flush(run);
+      await run.conn.close();
+    },
+
+    pid: (id) => running.get(id)?.conn.pid ?? null,
+
+    async closeAll() {
+      await Promise.all([...running.keys()].map((id) => driver.stop(id)));
+    },
+  };
+  return driver;
+}
