@@ -1,0 +1,208 @@
+#!/usr/bin/env bun
+/**
+ * A tiny, deterministic ACP agent for tests: `bun tests/fakes/acp-agent.ts [--no-load | --load-fails] [--state DIR]`
+ * (other arguments, such as the `--acp --approval-mode <mode>` of the Gemini entry, are ignored).
+ * Built on the official SDK's agent side (`acp.agent()` over `ndJsonStream` on stdin/stdout).
+ *
+ * What it understands in a prompt (its text, trimmed):
+ * - `say hello`: a thought, then "Hello from the fake agent!" streamed in two chunks.
+ * - `write file NAME`: a tool call (kind edit), then `session/request_permission` with the options
+ *   allow_once / allow_always / reject_once; allowed, it writes NAME in its cwd ("written by the
+ *   fake agent\n") and the call completes; rejected, the call fails and nothing is written;
+ *   cancelled, the turn ends `cancelled`.
+ * - `slow`: a chunk every 50 ms until `session/cancel` (stopReason `cancelled`), at most 60 s.
+ * - `die`: writes "fake agent: dying as asked" to stderr and exits with status 3.
+ * - `recall`: "I remember: <the earlier prompts of this session, joined by ' | '>" (what it keeps
+ *   per session, so a reopened session shows it kept its context).
+ * - anything else: "You said: <text>".
+ * Every prompt response carries its tokens in `_meta.quota` as Gemini CLI 0.61.0 does (input = the
+ * prompt's length, output = the reply's length, model `fake-model`).
+ *
+ * It advertises `loadSession` (not with `--no-load`; with `--load-fails` it does, but its
+ * `session/load` answers an error, as Gemini CLI 0.61.0 does for an earlier process's session): every update it sends is also appended to
+ * `<state>/<sessionId>.jsonl` (the prompts as `user_message_chunk`), and `session/load` replays
+ * that file as `session/update` notifications before it answers. An unknown session id is an error.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const args = process.argv.slice(2);
+const canLoad = !args.includes("--no-load");
+const loadFails = args.includes("--load-fails");
+const stateAt = args.indexOf("--state");
+const stateDir = (stateAt >= 0 && args[stateAt + 1]) || join(tmpdir(), "ag-fake-acp");
+mkdirSync(stateDir, { recursive: true });
+
+interface FakeSession {
+  cwd: string;
+  prompts: string[];
+  /** The turn in flight: session/cancel aborts it. */
+  turn: AbortController | null;
+}
+const sessions = new Map<string, FakeSession>();
+const historyFile = (sessionId: string) => join(stateDir, `${sessionId}.jsonl`);
+
+function session(sessionId: string): FakeSession {
+  const found = sessions.get(sessionId);
+  if (!found) throw acp.RequestError.sessionNotFound(sessionId);
+  return found;
+}
+
+const app = acp.agent({ name: "fake-acp-agent" });
+let client: acp.AgentContext;
+
+async function send(sessionId: string, update: acp.SessionUpdate): Promise<void> {
+  appendFileSync(historyFile(sessionId), `${JSON.stringify(update)}\n`);
+  await client.notify("session/update", { sessionId, update });
+}
+
+const text = (t: string): acp.ContentBlock => ({ type: "text", text: t });
+
+async function writeFile(sessionId: string, s: FakeSession, name: string, signal: AbortSignal) {
+  const toolCallId = `write-${s.prompts.length}`;
+  const path = resolve(s.cwd, name);
+  await send(sessionId, {
+    sessionUpdate: "tool_call",
+    toolCallId,
+    title: `Write ${name}`,
+    kind: "edit",
+    status: "pending",
+    rawInput: { path, content: "written by the fake agent\n" },
+  });
+  const answer = await client.request(
+    "session/request_permission",
+    {
+      sessionId,
+      toolCall: { toolCallId, title: `Write ${name}`, kind: "edit", rawInput: { path } },
+      options: [
+        { optionId: "fake-allow", name: "Allow", kind: "allow_once" },
+        { optionId: "fake-always", name: "Always allow", kind: "allow_always" },
+        { optionId: "fake-reject", name: "Reject", kind: "reject_once" },
+      ],
+    },
+    { cancellationSignal: signal },
+  );
+  if (answer.outcome.outcome === "cancelled" || signal.aborted)
+    return { stop: "cancelled" as const, reply: "" };
+  if (answer.outcome.optionId === "fake-reject") {
+    await send(sessionId, {
+      sessionUpdate: "tool_call_update",
+      toolCallId,
+      status: "failed",
+      content: [{ type: "content", content: text("rejected by the user") }],
+    });
+    return { stop: "end_turn" as const, reply: `I did not write ${name}.` };
+  }
+  writeFileSync(path, "written by the fake agent\n");
+  await send(sessionId, {
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: "completed",
+    content: [{ type: "content", content: text(`wrote ${name} (${answer.outcome.optionId})`) }],
+  });
+  return { stop: "end_turn" as const, reply: `I wrote ${name}.` };
+}
+
+async function slow(sessionId: string, signal: AbortSignal) {
+  for (let i = 0; i < 1_200 && !signal.aborted; i++) {
+    await send(sessionId, { sessionUpdate: "agent_message_chunk", content: text(`chunk ${i} `) });
+    await Bun.sleep(50);
+  }
+  return { stop: signal.aborted ? ("cancelled" as const) : ("end_turn" as const), reply: "" };
+}
+
+async function turn(sessionId: string, s: FakeSession, prompt: string, signal: AbortSignal) {
+  if (prompt === "die") {
+    process.stderr.write("fake agent: dying as asked\n");
+    process.exit(3);
+  }
+  if (prompt === "slow") return slow(sessionId, signal);
+  const write = /^write file (\S+)$/.exec(prompt);
+  if (write?.[1]) return writeFile(sessionId, s, write[1], signal);
+  if (prompt === "say hello") {
+    await send(sessionId, {
+      sessionUpdate: "agent_thought_chunk",
+      content: text("A greeting is asked for."),
+    });
+    await send(sessionId, { sessionUpdate: "agent_message_chunk", content: text("Hello from ") });
+    return { stop: "end_turn" as const, reply: "the fake agent!" };
+  }
+  if (prompt === "recall")
+    return { stop: "end_turn" as const, reply: `I remember: ${s.prompts.slice(0, -1).join(" | ")}` };
+  return { stop: "end_turn" as const, reply: `You said: ${prompt}` };
+}
+
+app
+  .onRequest("initialize", () => ({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: { loadSession: canLoad },
+    agentInfo: { name: "fake-acp-agent", version: "1.0.0" },
+    authMethods: [],
+  }))
+  .onRequest("session/new", ({ params }) => {
+    const sessionId = crypto.randomUUID();
+    sessions.set(sessionId, { cwd: params.cwd, prompts: [], turn: null });
+    writeFileSync(historyFile(sessionId), "");
+    return { sessionId };
+  })
+  .onRequest("session/load", async ({ params }) => {
+    if (!canLoad) throw acp.RequestError.methodNotFound("session/load");
+    if (loadFails) {
+      process.stderr.write("fake agent: no previous sessions found\n");
+      throw acp.RequestError.internalError(undefined, "no previous sessions found (--load-fails)");
+    }
+    const file = historyFile(params.sessionId);
+    if (!existsSync(file)) throw acp.RequestError.sessionNotFound(params.sessionId);
+    const s: FakeSession = { cwd: params.cwd, prompts: [], turn: null };
+    for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+      const update = JSON.parse(line) as acp.SessionUpdate;
+      if (update.sessionUpdate === "user_message_chunk" && update.content.type === "text")
+        s.prompts.push(update.content.text);
+      await client.notify("session/update", { sessionId: params.sessionId, update });
+    }
+    sessions.set(params.sessionId, s);
+    return {};
+  })
+  .onRequest("session/prompt", async ({ params, signal }) => {
+    const s = session(params.sessionId);
+    const prompt = params.prompt
+      .map((b) => (b.type === "text" ? b.text : ""))
+      .join("")
+      .trim();
+    s.prompts.push(prompt);
+    await send(params.sessionId, { sessionUpdate: "user_message_chunk", content: text(prompt) });
+    const controller = new AbortController();
+    signal.addEventListener("abort", () => controller.abort());
+    s.turn = controller;
+    try {
+      const { stop, reply } = await turn(params.sessionId, s, prompt, controller.signal);
+      if (reply) await send(params.sessionId, { sessionUpdate: "agent_message_chunk", content: text(reply) });
+      return {
+        stopReason: stop,
+        _meta: {
+          quota: {
+            token_count: { input_tokens: prompt.length, output_tokens: reply.length },
+            model_usage: [{ model: "fake-model" }],
+          },
+        },
+      };
+    } finally {
+      s.turn = null;
+    }
+  })
+  .onNotification("session/cancel", ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.abort();
+  });
+
+const connection = app.connect(
+  acp.ndJsonStream(
+    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+    Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>,
+  ),
+);
+client = connection.client;
+await connection.closed;
+process.exit(0);

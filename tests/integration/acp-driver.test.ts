@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startTestRuntime } from "../helpers/runtime.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
+/**
+ * Headless sessions (driver acp) through ag's real runtime (SQLite file, HTTP on port 0), with the
+ * fake ACP agent (tests/fakes/acp-agent.ts) as the agent: the Gemini adapter's ACP entry runs the
+ * session's `agentCommand` in place of `gemini` (then `--acp --approval-mode <mode>`, which the
+ * fake ignores). No real agent CLI, no model.
+ */
+const FAKE = join(import.meta.dir, "..", "fakes", "acp-agent.ts");
+const home = tempDir("ag-acp-home-");
+const workDir = tempDir("ag-acp-work-");
+const fakeState = tempDir("ag-acp-fake-");
+const fakeCommand = (...flags: string[]) =>
+  [process.execPath, FAKE, "--state", fakeState, ...flags].join(" ");
+
+type Runtime = Awaited<ReturnType<typeof startTestRuntime>>;
+let ag: Runtime;
+const start = async () => {
+  ag = await startTestRuntime({}, { home });
+};
+const stop = async () => {
+  await ag.drain(100);
+  ag.close();
+};
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const response = await fetch(`${ag.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : {} };
+}
+
+async function reach(id: string, status: string, ms = 15_000): Promise<Json> {
+  const deadline = Date.now() + ms;
+  let last: Json = {};
+  while (Date.now() < deadline) {
+    last = (await api("GET", `/v1/sessions/${id}`)).body;
+    if (last.status === status) return last;
+    await Bun.sleep(25);
+  }
+  throw new Error(`session ${id} did not reach ${status} (last: ${last.status})`);
+}
+
+async function create(prompt?: string, flags: string[] = []): Promise<Json> {
+  const created = await api("POST", "/v1/sessions", {
+    agent: "gemini",
+    driver: "acp",
+    workDir,
+    agentCommand: fakeCommand(...flags),
+    reuse: false,
+    ...(prompt ? { prompt } : {}),
+  });
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+const send = async (id: string, text: string) =>
+  (await api("POST", `/v1/sessions/${id}/send`, { text })).body;
+const messages = async (id: string, query = "limit=200") =>
+  (await api("GET", `/v1/sessions/${id}/transcript/cursor?${query}`)).body.messages as Json[];
+
+beforeAll(start, 30_000);
+afterAll(async () => {
+  await stop();
+});
+
+describe("an ACP session on the fake agent", () => {
+  let id: string;
+
+  test("the prompt is delivered once; working, then idle with the reply and the turn's tokens", async () => {
+    const created = await create("say hello");
+    expect(created).toMatchObject({ driver: "acp", promptDelivery: { delivered: true, attempts: 1 } });
+    id = created.id;
+    const idle = await reach(id, "idle");
+    const read = await api("GET", `/v1/sessions/${id}/read`);
+    expect(read.body.output).toBe("Hello from the fake agent!");
+    // The fake reports input = the prompt's length, output = the reply's, in _meta.quota.
+    expect(idle.tokenUsage).toMatchObject({ input: "say hello".length, output: "the fake agent!".length });
+    const transcript = await messages(id);
+    expect(transcript.filter((m) => m.role === "user" && m.kind === "prompt").map((m) => m.text)).toEqual([
+      "say hello",
+    ]);
+    expect(transcript.map((m) => m.kind)).toEqual(["prompt", "thinking", "text", "system"]);
+  }, 30_000);
+
+  test("a write approved: pendingPermission carries the agent's own options, the file is written", async () => {
+    expect(await send(id, "write file approved.txt")).toEqual({ delivered: true, attempts: 1 });
+    const waiting = await reach(id, "permission_prompt");
+    expect(waiting.pendingPermission).toMatchObject({
+      kind: "tool",
+      tool: "edit",
+      detail: "Write approved.txt",
+    });
+    expect(waiting.pendingPermission.options).toEqual([
+      { index: 1, label: "Allow", description: "allow_once", optionId: "fake-allow" },
+      { index: 2, label: "Always allow", description: "allow_always", optionId: "fake-always" },
+      { index: 3, label: "Reject", description: "reject_once", optionId: "fake-reject" },
+    ]);
+    expect(waiting.pendingPermission.toolInput).toMatchObject({
+      toolCallId: expect.any(String),
+      kind: "edit",
+    });
+    const approved = await api("POST", `/v1/sessions/${id}/approve`, {
+      permissionId: waiting.pendingPermission.id,
+    });
+    expect(approved.status).toBe(200);
+    await reach(id, "idle");
+    expect(readFileSync(join(workDir, "approved.txt"), "utf8")).toBe("written by the fake agent\n");
+    const results = (await messages(id)).filter((m) => m.kind === "tool_result");
+    expect(results.at(-1)).toMatchObject({ isError: false, text: "wrote approved.txt (fake-allow)" });
+  }, 30_000);
+
+  test("a write rejected: the file is not written, the session is idle again", async () => {
+    await send(id, "write file rejected.txt");
+    await reach(id, "permission_prompt");
+    expect((await api("POST", `/v1/sessions/${id}/reject`)).status).toBe(200);
+    await reach(id, "idle");
+    expect(existsSync(join(workDir, "rejected.txt"))).toBe(false);
+    expect((await api("GET", `/v1/sessions/${id}/read`)).body.output).toBe("I did not write rejected.txt.");
+  }, 30_000);
+
+  test("/answer by option number: the RPC response carries that option's optionId", async () => {
+    await send(id, "write file answered.txt");
+    const waiting = await reach(id, "permission_prompt");
+    const always = waiting.pendingPermission.options.find((o: Json) => o.description === "allow_always");
+    expect((await api("POST", `/v1/sessions/${id}/answer`, { option: always.index })).status).toBe(200);
+    await reach(id, "idle");
+    expect(existsSync(join(workDir, "answered.txt"))).toBe(true);
+    const results = (await messages(id)).filter((m) => m.kind === "tool_result");
+    expect(results.at(-1)?.text).toBe("wrote answered.txt (fake-always)");
+  }, 30_000);
+
+  test("/send while a turn runs is 409 SESSION_BUSY; interrupt sends session/cancel: idle, the turn interrupted", async () => {
+    await send(id, "slow");
+    await reach(id, "working");
+    const busy = await api("POST", `/v1/sessions/${id}/send`, { text: "say hello" });
+    expect(busy.status).toBe(409);
+    expect(busy.body.code).toBe("SESSION_BUSY");
+    await Bun.sleep(200);
+    expect((await api("POST", `/v1/sessions/${id}/interrupt`)).status).toBe(200);
+    await reach(id, "idle");
+    const ends = (await messages(id)).filter((m) => m.subtype === "turn_end");
+    expect(ends.at(-1)?.text).toBe("cancelled");
+    // The streamed chunks were written down as one reply.
+    const replies = (await messages(id)).filter((m) => m.kind === "text");
+    expect(replies.at(-1)?.text).toStartWith("chunk 0 chunk 1 ");
+  }, 30_000);
+
+  test("the transcript pages by cursor without gaps or overlaps, and its ids stay the same", async () => {
+    const all = await messages(id);
+    expect(all.length).toBeGreaterThan(12);
+    const seen: number[] = [];
+    let before: number | undefined;
+    for (;;) {
+      const page = (
+        await api(
+          "GET",
+          `/v1/sessions/${id}/transcript/cursor?limit=3${before ? `&before_id=${before}` : ""}`,
+        )
+      ).body;
+      seen.unshift(...page.messages.map((m: Json) => m.id));
+      if (!page.has_more) break;
+      before = page.oldest_id;
+    }
+    expect(seen).toEqual(all.map((m) => m.id));
+    await send(id, "anything");
+    await reach(id, "idle");
+    const grown = await messages(id);
+    expect(grown.slice(0, all.length)).toEqual(all);
+    expect(grown.length).toBeGreaterThan(all.length);
+    const tokens = (await api("GET", `/v1/sessions/${id}`)).body.tokenUsage;
+    expect(tokens.input).toBeGreaterThan("say hello".length);
+  }, 30_000);
+
+  test("the agent dies: crashed, its stderr tail in the diagnostics", async () => {
+    const created = await create();
+    await reach(created.id, "idle");
+    await send(created.id, "die");
+    const crashed = await reach(created.id, "crashed");
+    expect(crashed.driver).toBe("acp");
+    const diagnostics = (await api("GET", "/v1/diagnostics?limit=200")).body as Json;
+    const exits = JSON.stringify(diagnostics);
+    expect(exits).toContain(`session ${created.id}: the agent exited (status 3)`);
+    expect(exits).toContain("fake agent: dying as asked");
+  }, 30_000);
+});
+
+describe("ag restarts while ACP sessions are idle", () => {
+  test("with loadSession: reopened by session/load (idle, transcript intact, a new prompt works); without it, or when the load fails: crashed (driver_restart)", async () => {
+    const loads = await create("say hello");
+    await reach(loads.id, "idle");
+    await send(loads.id, "write file before-restart.txt");
+    await reach(loads.id, "permission_prompt");
+    await api("POST", `/v1/sessions/${loads.id}/approve`);
+    await reach(loads.id, "idle");
+    const cannot = await create("say hello", ["--no-load"]);
+    await reach(cannot.id, "idle");
+    const fails = await create("say hello", ["--load-fails"]);
+    await reach(fails.id, "idle");
+    const before = await messages(loads.id);
+    const beforeCannot = await messages(cannot.id);
+    const tokensBefore = (await api("GET", `/v1/sessions/${loads.id}`)).body.tokenUsage;
+
+    await stop();
+    await start();
+
+    const reopened = await reach(loads.id, "idle");
+    expect(reopened.driver).toBe("acp");
+    const after = await messages(loads.id);
+    // What the agent replayed is not written again: the same entries, then ag's note.
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toMatchObject([{ role: "system", subtype: "reopened" }]);
+    expect(reopened.tokenUsage).toEqual(tokensBefore);
+
+    // The agent kept its context (session/load, not a new session): it remembers the earlier prompts.
+    expect(await send(loads.id, "recall")).toEqual({ delivered: true, attempts: 1 });
+    await reach(loads.id, "idle");
+    expect((await api("GET", `/v1/sessions/${loads.id}/read`)).body.output).toBe(
+      "I remember: say hello | write file before-restart.txt",
+    );
+
+    // The agent without loadSession: crashed (driver_restart), ag's transcript kept.
+    await reach(cannot.id, "crashed");
+    // The end reason is in the session's row (the API shows the status).
+    const row = ag.db.query("SELECT end_reason FROM sessions WHERE id = ?").get(cannot.id) as Json;
+    expect(row.end_reason).toBe("driver_restart");
+    expect(await messages(cannot.id)).toEqual(beforeCannot);
+
+    // The agent advertises loadSession but session/load fails: crashed (driver_restart) as well.
+    await reach(fails.id, "crashed");
+    const failed = ag.db.query("SELECT end_reason FROM sessions WHERE id = ?").get(fails.id) as Json;
+    expect(failed.end_reason).toBe("driver_restart");
+  }, 60_000);
+});
+
+describe("ag restarts in the middle of a turn", () => {
+  test("reopened by session/load: idle, the lost turn ended as interrupted, a new prompt works", async () => {
+    const session = await create("slow");
+    await reach(session.id, "working");
+    await Bun.sleep(200);
+    const before = await messages(session.id);
+
+    await stop();
+    await start();
+
+    await reach(session.id, "idle");
+    const after = await messages(session.id);
+    expect(after.slice(0, before.length)).toEqual(before);
+    // What ag wrote as it stopped (the streamed chunks so far), then its note and the lost turn's end.
+    expect(after.slice(-2)).toMatchObject([
+      { role: "system", subtype: "reopened" },
+      { role: "system", subtype: "turn_end", text: "cancelled" },
+    ]);
+    await send(session.id, "recall");
+    await reach(session.id, "idle");
+    expect((await api("GET", `/v1/sessions/${session.id}/read`)).body.output).toBe("I remember: slow");
+  }, 60_000);
+});
