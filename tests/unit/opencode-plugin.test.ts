@@ -10,15 +10,23 @@ import { tempDir } from "../helpers/temp.ts";
  * local server that records the hooks and refuses a tool when asked to.
  */
 
-type Hook = { event: string; secret: string | null; body: Record<string, unknown> };
+type Hook = { plugin: string; event: string; secret: string | null; body: Record<string, unknown> };
 const received: Hook[] = [];
 let refuse = false;
 const ag = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   async fetch(request) {
-    const event = new URL(request.url).pathname.split("/").at(-1)!;
-    received.push({ event, secret: request.headers.get("X-Svc-Hook-Secret"), body: await request.json() });
+    // /<plugin>/v1/hooks/opencode/<event>: each loaded plugin's hooks told apart (they are sent
+    // without waiting, so one test's last hooks may arrive during the next).
+    const path = new URL(request.url).pathname.split("/");
+    const event = path.at(-1)!;
+    received.push({
+      plugin: path[1]!,
+      event,
+      secret: request.headers.get("X-Svc-Hook-Secret"),
+      body: await request.json(),
+    });
     if (event === "tool.execute.before" && refuse)
       return Response.json({ decision: "deny", reason: "not here" });
     return Response.json({});
@@ -35,8 +43,12 @@ type Hooks = {
   "tool.execute.after"(input: Record<string, unknown>, output: Record<string, unknown>): Promise<void>;
 };
 
+let loaded = 0;
+
 /** A config dir of its own (a module of its own: the plugin keeps its state per module). */
-async function loadPlugin(hookUrl = `http://127.0.0.1:${ag.port}/v1/hooks/opencode`) {
+async function loadPlugin(hookUrl?: string) {
+  const plugin = `p${++loaded}`;
+  hookUrl ??= `http://127.0.0.1:${ag.port}/${plugin}/v1/hooks/opencode`;
   const dir = tempDir("ag-oc-plugin-");
   mkdirSync(join(dir, "config", "plugin"), { recursive: true });
   copyFileSync(PLUGIN, join(dir, "config", "plugin", "ag.js"));
@@ -62,7 +74,13 @@ async function loadPlugin(hookUrl = `http://127.0.0.1:${ag.port}/v1/hooks/openco
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l));
-  return { hooks, lines, conversationFile };
+  /** This plugin's hooks, once `count` of them have arrived (1 s at most). */
+  const sent = async (count: number) => {
+    const mine = () => received.filter((h) => h.plugin === plugin);
+    for (let i = 0; i < 100 && mine().length < count; i++) await Bun.sleep(10);
+    return mine();
+  };
+  return { hooks, lines, conversationFile, sent };
 }
 
 const SES = "ses_main";
@@ -85,10 +103,6 @@ const assistantMessage = (id: string, extra: Record<string, unknown> = {}) =>
   });
 const part = (p: Record<string, unknown>) =>
   event("message.part.updated", { sessionID: SES, part: { sessionID: SES, ...p } });
-const hooksAfter = async (from: number, count: number) => {
-  for (let i = 0; i < 100 && received.length < from + count; i++) await Bun.sleep(10);
-  return received.slice(from);
-};
 
 describe("ag's OpenCode plugin", () => {
   test("a turn: prompt, answer, usage and its end are written once each, in order", async () => {
@@ -141,8 +155,7 @@ describe("ag's OpenCode plugin", () => {
   });
 
   test("errors: an API error and an interrupt are lines; only the API error is forwarded", async () => {
-    const { hooks, lines } = await loadPlugin();
-    const from = received.length;
+    const { hooks, lines, sent } = await loadPlugin();
     const apiError = { name: "APIError", data: { message: "Invalid request (mock)", statusCode: 400 } };
     await hooks.event(assistantMessage("msg_e", { error: apiError }));
     await hooks.event(
@@ -156,12 +169,11 @@ describe("ag's OpenCode plugin", () => {
       ["user", "interrupt", "Interrupted"],
       ["system", "system", undefined],
     ]);
-    expect((await hooksAfter(from, 2)).map((h) => h.event)).toEqual(["session.error", "session.idle"]);
+    expect((await sent(2)).map((h) => h.event)).toEqual(["session.error", "session.idle"]);
   });
 
   test("hooks go out in order with the secret, the conversation file and what the dialogs are about", async () => {
-    const { hooks, conversationFile } = await loadPlugin();
-    const from = received.length;
+    const { hooks, conversationFile, sent } = await loadPlugin();
     await hooks["chat.message"](
       { sessionID: SES, agent: "build" },
       {
@@ -201,8 +213,8 @@ describe("ag's OpenCode plugin", () => {
     );
     await hooks.event(event("session.status", { sessionID: SES, status: { type: "idle" } }));
     await hooks.event(event("session.idle", { sessionID: SES }));
-    const sent = await hooksAfter(from, 7);
-    expect(sent.map((h) => h.event)).toEqual([
+    const forwarded = await sent(7);
+    expect(forwarded.map((h) => h.event)).toEqual([
       "chat.message",
       "tool.execute.before",
       "permission.asked",
@@ -211,10 +223,12 @@ describe("ag's OpenCode plugin", () => {
       "tool.execute.after",
       "session.idle",
     ]);
-    expect(sent.every((h) => h.secret === "s3cret" && h.body.transcriptPath === conversationFile)).toBe(true);
-    expect(sent[0]!.body).toMatchObject({ text: "run cmd: ls", messageID: "msg_u", sessionID: SES });
-    expect(sent[2]!.body).toMatchObject({ toolName: "bash", metadata: { command: "ls" } });
-    expect(sent[3]!.body).toMatchObject({ reply: "once", toolName: "bash", callID: "toolu_9" });
+    expect(forwarded.every((h) => h.secret === "s3cret" && h.body.transcriptPath === conversationFile)).toBe(
+      true,
+    );
+    expect(forwarded[0]!.body).toMatchObject({ text: "run cmd: ls", messageID: "msg_u", sessionID: SES });
+    expect(forwarded[2]!.body).toMatchObject({ toolName: "bash", metadata: { command: "ls" } });
+    expect(forwarded[3]!.body).toMatchObject({ reply: "once", toolName: "bash", callID: "toolu_9" });
   });
 
   test("ag's refusal before a tool is thrown (OpenCode denies the tool); no answer lets it run", async () => {
@@ -231,8 +245,7 @@ describe("ag's OpenCode plugin", () => {
   });
 
   test("a fork's copies are marked copied; a sub-agent's lines and hooks are marked as its", async () => {
-    const { hooks, lines } = await loadPlugin();
-    const from = received.length;
+    const { hooks, lines, sent } = await loadPlugin();
     await hooks.event(userMessage("msg_old", Date.now() - 60_000));
     await hooks.event(part({ id: "prt_old", messageID: "msg_old", type: "text", text: "an old prompt" }));
     const child = "ses_child";
@@ -243,6 +256,6 @@ describe("ag's OpenCode plugin", () => {
       ["session", false, true],
       ["system", false, true],
     ]);
-    expect((await hooksAfter(from, 1))[0]!.body).toMatchObject({ sessionID: child, parentID: SES });
+    expect((await sent(1))[0]!.body).toMatchObject({ sessionID: child, parentID: SES });
   });
 });
