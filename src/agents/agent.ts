@@ -179,6 +179,23 @@ export interface TranscriptSummary {
   durationMs: number | null;
 }
 
+/** A summary of no transcript yet (a fresh object: readers fill theirs in). */
+export function emptySummary(): TranscriptSummary {
+  return {
+    messages: { user: 0, assistant: 0, system: 0 },
+    turns: 0,
+    toolCalls: 0,
+    toolCallsByName: {},
+    toolErrors: 0,
+    filesTouched: [],
+    lastUserMessage: null,
+    lastAssistantMessage: null,
+    startedAt: null,
+    lastEntryAt: null,
+    durationMs: null,
+  };
+}
+
 /** Folds a session's transcript lines, in file order, into what ag reports. */
 export interface TranscriptReader {
   add(line: string): TranscriptLineMeaning;

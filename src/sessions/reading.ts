@@ -1,4 +1,4 @@
-import type { TranscriptSummary } from "../agents/agent.ts";
+import { emptySummary } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { acpTranscript } from "../drivers/acp/index.ts";
 import type { Logger } from "../shared/log.ts";
@@ -10,20 +10,6 @@ import type { ReadResult } from "./session.ts";
 
 /** How long `/read` waits for the agent to flush a finished turn to its transcript. */
 const READ_SETTLE_MS = 3_000;
-
-const EMPTY_SUMMARY: TranscriptSummary = {
-  messages: { user: 0, assistant: 0, system: 0 },
-  turns: 0,
-  toolCalls: 0,
-  toolCallsByName: {},
-  toolErrors: 0,
-  filesTouched: [],
-  lastUserMessage: null,
-  lastAssistantMessage: null,
-  startedAt: null,
-  lastEntryAt: null,
-  durationMs: null,
-};
 
 const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest_id: 0, newest_id: 0 };
 
@@ -90,7 +76,7 @@ export function createSessionReading(deps: {
       return {
         tokens: transcript?.tokens() ?? rec.tokenUsage,
         tokensByModel: transcript?.tokensByModel() ?? {},
-        summary: transcript?.summary() ?? EMPTY_SUMMARY,
+        summary: transcript?.summary() ?? emptySummary(),
       };
     },
 

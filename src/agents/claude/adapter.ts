@@ -1,6 +1,7 @@
 import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts";
 import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
+import { screenQuestion } from "../questions.ts";
 import { PERMISSION_MODES } from "../vocabulary.ts";
 import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
@@ -165,11 +166,9 @@ export function toObservation(screen: ScreenState): AgentObservation {
         },
       };
     case "ask_question": {
-      const question = screen.question ?? "the agent asks a question";
-      const options = screen.options.length ? { options: screen.options } : {};
       return {
         kind: "permission",
-        request: { kind: "question", tool: "AskUserQuestion", detail: question, question, ...options },
+        request: screenQuestion("AskUserQuestion", screen.question, screen.options),
       };
     }
     case "plan_approval":

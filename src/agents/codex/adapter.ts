@@ -8,6 +8,7 @@ import type {
 } from "../agent.ts";
 import { hookTool } from "../claude/hooks.ts";
 import { isCliProcess } from "../process.ts";
+import { screenQuestion } from "../questions.ts";
 import type { PendingPermission } from "../vocabulary.ts";
 import { denyReply, HOOK_EVENTS, readHook, toolCategory } from "./hooks.ts";
 import { CODEX_MODES, prepareCodexLaunch } from "./launch.ts";
@@ -134,17 +135,10 @@ export function toObservation(screen: CodexScreen): AgentObservation {
     case "permission":
       return { kind: "permission", request: { kind: "tool", tool: screen.tool, detail: screen.detail } };
     case "question": {
-      const question = screen.question ?? "the agent asks a question";
+      const request = screenQuestion("request_user_input", screen.question, screen.options);
       return {
         kind: "permission",
-        request: {
-          kind: "question",
-          tool: "request_user_input",
-          detail: question,
-          question,
-          ...(screen.options.length ? { options: screen.options } : {}),
-          ...(screen.questions > 1 ? { questions: screen.questions } : {}),
-        },
+        request: screen.questions > 1 ? { ...request, questions: screen.questions } : request,
       };
     }
     case "start_dialog":

@@ -1,4 +1,5 @@
 import type { AgentObservation, ScreenReading } from "../agent.ts";
+import { screenQuestion } from "../questions.ts";
 import { isRateLimit } from "./reader.ts";
 import { toolOfTitle } from "./tools.ts";
 
@@ -151,12 +152,7 @@ export function toObservation(screen: GeminiScreen): AgentObservation {
         request: { kind: "tool", tool: screen.tool, detail: screen.detail || screen.question },
       };
     case "question": {
-      const question = screen.question ?? "the agent asks a question";
-      const options = screen.options.length ? { options: screen.options } : {};
-      return {
-        kind: "permission",
-        request: { kind: "question", tool: "ask_user", detail: question, question, ...options },
-      };
+      return { kind: "permission", request: screenQuestion("ask_user", screen.question, screen.options) };
     }
     case "plan":
       return {

@@ -1,4 +1,5 @@
 import type { AgentObservation, HookReading, PermissionRequest } from "../agent.ts";
+import { questionRequest } from "../questions.ts";
 
 /**
  * What ag's plugin (plugin.js) forwards of OpenCode's plugin hooks and bus events, and what each
@@ -38,7 +39,8 @@ export function readHook(event: string, payload: Payload): HookReading {
 function observationOf(event: string, payload: Payload, sidechain: boolean): AgentObservation | null {
   // A sub-agent's dialogs show in the session's UI; the rest of its life is the turn's activity.
   if (event === "permission.asked") return { kind: "permission", request: permissionRequest(payload) };
-  if (event === "question.asked") return { kind: "permission", request: questionRequest(payload) };
+  if (event === "question.asked")
+    return { kind: "permission", request: questionRequest(payload, "question") };
   if (sidechain) return { kind: "activity" };
   const tool = text(payload.tool) || text(payload.toolName);
   const toolUseId = text(payload.callID) || undefined;
@@ -93,29 +95,4 @@ function permissionRequest(payload: Payload): PermissionRequest {
     text(payload.permission) ||
     "a tool";
   return { kind: "tool", tool: text(payload.toolName) || text(payload.permission) || "tool", detail };
-}
-
-interface AskedQuestion {
-  question?: unknown;
-  multiple?: unknown;
-  options?: Array<{ label?: unknown; description?: unknown }>;
-}
-
-/** The question tool's dialog: its first question, that question's options as the dialog numbers them. */
-function questionRequest(payload: Payload): PermissionRequest {
-  const questions = Array.isArray(payload.questions) ? (payload.questions as AskedQuestion[]) : [];
-  const first = questions[0];
-  const question = text(first?.question) || "the agent asks a question";
-  const options = (Array.isArray(first?.options) ? first.options : [])
-    .map((o, i) => ({ index: i + 1, label: text(o?.label), description: text(o?.description) || undefined }))
-    .filter((o) => o.label !== "");
-  return {
-    kind: "question",
-    tool: "question",
-    detail: question,
-    question,
-    ...(options.length ? { options } : {}),
-    ...(first?.multiple === true ? { multiSelect: true } : {}),
-    ...(questions.length > 1 ? { questions: questions.length } : {}),
-  };
 }

@@ -1,6 +1,6 @@
-import type { TranscriptLineMeaning, TranscriptReader, TranscriptSummary } from "../../agents/agent.ts";
+import { emptySummary, type TranscriptLineMeaning, type TranscriptReader } from "../../agents/agent.ts";
 import { clip, clipStrings } from "../../agents/clip.ts";
-import { NO_TOKENS, type TokenCounts } from "../../agents/vocabulary.ts";
+import { createUsageTally } from "../../agents/usage.ts";
 import {
   type MessageKind,
   type TranscriptFormat,
@@ -66,32 +66,18 @@ export const acpTranscriptFormat: TranscriptFormat = {
   },
 };
 
-const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
-  input: a.input + b.input,
-  output: a.output + b.output,
-  cacheRead: a.cacheRead + b.cacheRead,
-  cacheCreation: a.cacheCreation + b.cacheCreation,
-});
-
 /** Folds the lines into what ag reports; states come from the protocol itself, not from here. */
 export function createAcpTranscriptReader(): TranscriptReader {
   let latest: string[] = [];
   let ended = false;
-  let tokens: TokenCounts = NO_TOKENS;
-  const byModel: Record<string, TokenCounts> = {};
-  const summary: TranscriptSummary = {
-    messages: { user: 0, assistant: 0, system: 0 },
-    turns: 0,
-    toolCalls: 0,
-    toolCallsByName: {},
-    toolErrors: 0,
-    filesTouched: [],
-    lastUserMessage: null,
-    lastAssistantMessage: null,
-    startedAt: null,
-    lastEntryAt: null,
-    durationMs: null,
-  };
+  const usage = createUsageTally();
+  /**
+   * Usage lines so far: the id of each is its place in the file, never reused (a turn number
+   * is not: it starts again when ag reopens the session, and the metrics ledger would take a
+   * reopened session's first turn for the earlier one).
+   */
+  let usageLines = 0;
+  const summary = emptySummary();
 
   function count(entry: AcpEntry): void {
     const role = ENTRY_ROLES[entry.type];
@@ -140,22 +126,19 @@ export function createAcpTranscriptReader(): TranscriptReader {
         case "turn_end":
           ended = true;
           return { at, messages: [] };
-        case "usage":
-          tokens = add(tokens, entry.tokens);
-          if (entry.model) byModel[entry.model] = add(byModel[entry.model] ?? NO_TOKENS, entry.tokens);
-          return {
-            at,
-            messages: [],
-            usage: { messageId: `turn-${entry.turn}`, model: entry.model, tokens: entry.tokens },
-          };
+        case "usage": {
+          const messageId = `usage-${++usageLines}`;
+          usage.add(messageId, entry.model, entry.tokens);
+          return { at, messages: [], usage: { messageId, model: entry.model, tokens: entry.tokens } };
+        }
         default:
           return { at, messages: [] };
       }
     },
     output: () => latest.join("\n\n"),
     turnEnded: () => ended,
-    tokens: () => tokens,
-    tokensByModel: () => ({ ...byModel }),
+    tokens: () => usage.tokens(),
+    tokensByModel: () => usage.tokensByModel(),
     summary: () => ({ ...summary, messages: { ...summary.messages } }),
   };
 }
