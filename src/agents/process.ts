@@ -1,11 +1,16 @@
 /**
- * Whether a process (its argv) is a run of an agent's CLI: its program of that name (the native
- * binary), or node / bun running the npm package's script. A shell that merely mentions the CLI
- * is neither.
+ * Whether a process (its argv) is a run of an agent's CLI: a program of one of its names (the
+ * native binary, npm's bin link), or node / bun running the npm package's script (node's own
+ * options before it skipped). A shell that merely mentions the CLI is neither.
  */
-export function isCliProcess(argv: readonly string[], command: string, script: RegExp): boolean {
-  const [program = "", first = ""] = argv;
+export function isCliProcess(
+  argv: readonly string[],
+  names: string | readonly string[],
+  script: RegExp,
+): boolean {
+  const [program = "", ...rest] = argv;
   const name = program.split("/").at(-1) ?? "";
-  if (name === command) return true;
-  return /^node(js)?$|^bun$/.test(name) && script.test(first);
+  if (typeof names === "string" ? name === names : names.includes(name)) return true;
+  if (!/^node(js)?$|^bun$/.test(name)) return false;
+  return script.test(rest.find((arg) => !arg.startsWith("-")) ?? "");
 }

@@ -1,4 +1,5 @@
 import type { AgentAdapter, PendingDialog } from "../agent.ts";
+import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { geminiAcp } from "./acp.ts";
@@ -69,10 +70,5 @@ function approveKeys(pending: PendingDialog): string[] {
 
 /** The CLI runs as `gemini` (npm's bin) or node with the package's bundle; a shell naming it is not one. */
 export function isGeminiProcess(argv: readonly string[]): boolean {
-  const [program = "", ...rest] = argv;
-  const name = program.split("/").at(-1) ?? "";
-  if (name === "gemini") return true;
-  if (!/^node(js)?$|^bun$/.test(name)) return false;
-  const script = rest.find((arg) => !arg.startsWith("-")) ?? "";
-  return /@google\/gemini-cli\//.test(script) || script.split("/").at(-1) === "gemini";
+  return isCliProcess(argv, "gemini", /@google\/gemini-cli\/|(?:^|\/)gemini$/);
 }

@@ -1,4 +1,5 @@
 import type { AgentObservation, PermissionRequest, ScreenReading } from "../agent.ts";
+import { isCliProcess } from "../process.ts";
 
 /**
  * Reads a `tmux capture-pane -p` screen of OpenCode's TUI (pinned 1.18.33; every pattern is
@@ -167,8 +168,5 @@ function activityKey(text: string): string {
  * npm package's link to it), or through node with the npm package's launcher.
  */
 export function isOpenCodeProcess(argv: readonly string[]): boolean {
-  const [program = "", script = ""] = argv;
-  const name = program.split("/").at(-1) ?? "";
-  if (name === "opencode" || name === "opencode.exe") return true;
-  return /^node(js)?$|^bun$/.test(name) && /opencode-ai\/bin\/opencode/.test(script);
+  return isCliProcess(argv, ["opencode", "opencode.exe"], /opencode-ai\/bin\/opencode/);
 }
