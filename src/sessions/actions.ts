@@ -1,17 +1,13 @@
-import type { KeyStep } from "../agents/agent.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
-import type { AcpDriver, PermissionChoice } from "../drivers/acp/index.ts";
 import type { Clock } from "../shared/clock.ts";
-import { AgError, isAgError } from "../shared/errors.ts";
+import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
-import type { Exits } from "./exits.ts";
-import { acpOf, assertTerminal, isHeadless } from "./headless.ts";
+import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
 import { assertTypeable } from "./lifecycle.ts";
-import type { DeliveryOptions, DeliveryResult } from "./live/delivery.ts";
-import { deliverTo } from "./live/keyboard.ts";
+import type { DeliveryResult } from "./live/delivery.ts";
 import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
@@ -36,29 +32,17 @@ const PROFILES: Record<PermissionProfile, Omit<PermissionPolicy, "profile">> = {
   full: { allowRead: true, allowWrite: true, allowBash: true },
 };
 
-/**
- * How long an answer waits for its dialog to be drawn. Claude Code draws it 30–250 ms after its
- * permission hook, with every core busy (measured).
- */
-const DRAW_WAIT_MS = 3_000;
-
 /** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
 export type SendResult = DeliveryResult & { answered?: boolean };
 
 export interface ActionDeps {
   repo: Pick<SessionRepo, "get" | "live" | "update">;
-  tmux: Pick<
-    Tmux,
-    "paste" | "sendKeys" | "sendLiteral" | "capturePane" | "killPane" | "killWindow" | "listPanes"
-  >;
-  /** Agents on their way out (a resume waits for them). */
-  exits: Pick<Exits, "ending">;
+  tmux: Pick<Tmux, "capturePane">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
-  acp?: AcpDriver;
+  drivers: Pick<SessionDrivers, "of">;
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
-  delivery: DeliveryOptions;
   idleTimeoutMs: number;
 }
 
@@ -93,9 +77,7 @@ export function createSessionActions(deps: ActionDeps) {
   /** One delivery, with what metrics and diagnostics record of it. */
   async function typeIn(session: LiveSession, text: string): Promise<DeliveryResult> {
     const started = deps.clock.now();
-    const result = isHeadless(session.record())
-      ? await promptHeadless(session, text)
-      : await deliverTo(session, deps, text, deps.delivery);
+    const result = await deps.drivers.of(session.record()).deliver(session, text);
     session.recordDelivery(result.delivered, result.attempts, deps.clock.now() - started);
     if (!result.delivered) {
       deps.diagnostics?.record(
@@ -111,95 +93,21 @@ export function createSessionActions(deps: ActionDeps) {
     return result;
   }
 
-  /** Over ACP a prompt is a request: the agent has it once it is sent (no typing, no retries). */
-  async function promptHeadless(session: LiveSession, text: string): Promise<DeliveryResult> {
-    try {
-      await acpOf(deps.acp).prompt(session.id, text);
-      return { delivered: true, attempts: 1 };
-    } catch (error) {
-      if (isAgError(error) && error.code === "SESSION_BUSY") throw error;
-      return { delivered: false, attempts: 1, reason: (error as Error).message };
-    }
-  }
-
-  /** An answer to an ACP session's permission: the RPC response with the option chosen. */
-  function answerHeadless(
-    session: LiveSession,
-    choice: PermissionChoice,
-    what: AgKeys,
-    dialog: string,
-  ): Promise<Session> {
-    return inSpan(
-      `session.${what}`,
-      { "ag.session.id": session.id, "ag.permission.id": dialog },
-      async () => {
-        acpOf(deps.acp).answer(session.id, choice);
-        return toSession(record(session.id));
-      },
-    );
-  }
-
   /**
-   * Presses ag's keys for the session, then tells its state what they were. Keys that answer a
-   * dialog are for that dialog only: checked again once the keyboard is ours (two answers to one
-   * dialog must not let the second land on the dialog after it).
+   * ag's answer or interruption, by the session's driver (keys for a terminal, an RPC over ACP),
+   * inside its span.
    */
-  function press(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
+  function act(
+    session: LiveSession,
+    what: AgKeys,
+    work: () => Promise<void>,
+    dialog?: string,
+  ): Promise<void> {
     const attributes = {
       "ag.session.id": session.id,
       ...(dialog === undefined ? {} : { "ag.permission.id": dialog }),
     };
-    return inSpan(`session.${what}`, attributes, () => pressNow(session, steps, what, dialog));
-  }
-
-  function pressNow(session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string): Promise<void> {
-    return session.typing(async () => {
-      if (dialog !== undefined) {
-        await drawn(session, dialog);
-        const now = session.status().pending;
-        if (now?.id !== dialog)
-          throw new AgError(
-            now ? "PERMISSION_MISMATCH" : "NO_PENDING_PERMISSION",
-            now
-              ? `the pending permission is now ${now.id}, not ${dialog}`
-              : `${dialog} was answered meanwhile`,
-          );
-      }
-      const pane = session.record().paneId;
-      // A session not placed yet has nothing to type into: saying "done" would be a lie.
-      if (!pane) throw new AgError("CONFLICT", `session ${session.id} has no pane to press keys in yet`);
-      for (const [i, step] of steps.entries()) {
-        // The agent redraws between keys of a dialog; a key sent into the redraw can be lost.
-        if (i > 0) await new Promise<void>((resolve) => deps.clock.setTimer(resolve, 150));
-        if ("keys" in step) await deps.tmux.sendKeys(pane, step.keys);
-        else await deps.tmux.sendLiteral(pane, step.text);
-      }
-      session.observe({ kind: "keys", keys: what, ...(dialog === undefined ? {} : { dialog }) }, "ag");
-    });
-  }
-
-  /**
-   * Waits until the screen has shown the dialog an answer is for. The agent's hook comes before
-   * its dialog is drawn, and keys pressed in between are lost: the dialog then waits with its
-   * answer already reported (seen under load: an Escape 5 ms after the hook, the dialog drawn
-   * 50 ms later). Past DRAW_WAIT_MS the keys go anyway: a dialog the screen reader does not know.
-   */
-  async function drawn(session: LiveSession, dialog: string): Promise<void> {
-    const deadline = deps.clock.now() + DRAW_WAIT_MS;
-    const waits = () => {
-      const state = session.status();
-      return state.pending?.id === dialog && !state.dialogSeen;
-    };
-    // One fresh look; after it, the pane's own output brings each new frame (no re-reading on a timer).
-    if (waits()) await session.readScreen();
-    while (waits()) {
-      const left = deadline - deps.clock.now();
-      if (left <= 0) {
-        deps.logger.debug(`session ${session.id}: ${dialog} not seen on screen; answering anyway`);
-        return;
-      }
-      await session.nextChange(left);
-    }
+    return inSpan(`session.${what}`, attributes, work);
   }
 
   /** The pending dialog, checked against the id the client answers. */
@@ -217,41 +125,6 @@ export function createSessionActions(deps: ActionDeps) {
       );
     }
     return pending;
-  }
-
-  async function answerQuestion(
-    session: LiveSession,
-    id: string,
-    answer: QuestionAnswer,
-    permissionId?: string,
-  ): Promise<void> {
-    const pending = pendingOf(session, id, permissionId);
-    if (pending.kind !== "question") {
-      throw new AgError(
-        "CONFLICT",
-        `session ${id} waits for a ${pending.kind} permission, not an answer: approve or reject it`,
-      );
-    }
-    if (pending.multiSelect) {
-      // Its digits only toggle boxes, and its Submit row has no number: not answerable by keys yet.
-      throw new AgError(
-        "CONFLICT",
-        `session ${id} asks a multi-select question, which ag cannot answer yet: answer it in the agent's terminal`,
-      );
-    }
-    if ("option" in answer) {
-      // Options not known (a question seen only on screen, cut off): only what a digit picks.
-      const count = pending.options?.length || 9;
-      if (answer.option < 1 || answer.option > count) {
-        throw new AgError("VALIDATION_ERROR", `option ${answer.option} is not one of the ${count} options`);
-      }
-    } else {
-      assertTypeable(answer.text, "text");
-      // One line, typed into the dialog's own row: a newline would submit, a tab move the cursor.
-      if (/[\n\t]/.test(answer.text))
-        throw new AgError("VALIDATION_ERROR", "an answer to a question is one line without tabs");
-    }
-    await press(session, session.agent.keys.answer(pending, answer), "answer", pending.id);
   }
 
   /**
@@ -279,22 +152,20 @@ export function createSessionActions(deps: ActionDeps) {
       await end(child.id, reason).catch(() => {});
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
     const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
-    if (isHeadless(rec)) {
-      session.observe({ kind: "closed", reason, detail }, "ag");
-      await acpOf(deps.acp).stop(id);
-      return toSession(record(id));
-    }
-    // The agent exits a moment after its window closes (writing its last lines): who it is.
-    const pid = rec.paneId
-      ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
-      : null;
-    await deps.exits.ending(id, pid);
-    // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
-    session.observe({ kind: "closed", reason, detail }, "ag");
-    const shared = rec.windowId && deps.repo.live().some((s) => s.id !== id && s.windowId === rec.windowId);
-    if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});
-    else if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
+    await deps.drivers.of(rec).end(session, () => session.observe({ kind: "closed", reason, detail }, "ag"));
     return toSession(record(id));
+  }
+
+  /** Answers the pending question through the session's driver. */
+  async function answerPending(
+    session: LiveSession,
+    answer: QuestionAnswer,
+    permissionId?: string,
+  ): Promise<Session> {
+    const pending = pendingOf(session, session.id, permissionId);
+    const driver = deps.drivers.of(session.record());
+    await act(session, "answer", () => driver.answer(session, pending, answer), pending.id);
+    return answered(session);
   }
 
   function storePolicy(id: string, policy: PermissionPolicy): PermissionPolicy {
@@ -324,11 +195,7 @@ export function createSessionActions(deps: ActionDeps) {
       const normalized = normalizeText(text, "text");
       if (status === "asking") {
         const trimmed = normalized.trim();
-        await answerQuestion(
-          session,
-          id,
-          /^\d+$/.test(trimmed) ? { option: Number(trimmed) } : { text: trimmed },
-        );
+        await answerPending(session, /^\d+$/.test(trimmed) ? { option: Number(trimmed) } : { text: trimmed });
         return { delivered: true, attempts: 1, answered: true };
       }
       return deliver(session, normalized);
@@ -343,48 +210,30 @@ export function createSessionActions(deps: ActionDeps) {
           `session ${id} asks a question: answer it with POST /v1/sessions/${id}/answer {option | text}`,
         );
       }
-      if (isHeadless(session.record()))
-        return answerHeadless(session, { approve }, approve ? "approve" : "reject", pending.id);
-      // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
-      const keys = approve ? session.agent.keys.approve(pending) : session.agent.keys.reject(pending);
-      await press(
-        session,
-        keys.map((key) => ({ keys: [key] })),
-        approve ? "approve" : "reject",
-        pending.id,
-      );
+      const driver = deps.drivers.of(session.record());
+      const what = approve ? "approve" : "reject";
+      await act(session, what, () => driver.decide(session, pending, approve), pending.id);
       return answered(session);
     },
 
-    async answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session> {
-      const session = deps.live.running(id);
-      if (isHeadless(session.record())) {
-        const pending = pendingOf(session, id, permissionId);
-        if (!("option" in answer))
-          throw new AgError("VALIDATION_ERROR", "an ACP permission is answered with one of its options");
-        return answerHeadless(session, { option: answer.option }, "answer", pending.id);
-      }
-      await answerQuestion(session, id, answer, permissionId);
-      return answered(session);
-    },
+    answerQuestion: (id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session> =>
+      answerPending(deps.live.running(id), answer, permissionId),
 
     async interrupt(id: string): Promise<Session> {
       const session = deps.live.running(id);
       // A second Ctrl+C at idle would exit the agent: there is nothing to interrupt.
       if (session.status().status === "idle")
         throw new AgError("CONFLICT", `session ${id} is idle: nothing to interrupt`);
-      if (isHeadless(session.record())) {
-        await inSpan("session.interrupt", { "ag.session.id": id }, () => acpOf(deps.acp).interrupt(id));
-        return toSession(record(id));
-      }
-      await press(session, [{ keys: session.agent.keys.interrupt }], "interrupt");
+      const driver = deps.drivers.of(session.record());
+      await act(session, "interrupt", () => driver.interrupt(session));
       return toSession(record(id));
     },
 
     async escape(id: string): Promise<Session> {
       const session = deps.live.running(id);
       assertTerminal(session.record(), "keys");
-      await press(session, [{ keys: session.agent.keys.escape }], "escape");
+      const driver = deps.drivers.of(session.record());
+      await act(session, "escape", () => driver.escape(session));
       return toSession(record(id));
     },
 

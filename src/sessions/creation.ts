@@ -5,9 +5,9 @@ import { headCommit } from "../shared/git.ts";
 import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
 import type { SessionServiceDeps } from "./deps.ts";
+import { assertTerminal, DRIVER_TRAITS, type SessionDrivers } from "./drivers/index.ts";
 import type { Exits } from "./exits.ts";
-import { assertTerminal, isHeadless } from "./headless.ts";
-import { assertCapacity, type LauncherDeps, launchWindow } from "./launcher.ts";
+import { assertCapacity, type LauncherDeps, launchSession } from "./launcher.ts";
 import {
   defaultName,
   newHookSecret,
@@ -66,6 +66,7 @@ export const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
 export function createSessionCreation(
   deps: SessionServiceDeps & {
     live: LiveSessions;
+    drivers: SessionDrivers;
     exits: Pick<Exits, "gone">;
     record(id: string): SessionRecord;
     deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
@@ -208,8 +209,8 @@ export function createSessionCreation(
 
   /** The conversation a fork or resume continues; it must have been written down. */
   async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
-    if (isHeadless(rec))
-      throw new AgError("UNSUPPORTED_BY_AGENT", `an ACP session cannot ${need} yet (${rec.id})`);
+    if (!DRIVER_TRAITS[rec.driver].continues)
+      throw new AgError("UNSUPPORTED_BY_AGENT", `a ${rec.driver} session cannot ${need} yet (${rec.id})`);
     const agent = deps.agents.get(rec.agent);
     if (!agent.capabilities.includes(need))
       throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot ${need} a conversation`);
@@ -241,7 +242,7 @@ export function createSessionCreation(
     const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
     deps.repo.insert(fresh);
     span.setAttribute("ag.session.id", fresh.id);
-    const session = await launchWindow(launcher, { record: fresh, warnings });
+    const session = await launchSession(launcher, { record: fresh, warnings });
     span.addEvent("session.launched");
     return result(session, prompt, warnings, false, span);
   }
@@ -253,7 +254,7 @@ export function createSessionCreation(
     const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
     deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
-    const session = await launchWindow(launcher, {
+    const session = await launchSession(launcher, {
       record: record(fresh.id),
       resume: { conversationId: parent.id, fork: true, transcriptPath },
       origin: { forkedFrom: parent.id },
@@ -276,7 +277,7 @@ export function createSessionCreation(
     };
     deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
-    const session = await launchWindow(launcher, {
+    const session = await launchSession(launcher, {
       record: record(fresh.id),
       splitOf: parent.windowId,
       origin: { parentId: id },
@@ -304,7 +305,7 @@ export function createSessionCreation(
     // becomes "working" when the launch is observed, like any other change of state.
     deps.repo.update(id, { hookSecret: newHookSecret() });
     const warnings: string[] = [];
-    const session = await launchWindow(launcher, {
+    const session = await launchSession(launcher, {
       record: record(id),
       resume: { conversationId: id, fork: false, transcriptPath: transcript },
       origin: { resumed: true },

@@ -1,12 +1,6 @@
-import type { LaunchPlan } from "../agents/agent.ts";
-import type { AgentRegistry } from "../agents/registry.ts";
-import type { DiagnosticsSink } from "../diagnostics/index.ts";
-import type { AcpDriver } from "../drivers/acp/index.ts";
 import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
-import type { Tmux } from "../tmux/tmux.ts";
-import { acpOf, headlessSpec, isHeadless, sinkOf } from "./headless.ts";
-import { sessionDir } from "./lifecycle.ts";
+import type { LaunchFailure, SessionDrivers } from "./drivers/index.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
@@ -26,87 +20,33 @@ export interface LaunchSpec {
 
 export interface LauncherDeps {
   repo: Pick<SessionRepo, "stats">;
-  tmux: Pick<Tmux, "newWindow" | "splitWindow">;
-  agents: Pick<AgentRegistry, "get">;
   live: Pick<LiveSessions, "follow" | "forget">;
-  acp?: AcpDriver;
-  diagnostics?: DiagnosticsSink;
-  settings: { stateDir: string; hookBaseUrl: () => string; maxSessions: number | null };
+  drivers: Pick<SessionDrivers, "of">;
+  settings: { maxSessions: number | null };
 }
 
 /**
- * Opens the agent's window for a stored session. The session is followed before the window
- * exists, so the agent's first hooks find it; a window that cannot be opened leaves it crashed
- * (with its events), not half-made.
+ * Starts the agent of a stored session on its driver (a tmux window, or an ACP child). The
+ * session is followed before the agent exists, so its first hooks find it; an agent that cannot
+ * be started leaves it crashed (with its events), not half-made.
  */
-export async function launchWindow(deps: LauncherDeps, spec: LaunchSpec): Promise<LiveSession> {
+export async function launchSession(deps: LauncherDeps, spec: LaunchSpec): Promise<LiveSession> {
   const rec = spec.record;
   const session = deps.live.follow(rec, "launch");
   /** A launch that fails is an observation: a new session ends crashed, a resumed one stays ended. */
-  const failed = (error: unknown, code: "AGENT_UNAVAILABLE" | "TMUX_UNAVAILABLE", what: string) => {
+  const failed: LaunchFailure = (error, code, what) => {
     const message = (error as Error).message;
     session.observe({ kind: "launch-failed", error: message }, "ag");
     // Ended either way (crashed, or still the ended session it was): no longer followed.
     if (isTerminal(session.status().status)) deps.live.forget(rec.id);
     return new AgError(code, `${what}: ${message}`, { cause: error });
   };
-  if (isHeadless(rec)) {
-    try {
-      const { spec: headless, warnings } = await headlessSpec(session, deps.settings.stateDir);
-      spec.warnings.push(...warnings);
-      await acpOf(deps.acp).launch(headless, sinkOf(session));
-    } catch (error) {
-      deps.diagnostics?.record("acp.launch", `session ${rec.id}: ${(error as Error).message}`);
-      throw failed(error, "AGENT_UNAVAILABLE", "could not start the agent over ACP");
-    }
-    const launched = session.record();
-    session.observe(
-      {
-        kind: "launched",
-        detail: `session ${launched.name} created`,
-        origin: launchMeta(launched, spec.origin),
-      },
-      "ag",
-    );
-    // The ACP session exists: the agent waits for a prompt.
-    session.observe({ kind: "turn-ended" }, "acp");
-    return session;
-  }
-  let plan: LaunchPlan;
-  try {
-    plan = await session.agent.prepareLaunch({
-      sessionId: rec.id,
-      workDir: rec.workDir,
-      permissionMode: rec.permissionMode,
-      agentCommand: rec.agentCommand,
-      sessionDir: sessionDir(deps.settings.stateDir, rec.id),
-      hookUrl: `${deps.settings.hookBaseUrl().replace(/\/+$/, "")}/v1/hooks/${rec.agent}`,
-      hookSecret: rec.hookSecret,
-      env: rec.env ?? {},
-      resume: spec.resume,
-    });
-  } catch (error) {
-    throw failed(error, "AGENT_UNAVAILABLE", "could not prepare the agent's launch");
-  }
-  spec.warnings.push(...plan.warnings);
-  try {
-    const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
-    session.placed(
-      spec.splitOf
-        ? await deps.tmux.splitWindow(spec.splitOf, placement)
-        : await deps.tmux.newWindow({ ...placement, name: rec.name }),
-    );
-  } catch (error) {
-    deps.diagnostics?.record(
-      "tmux.failure",
-      `session ${rec.id}: could not open a window: ${(error as Error).message}`,
-    );
-    throw failed(error, "TMUX_UNAVAILABLE", "could not open a tmux window");
-  }
+  const driver = deps.drivers.of(rec);
+  await driver.launch(session, spec, failed);
   const launched = session.record();
   const detail = `session ${launched.name} created`;
   session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");
-  void session.readScreen();
+  driver.launched(session);
   return session;
 }
 

@@ -1,8 +1,8 @@
 import { emptySummary } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
-import { acpTranscript } from "../drivers/acp/index.ts";
 import type { Logger } from "../shared/log.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
+import { transcriptSource } from "./drivers/driver.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { SessionRecord } from "./repo.ts";
@@ -25,8 +25,7 @@ export function createSessionReading(deps: {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
   async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
     const rec = deps.record(id);
-    // A headless session's transcript is ag's own record of the protocol.
-    const agent = rec.driver === "acp" ? { transcript: acpTranscript } : deps.agents.get(rec.agent);
+    const agent = transcriptSource(rec, deps.agents.get(rec.agent));
     const session = deps.live.get(id);
     if (session) {
       if (!session.transcript.path) {

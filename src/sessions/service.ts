@@ -12,8 +12,8 @@ import {
   visibleTo,
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
-import { createExits } from "./exits.ts";
-import { assertTerminal } from "./headless.ts";
+import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
+import type { Exits } from "./exits.ts";
 import {
   type AgentProcess,
   createSessionInsight,
@@ -22,7 +22,6 @@ import {
   type SessionMetrics,
   type SessionSummary,
 } from "./insight.ts";
-import { DEFAULT_DELIVERY } from "./live/delivery.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import { createSessionReading } from "./reading.ts";
 import { type SessionRecord, statsOf, toSession } from "./repo.ts";
@@ -83,18 +82,25 @@ export interface SessionService {
   setProfile(id: string, profile: PermissionProfile): PermissionPolicy;
 }
 
-export function createSessionService(deps: SessionServiceDeps, live: LiveSessions): SessionService {
+/** The parts of the sessions domain the service drives (put together in setup.ts). */
+export interface SessionParts {
+  live: LiveSessions;
+  drivers: SessionDrivers;
+  /** Agents on their way out (a resume waits for them). */
+  exits: Exits;
+}
+
+export function createSessionService(deps: SessionServiceDeps, parts: SessionParts): SessionService {
+  const { live, drivers, exits } = parts;
   const record = (id: string): SessionRecord => {
     const found = deps.repo.get(id);
     if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
     return found;
   };
-  const exits = createExits(deps.clock, deps.strays, (detail) => deps.logger.info(detail));
   const actions = createSessionActions({
     ...deps,
     live,
-    exits,
-    delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
+    drivers,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
   });
   const reading = createSessionReading({ record, live, agents: deps.agents, logger: deps.logger });
@@ -108,7 +114,7 @@ export function createSessionService(deps: SessionServiceDeps, live: LiveSession
     processes: deps.processes,
     acpPid: (id) => deps.acp?.pid(id) ?? null,
   });
-  const creation = createSessionCreation({ ...deps, live, exits, record, deliver: actions.deliver });
+  const creation = createSessionCreation({ ...deps, live, drivers, exits, record, deliver: actions.deliver });
 
   const service: SessionService = {
     list: (query, owner) => deps.repo.list(query).filter(visibleTo(owner)).map(toSession),

@@ -1,6 +1,9 @@
 import type { SessionServiceDeps } from "./deps.ts";
+import { createSessionDrivers } from "./drivers/index.ts";
+import { createExits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
 import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
+import { DEFAULT_DELIVERY } from "./live/delivery.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
 
@@ -9,7 +12,7 @@ export interface Sessions {
   service: SessionService;
   /** The agents' hook callbacks (POST /v1/hooks/:agent/:event). */
   hooks: HookReceiver;
-  /** tmux's notifications, and re-adoption of running sessions at start and after a tmux loss. */
+  /** At start, running sessions followed again by their drivers; ended ones pruned. */
   supervisor: Supervisor;
   /** The sessions followed now, each the one writer of its own state. */
   live: LiveSessions;
@@ -17,7 +20,7 @@ export interface Sessions {
 
 /**
  * The sessions domain, put together: the live sessions (each the one writer of its status), fed
- * by hooks and tmux, driven by the service.
+ * by hooks and their drivers (tmux, acp), driven by the service.
  */
 export function createSessions(deps: SessionServiceDeps): Sessions {
   const live = createLiveSessions({
@@ -30,11 +33,18 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
         .catch((error) => deps.logger.warn(`idle timeout of ${id}`, error));
     },
   });
-  const service = createSessionService(deps, live);
+  const exits = createExits(deps.clock, deps.strays, (detail) => deps.logger.info(detail));
+  const drivers = createSessionDrivers({
+    ...deps,
+    live,
+    exits,
+    delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
+  });
+  const service = createSessionService(deps, { live, drivers, exits });
   return {
     service,
     live,
     hooks: createHookReceiver({ ...deps, live }),
-    supervisor: createSupervisor({ ...deps, live }),
+    supervisor: createSupervisor({ ...deps, live, drivers }),
   };
 }

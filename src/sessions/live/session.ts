@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import { acpTranscript } from "../../drivers/acp/index.ts";
 import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
+import { transcriptSource } from "../drivers/driver.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal } from "../session.ts";
 import { createAutoAnswerer } from "./auto-answer.ts";
@@ -139,8 +139,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     },
   });
   const transcript = createTranscriptFollower({
-    // A headless session's transcript is ag's own record of the protocol, not the agent's file.
-    agent: initial.driver === "acp" ? { transcript: acpTranscript } : agent,
+    agent: transcriptSource(initial, agent),
     logger: deps.logger,
     onLine(meaning) {
       // A fork's transcript starts with its parent's conversation: lines from before this launch

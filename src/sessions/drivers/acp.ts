@@ -1,0 +1,140 @@
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
+import { AgError, isAgError } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/log.ts";
+import { sessionDir } from "../lifecycle.ts";
+import type { LiveSessions } from "../live/registry.ts";
+import type { LiveSession } from "../live/session.ts";
+import { assertTerminal, type SessionDriver } from "./driver.ts";
+
+export interface AcpSessionDriverDeps {
+  /** The ACP runtime (children and their connections); absent: ACP sessions are refused. */
+  acp?: AcpDriver;
+  live: Pick<LiveSessions, "follow">;
+  logger: Logger;
+  diagnostics?: DiagnosticsSink;
+  settings: { stateDir: string };
+}
+
+/**
+ * The headless driver's side of the seam: a session's agent is an ACP child of ag (see
+ * drivers/acp). What the agent does arrives as protocol facts turned into observations (source
+ * `acp`); a prompt is one `session/prompt`, an answer the permission request's RPC response.
+ */
+export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDriver {
+  const acp = (): AcpDriver => {
+    if (!deps.acp) throw new AgError("AGENT_UNAVAILABLE", "the acp driver is not available in this ag");
+    return deps.acp;
+  };
+
+  /** How the driver speaks to a live session. */
+  const sinkOf = (session: LiveSession): DriverSink => ({
+    observe: (observation) => session.observe(observation, "acp"),
+    attachTranscript: (path, history) => session.attachTranscript(path, history),
+    catchUp: () => session.transcript.catchUp(),
+  });
+
+  /** What the driver needs to run a session's agent: its adapter's ACP entry, prepared. */
+  async function specOf(session: LiveSession): Promise<{ spec: HeadlessSpec; warnings: string[] }> {
+    const rec = session.record();
+    const entry = session.agent.acp;
+    if (!entry) throw new AgError("DRIVER_UNSUPPORTED", `agent ${session.agent.name} has no ACP entry point`);
+    const dir = sessionDir(deps.settings.stateDir, rec.id);
+    const plan = await entry.prepare({
+      sessionId: rec.id,
+      workDir: rec.workDir,
+      permissionMode: rec.permissionMode,
+      agentCommand: rec.agentCommand,
+      sessionDir: dir,
+      hookUrl: "",
+      hookSecret: rec.hookSecret,
+      env: rec.env ?? {},
+    });
+    const { command, env, warnings } = plan;
+    return {
+      spec: { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env },
+      warnings,
+    };
+  }
+
+  /**
+   * After a restart: an ACP child died with the ag that ran it. The conversation is reopened with
+   * `session/load` where the agent can (ag's transcript continues), else the session ends crashed
+   * with reason driver_restart.
+   */
+  async function reopen(session: LiveSession): Promise<boolean> {
+    const midTurn = session.status().status !== "idle";
+    let reopened = false;
+    try {
+      if (deps.acp) reopened = await deps.acp.reopen((await specOf(session)).spec, sinkOf(session), midTurn);
+    } catch {
+      reopened = false;
+    }
+    if (!reopened) session.observe({ kind: "driver-lost" }, "ag");
+    return reopened;
+  }
+
+  const choose = async (session: LiveSession, choice: PermissionChoice) => acp().answer(session.id, choice);
+
+  return {
+    name: "acp",
+
+    async launch(session, spec, failed) {
+      try {
+        const { spec: headless, warnings } = await specOf(session);
+        spec.warnings.push(...warnings);
+        await acp().launch(headless, sinkOf(session));
+      } catch (error) {
+        deps.diagnostics?.record("acp.launch", `session ${session.id}: ${(error as Error).message}`);
+        throw failed(error, "AGENT_UNAVAILABLE", "could not start the agent over ACP");
+      }
+    },
+
+    launched(session) {
+      // The ACP session exists: the agent waits for a prompt.
+      session.observe({ kind: "turn-ended" }, "acp");
+    },
+
+    /** A prompt is a request: the agent has it once it is sent (no typing, no retries). */
+    async deliver(session, text) {
+      try {
+        await acp().prompt(session.id, text);
+        return { delivered: true, attempts: 1 };
+      } catch (error) {
+        if (isAgError(error) && error.code === "SESSION_BUSY") throw error;
+        return { delivered: false, attempts: 1, reason: (error as Error).message };
+      }
+    },
+
+    decide: (session, _pending, approve) => choose(session, { approve }),
+
+    async answer(session, _pending, answer) {
+      if (!("option" in answer))
+        throw new AgError("VALIDATION_ERROR", "an ACP permission is answered with one of its options");
+      await choose(session, { option: answer.option });
+    },
+
+    interrupt: (session) => acp().interrupt(session.id),
+
+    async escape(session) {
+      assertTerminal(session.record(), "keys");
+    },
+
+    async end(session, close) {
+      close();
+      await acp().stop(session.id);
+    },
+
+    /** Headless sessions have no window: each is reopened (once) by the ACP runtime. */
+    async start(records) {
+      await Promise.all(
+        records.map(async (record) => {
+          const reopened = await reopen(deps.live.follow(record, "adopt"));
+          deps.logger.info(`ACP session ${record.id}: ${reopened ? "reopened" : "ended (driver_restart)"}`);
+        }),
+      );
+    },
+
+    stop() {},
+  };
+}

@@ -1,0 +1,78 @@
+import type { DriverName } from "../../agents/agent.ts";
+import { acpTranscript } from "../../drivers/acp/index.ts";
+import { AgError, type ErrorCode } from "../../shared/errors.ts";
+import type { LaunchSpec } from "../launcher.ts";
+import type { DeliveryResult } from "../live/delivery.ts";
+import type { LiveSession } from "../live/session.ts";
+import type { SessionRecord } from "../repo.ts";
+import type { PendingPermission, QuestionAnswer } from "../session.ts";
+
+/**
+ * The seam between the session logic and how an agent runs. The state fusion, the bus, the
+ * transcript cursor and the API are the same for every session; a driver starts the agent, hands
+ * it prompts and answers, cuts a turn short, ends it, and turns what the agent does into
+ * observations of its live session. `tmux`: the agent's terminal UI in a window, read from its
+ * hooks, transcript and screen; `acp`: a child process speaking the Agent Client Protocol.
+ */
+export interface SessionDriver {
+  readonly name: DriverName;
+  /**
+   * Starts the agent of a session just followed. A failure is thrown through `failed`, which
+   * records it on the session and says which code the client gets.
+   */
+  launch(session: LiveSession, spec: LaunchSpec, failed: LaunchFailure): Promise<void>;
+  /** What follows the session's `launched` observation (the first look at it). */
+  launched(session: LiveSession): void;
+  /** Hands the agent one prompt; says whether it arrived and in how many attempts. */
+  deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
+  /** Allows or refuses the pending permission. */
+  decide(session: LiveSession, pending: PendingPermission, approve: boolean): Promise<void>;
+  /** Answers the pending question (or permission) with one of its options, or text. */
+  answer(session: LiveSession, pending: PendingPermission, answer: QuestionAnswer): Promise<void>;
+  /** Cuts the running turn short. */
+  interrupt(session: LiveSession): Promise<void>;
+  /** Dismisses what the agent shows (terminal only). */
+  escape(session: LiveSession): Promise<void>;
+  /**
+   * Ends the agent of a session ag stops. `close` records the end (ag's doing, not a crash) and
+   * is called once, when the driver is about to take the agent away.
+   */
+  end(session: LiveSession, close: () => void): Promise<void>;
+  /**
+   * At start: follows its stored running sessions again (tmux: re-adopted by window tag; acp:
+   * reopened), then carries what happens to them from then on.
+   */
+  start(records: readonly SessionRecord[]): Promise<void>;
+  /** Stops carrying events (ag stops). */
+  stop(): void;
+}
+
+export type LaunchFailure = (error: unknown, code: ErrorCode, what: string) => AgError;
+
+/** What each driver can do, known without one running. */
+export const DRIVER_TRAITS: Record<DriverName, { terminal: boolean; continues: boolean }> = {
+  /** A pane to read and type into, split panes, attach; fork and resume where the agent can. */
+  tmux: { terminal: true, continues: true },
+  /** No terminal; fork and resume not yet. */
+  acp: { terminal: false, continues: false },
+};
+
+/** Refuses what only a terminal can do for a session without one. */
+export function assertTerminal(rec: Pick<SessionRecord, "id" | "driver">, what: string): void {
+  if (!DRIVER_TRAITS[rec.driver].terminal)
+    throw new AgError(
+      "NOT_A_TERMINAL_SESSION",
+      `session ${rec.id} runs headless (driver ${rec.driver}): it has no terminal for ${what}`,
+    );
+}
+
+/**
+ * Where a session's transcript comes from: the agent's own file for a terminal session; for a
+ * headless one, ag's own record of the protocol.
+ */
+export function transcriptSource<T extends { transcript: unknown }>(
+  rec: Pick<SessionRecord, "driver">,
+  agent: T,
+): T | { transcript: typeof acpTranscript } {
+  return rec.driver === "acp" ? { transcript: acpTranscript } : agent;
+}

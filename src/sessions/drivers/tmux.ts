@@ -1,0 +1,230 @@
+import type { KeyStep } from "../../agents/agent.ts";
+import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { Clock } from "../../shared/clock.ts";
+import { AgError } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/log.ts";
+import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
+import type { Exits } from "../exits.ts";
+import { assertTypeable, sessionDir } from "../lifecycle.ts";
+import type { DeliveryOptions } from "../live/delivery.ts";
+import { deliverTo, pressKeys } from "../live/keyboard.ts";
+import type { AgKeys } from "../live/observation.ts";
+import type { LiveSessions } from "../live/registry.ts";
+import type { LiveSession } from "../live/session.ts";
+import type { SessionRecord, SessionRepo } from "../repo.ts";
+import type { PendingPermission, QuestionAnswer } from "../session.ts";
+import type { SessionDriver } from "./driver.ts";
+
+export interface TmuxDriverDeps {
+  tmux: Pick<
+    Tmux,
+    | "newWindow"
+    | "splitWindow"
+    | "paste"
+    | "sendKeys"
+    | "sendLiteral"
+    | "listPanes"
+    | "killPane"
+    | "killWindow"
+    | "on"
+    | "start"
+  >;
+  repo: Pick<SessionRepo, "live">;
+  live: Pick<LiveSessions, "follow" | "byPane" | "inWindow">;
+  /** Agents on their way out (a resume waits for them). */
+  exits: Pick<Exits, "ending">;
+  clock: Clock;
+  logger: Logger;
+  diagnostics?: DiagnosticsSink;
+  delivery: DeliveryOptions;
+  settings: { stateDir: string; hookBaseUrl: () => string };
+}
+
+/**
+ * The terminal driver: the agent's own UI in a window (or a split pane) of ag's tmux server.
+ * Prompts are pasted and confirmed by the agent's hooks or transcript; answers and interrupts are
+ * the agent's keys; pane output, pane death and window closing arrive as tmux's notifications
+ * (one control-mode client, no polling). Windows outlive ag: at start they are re-adopted by tag.
+ */
+export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
+  const press = (session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string) =>
+    pressKeys(session, deps, steps, what, dialog);
+  let unsubscribe: (() => void) | null = null;
+  let lostServer = false;
+
+  function onEvent(event: TmuxEvent): void {
+    switch (event.type) {
+      case "pane-output":
+        deps.live.byPane(event.paneId)?.paneChanged();
+        break;
+      case "pane-died":
+        deps.live.byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
+        break;
+      case "window-closed":
+        for (const session of deps.live.inWindow(event.windowId)) session.observe({ kind: "gone" }, "tmux");
+        break;
+      case "server-lost":
+        lostServer = true;
+        deps.logger.warn(`tmux server lost: ${event.error}`);
+        deps.diagnostics?.record("tmux.lost", `control client lost the tmux server: ${event.error}`);
+        break;
+      case "connected":
+        if (lostServer) {
+          lostServer = false;
+          deps.diagnostics?.record("tmux.reconnected", "control client reconnected; re-adopting sessions");
+          const ours = deps.repo.live().filter((r) => r.driver === "tmux");
+          void adopt(ours).catch((error) => deps.logger.error("re-adoption after reconnect failed", error));
+        }
+        break;
+    }
+  }
+
+  /** Matches stored sessions to tmux windows by tag; one whose window is gone ended unexpectedly. */
+  async function adopt(records: readonly SessionRecord[]): Promise<void> {
+    const panes = await deps.tmux.listPanes();
+    let adopted = 0;
+    let crashed = 0;
+    for (const record of records) {
+      const pane = panes.find((p) => p.tag === record.id);
+      const session = deps.live.follow(record, "adopt");
+      if (!pane) {
+        session.observe({ kind: "gone" }, "tmux");
+        crashed++;
+        continue;
+      }
+      session.placed({ paneId: pane.paneId, windowId: pane.windowId });
+      if (pane.dead) session.observe({ kind: "exited", status: pane.deadStatus }, "tmux");
+      else void session.readScreen();
+      void adoptTranscript(session).catch((error) => deps.logger.warn(`transcript of ${record.id}`, error));
+      adopted++;
+    }
+    if (adopted || crashed)
+      deps.logger.info(`re-adopted ${adopted} session(s); ${crashed} had lost their window`);
+  }
+
+  /** The transcript so far is history; what the agent wrote while ag was down is read too. */
+  async function adoptTranscript(session: LiveSession): Promise<void> {
+    const record = session.record();
+    const path = record.transcriptPath ?? (await session.agent.transcript.find(record.workDir, record.id));
+    if (path) await session.attachTranscript(path, true);
+  }
+
+  return {
+    name: "tmux",
+
+    async launch(session, spec, failed) {
+      const rec = spec.record;
+      let plan: Awaited<ReturnType<typeof session.agent.prepareLaunch>>;
+      try {
+        plan = await session.agent.prepareLaunch({
+          sessionId: rec.id,
+          workDir: rec.workDir,
+          permissionMode: rec.permissionMode,
+          agentCommand: rec.agentCommand,
+          sessionDir: sessionDir(deps.settings.stateDir, rec.id),
+          hookUrl: `${deps.settings.hookBaseUrl().replace(/\/+$/, "")}/v1/hooks/${rec.agent}`,
+          hookSecret: rec.hookSecret,
+          env: rec.env ?? {},
+          resume: spec.resume,
+        });
+      } catch (error) {
+        throw failed(error, "AGENT_UNAVAILABLE", "could not prepare the agent's launch");
+      }
+      spec.warnings.push(...plan.warnings);
+      try {
+        const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
+        session.placed(
+          spec.splitOf
+            ? await deps.tmux.splitWindow(spec.splitOf, placement)
+            : await deps.tmux.newWindow({ ...placement, name: rec.name }),
+        );
+      } catch (error) {
+        deps.diagnostics?.record(
+          "tmux.failure",
+          `session ${rec.id}: could not open a window: ${(error as Error).message}`,
+        );
+        throw failed(error, "TMUX_UNAVAILABLE", "could not open a tmux window");
+      }
+    },
+
+    launched(session) {
+      void session.readScreen();
+    },
+
+    deliver: (session, text) => deliverTo(session, deps, text, deps.delivery),
+
+    async decide(session, pending, approve) {
+      // The keys depend on which dialog is pending (the start-up dialogs preselect different options).
+      const keys = approve ? session.agent.keys.approve(pending) : session.agent.keys.reject(pending);
+      await press(
+        session,
+        keys.map((key) => ({ keys: [key] })),
+        approve ? "approve" : "reject",
+        pending.id,
+      );
+    },
+
+    async answer(session, pending, answer) {
+      assertKeyAnswer(session.id, pending, answer);
+      await press(session, session.agent.keys.answer(pending, answer), "answer", pending.id);
+    },
+
+    interrupt: (session) => press(session, [{ keys: session.agent.keys.interrupt }], "interrupt"),
+    escape: (session) => press(session, [{ keys: session.agent.keys.escape }], "escape"),
+
+    async end(session, close) {
+      const rec = session.record();
+      // The agent exits a moment after its window closes (writing its last lines): who it is.
+      const pid = rec.paneId
+        ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
+        : null;
+      await deps.exits.ending(rec.id, pid);
+      // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
+      close();
+      const shared =
+        rec.windowId && deps.repo.live().some((s) => s.id !== rec.id && s.windowId === rec.windowId);
+      if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});
+      else if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
+    },
+
+    async start(records) {
+      unsubscribe = deps.tmux.on(onEvent);
+      await deps.tmux.start();
+      await adopt(records);
+    },
+
+    stop() {
+      unsubscribe?.();
+      unsubscribe = null;
+    },
+  };
+}
+
+/** What the agent's question dialog can take from its keys. */
+function assertKeyAnswer(id: string, pending: PendingPermission, answer: QuestionAnswer): void {
+  if (pending.kind !== "question") {
+    throw new AgError(
+      "CONFLICT",
+      `session ${id} waits for a ${pending.kind} permission, not an answer: approve or reject it`,
+    );
+  }
+  if (pending.multiSelect) {
+    // Its digits only toggle boxes, and its Submit row has no number: not answerable by keys yet.
+    throw new AgError(
+      "CONFLICT",
+      `session ${id} asks a multi-select question, which ag cannot answer yet: answer it in the agent's terminal`,
+    );
+  }
+  if ("option" in answer) {
+    // Options not known (a question seen only on screen, cut off): only what a digit picks.
+    const count = pending.options?.length || 9;
+    if (answer.option < 1 || answer.option > count) {
+      throw new AgError("VALIDATION_ERROR", `option ${answer.option} is not one of the ${count} options`);
+    }
+  } else {
+    assertTypeable(answer.text, "text");
+    // One line, typed into the dialog's own row: a newline would submit, a tab move the cursor.
+    if (/[\n\t]/.test(answer.text))
+      throw new AgError("VALIDATION_ERROR", "an answer to a question is one line without tabs");
+  }
+}
