@@ -11,6 +11,7 @@ import type { DeliveryResult } from "./live/delivery.ts";
 import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
+import { PROFILES } from "./policy.ts";
 import { type SessionRecord, type SessionRepo, toSession } from "./repo.ts";
 import {
   isTerminal,
@@ -21,16 +22,6 @@ import {
   type QuestionAnswer,
   type Session,
 } from "./session.ts";
-
-/**
- * CONTRACT §2's profiles. "Bash asks" (standard) means ag does not refuse it and the agent's
- * own permission prompt decides, as for "full": ag's policies only ever deny.
- */
-const PROFILES: Record<PermissionProfile, Omit<PermissionPolicy, "profile">> = {
-  readonly: { allowRead: true, allowWrite: false, allowBash: false },
-  standard: { allowRead: true, allowWrite: true, allowBash: true },
-  full: { allowRead: true, allowWrite: true, allowBash: true },
-};
 
 /** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
 export type SendResult = DeliveryResult & { answered?: boolean };

@@ -140,6 +140,24 @@ describe("an ACP session on the fake agent", () => {
     expect(results.at(-1)?.text).toBe("wrote answered.txt (fake-always)");
   }, 30_000);
 
+  test("the readonly profile: a write is refused at once with the agent's reject option, no prompt shown", async () => {
+    const profile = await api("PUT", `/v1/sessions/${id}/permission-profile`, { profile: "readonly" });
+    expect(profile.status).toBe(200);
+    const seen: string[] = [];
+    const unsubscribe = ag.bus.subscribe((event) => {
+      if (event.session?.id === id) seen.push(event.event);
+    });
+    await send(id, "write file refused.txt");
+    await reach(id, "idle");
+    unsubscribe();
+    expect(existsSync(join(workDir, "refused.txt"))).toBe(false);
+    expect((await api("GET", `/v1/sessions/${id}/read`)).body.output).toBe("I did not write refused.txt.");
+    expect(seen).toContain("session.idle");
+    expect(seen).not.toContain("permission.requested");
+    const back = await api("PUT", `/v1/sessions/${id}/permission-profile`, { profile: "standard" });
+    expect(back.status).toBe(200);
+  }, 30_000);
+
   test("/send while a turn runs is 409 SESSION_BUSY; interrupt sends session/cancel: idle, the turn interrupted", async () => {
     await send(id, "slow");
     await reach(id, "working");

@@ -22,6 +22,8 @@ export interface DriverSink {
   attachTranscript(path: string, history: boolean): Promise<void>;
   /** The transcript grew: read it now. */
   catchUp(): Promise<void>;
+  /** Why the session's permission policy refuses this tool call (answered at once), or null. */
+  refusal(call: acp.ToolCall | acp.ToolCallUpdate): string | null;
 }
 
 export interface HeadlessSpec {
@@ -217,6 +219,17 @@ export function createAcpDriver(deps: {
   }
 
   function permission(run: Running, request: acp.RequestPermissionRequest, signal: AbortSignal) {
+    const refusal = run.sink.refusal(request.toolCall);
+    if (refusal) {
+      // ag's policy only ever denies: the agent hears its own reject option, the user nothing.
+      deps.logger.info(
+        `ACP session ${run.spec.id}: refused ${request.toolCall.title ?? "a tool"}: ${refusal}`,
+      );
+      const reject = request.options.find((o) => o.kind === "reject_once" || o.kind === "reject_always");
+      return Promise.resolve<acp.RequestPermissionResponse>({
+        outcome: reject ? { outcome: "selected", optionId: reject.optionId } : { outcome: "cancelled" },
+      });
+    }
     return new Promise<acp.RequestPermissionResponse>((resolve) => {
       const pending: Pending = { request, resolve };
       run.permissions.push(pending);

@@ -257,7 +257,10 @@ export function sessionRoutes(sessions: SessionService) {
       params: Id,
       body: PolicyInput,
       response: PermissionPolicy,
-      detail: { summary: "Set what ag refuses this session (enforced in the agent's pre-tool hook)" },
+      detail: {
+        summary:
+          "Set what ag refuses this session (enforced in the agent's pre-tool hook; over ACP, on its permission requests)",
+      },
     })
     .put(
       "/v1/sessions/:id/permission-profile",

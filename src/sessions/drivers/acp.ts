@@ -1,3 +1,4 @@
+import type { ToolCategory } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
@@ -5,7 +6,18 @@ import type { Logger } from "../../shared/log.ts";
 import { sessionDir } from "../lifecycle.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
+import { policyRefusal } from "../policy.ts";
 import { assertTerminal, type SessionDriver } from "./driver.ts";
+
+/** ACP's tool kinds, as ag's permission policy sorts tools. */
+const TOOL_CATEGORIES: Record<string, ToolCategory> = {
+  read: "read",
+  search: "read",
+  edit: "write",
+  delete: "write",
+  move: "write",
+  execute: "bash",
+};
 
 export interface AcpSessionDriverDeps {
   /** The ACP runtime (children and their connections); absent: ACP sessions are refused. */
@@ -32,6 +44,11 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     observe: (observation) => session.observe(observation, "acp"),
     attachTranscript: (path, history) => session.attachTranscript(path, history),
     catchUp: () => session.transcript.catchUp(),
+    refusal: (call) =>
+      policyRefusal(session.record().permissions, {
+        name: call.title ?? call.kind ?? "tool",
+        category: TOOL_CATEGORIES[call.kind ?? "other"] ?? "other",
+      }),
   });
 
   /** What the driver needs to run a session's agent: its adapter's ACP entry, prepared. */

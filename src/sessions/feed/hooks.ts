@@ -5,6 +5,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { LiveSessions } from "../live/registry.ts";
+import { policyRefusal } from "../policy.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import type { PermissionPolicy } from "../session.ts";
 
@@ -42,12 +43,8 @@ export function createHookReceiver(deps: {
   ) {
     if (!policy) return null;
     const tool = agent.policy.tool(event, payload);
-    if (!tool || tool.category === "other") return null;
-    const allowed = { read: policy.allowRead, write: policy.allowWrite, bash: policy.allowBash }[
-      tool.category
-    ];
-    if (allowed) return null;
-    const reason = `ag's ${policy.profile} permission policy for this session does not allow ${tool.category} tools (${tool.name})`;
+    const reason = tool && policyRefusal(policy, tool);
+    if (!tool || !reason) return null;
     const reply = agent.policy.deny(event, reason);
     return reply ? { tool: tool.name, reply } : null;
   }
