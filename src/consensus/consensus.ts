@@ -1,4 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
+import type { DriverName } from "../agents/agent.ts";
+import { Driver } from "../sessions/session.ts";
 import { literalUnion } from "../shared/schema.ts";
 import {
   CONSENSUS_STATUSES,
@@ -32,6 +34,7 @@ export const NO_TOKENS: Tokens = { input: 0, output: 0, cacheRead: 0, cacheCreat
 export const Reviewer = Type.Object({
   index: Type.Integer({ minimum: 1, description: "1-based" }),
   agent: Type.String({ description: "the agent CLI this reviewer runs (GET /v1/agents)" }),
+  driver: Type.Optional(Driver),
   sessionId: Type.Union([Type.String(), Type.Null()], { description: "its read-only session" }),
   status: literalUnion(REVIEWER_STATUSES),
   verdict: Type.Union([Type.Literal("approve"), Type.Literal("reject"), Type.Null()], {
@@ -51,10 +54,11 @@ export const Reviewer = Type.Object({
 export type Reviewer = Static<typeof Reviewer>;
 
 /** A reviewer not started yet. */
-export function newReviewer(index: number, agent: string): Reviewer {
+export function newReviewer(index: number, agent: string, driver?: DriverName): Reviewer {
   return {
     index,
     agent,
+    ...(driver ? { driver } : {}),
     sessionId: null,
     status: "pending",
     verdict: null,
@@ -134,6 +138,7 @@ export const StartConsensusInput = Type.Object(
         description: "the agent CLI the reviewers run (GET /v1/agents); default the reviewed session's",
       }),
     ),
+    driver: Type.Optional(Driver),
   },
   { additionalProperties: false },
 );

@@ -111,6 +111,7 @@ export function createConsensusService(deps: {
         workDir: target.workDir,
         name: `review-${target.name}-${record.id.slice(0, 4)}-${r.index}`.slice(0, 128),
         agent: r.agent,
+        ...(r.driver ? { driver: r.driver } : {}),
         permissionMode: "plan",
         reuse: false,
       },
@@ -307,7 +308,9 @@ export function createConsensusService(deps: {
         sessionId,
         criteria: [...input.criteria],
         status: "running",
-        reviewers: Array.from({ length: count }, (_, i) => newReviewer(i + 1, input.agent ?? target.agent)),
+        reviewers: Array.from({ length: count }, (_, i) =>
+          newReviewer(i + 1, input.agent ?? target.agent, input.driver),
+        ),
         verdict: null,
         agreement: null,
         counted: 0,

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { AgentId } from "../sessions/index.ts";
+import { AgentId, Driver } from "../sessions/index.ts";
 import { literalUnion } from "../shared/schema.ts";
 
 export const PIPELINE_STATUSES = ["pending", "running", "completed", "failed", "cancelled"] as const;
@@ -13,6 +13,7 @@ export const Stage = Type.Object({
   agent: Type.Optional(
     Type.String({ description: "the agent CLI the stage runs; absent = the default agent" }),
   ),
+  driver: Type.Optional(Driver),
   status: literalUnion(STAGE_STATUSES),
   sessionId: Type.Union([Type.String(), Type.Null()]),
   startedAt: Type.Union([Type.String(), Type.Null()]),
@@ -39,6 +40,7 @@ export const StageInput = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     prompt: Type.String({ minLength: 1 }),
     agent: Type.Optional(AgentId),
+    driver: Type.Optional(Driver),
   },
   { additionalProperties: false },
 );

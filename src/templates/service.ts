@@ -22,7 +22,7 @@ export function createTemplateService(deps: {
 }): TemplateService {
   const repo = createTemplateRepo(deps.db);
 
-  /** `sessionId` supplies workDir, stallThresholdMs, permissionMode and agent where the input does not. */
+  /** `sessionId` supplies workDir, stallThresholdMs, permissionMode, agent and driver where the input does not. */
   function withSession<T extends TemplatePatch>(input: T): Omit<T, "sessionId"> {
     const { sessionId, ...fields } = input;
     // A template's prompt is typed into sessions: the same limits as a prompt, checked now.
@@ -34,6 +34,7 @@ export function createTemplateService(deps: {
       stallThresholdMs: session.stallThresholdMs,
       permissionMode: session.permissionMode,
       agent: session.agent,
+      driver: session.driver,
       ...fields,
     };
   }

@@ -25,7 +25,7 @@ const fields = {
 const sessionId = Type.Optional(
   Type.String({
     minLength: 1,
-    description: "copy workDir, stallThresholdMs, permissionMode and agent from this session",
+    description: "copy workDir, stallThresholdMs, permissionMode, agent and driver from this session",
   }),
 );
 

@@ -108,12 +108,13 @@ describe("templates CRUD", () => {
     ]);
   });
 
-  test("sessionId copies workDir, stallThresholdMs and permissionMode; given fields win", async () => {
+  test("sessionId copies workDir, stallThresholdMs, permissionMode and driver; given fields win", async () => {
     const app = testApp();
     const session = sampleSession({
       workDir: tempDir(),
       stallThresholdMs: 45_000,
       permissionMode: "acceptEdits",
+      driver: "acp",
     });
     app.repo.insert(session);
     const copied = await call(app, "POST", "/v1/templates", { name: "copy", sessionId: session.id });
@@ -122,6 +123,7 @@ describe("templates CRUD", () => {
       workDir: session.workDir,
       stallThresholdMs: 45_000,
       permissionMode: "acceptEdits",
+      driver: "acp",
     });
     expect(copied.body.sessionId).toBeUndefined();
     const mixed = await call(app, "POST", "/v1/templates", {
