@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { DriverName } from "../agents/agent.ts";
-import { Driver } from "../sessions/session.ts";
+import { Driver } from "../sessions/index.ts";
 import { literalUnion } from "../shared/schema.ts";
 import {
   CONSENSUS_STATUSES,

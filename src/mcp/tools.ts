@@ -48,12 +48,13 @@ const None = Type.Object({}, strict);
 
 /**
  * `create_session` and each `batch_create_sessions` item: SPEC's workDir, name?, prompt?, and
- * reuse? and agent? (CONTRACT §10) so an agent can ask for a session of its own, of any agent CLI.
+ * reuse?, agent? (CONTRACT §10) and driver? so an agent can ask for a session of its own, of any
+ * agent CLI, in a terminal or headless.
  */
 const NewSession = Type.Composite(
   [
     Type.Required(Type.Pick(CreateSessionInput, ["workDir"])),
-    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse", "agent"]),
+    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse", "agent", "driver"]),
   ],
   strict,
 );

@@ -149,6 +149,7 @@ describe("what ag mcp offers", () => {
         prompt: create.properties.prompt,
         reuse: create.properties.reuse,
         agent: create.properties.agent,
+        driver: create.properties.driver,
       },
     });
     expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);
@@ -170,6 +171,7 @@ describe("what ag mcp offers", () => {
       criteria: consensus.properties.criteria,
       reviewers: consensus.properties.reviewers,
       agent: consensus.properties.agent,
+      driver: consensus.properties.driver,
     });
     expect(byName.start_consensus.required).toEqual(["sessionId", "criteria"]);
     expect(byName.get_consensus.required).toEqual(["consensusId"]);
