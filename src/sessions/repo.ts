@@ -253,6 +253,8 @@ export function toSession(record: SessionRecord): Session {
     permissions: record.permissions,
     baseCommit: record.baseCommit,
     managedBy: record.managedBy,
+    endedAt: record.endedAt,
+    endReason: record.endReason,
   };
 }
 

@@ -86,6 +86,13 @@ export const Session = Type.Object({
     description:
       "the pipeline or consensus review that runs it (pipeline:<id>, consensus:<id>); such a session is never reused by another create",
   }),
+  endedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "null while it runs",
+  }),
+  endReason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "why it ended, as ag recorded it: killed, idle_timeout, driver_restart (an ACP agent ag could not reopen after a restart), agent exited…; null while it runs",
+  }),
 });
 export type Session = Static<typeof Session>;
 

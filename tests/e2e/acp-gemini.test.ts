@@ -163,7 +163,7 @@ describe("a Gemini CLI session over ACP", () => {
     const before = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
     await world.restart();
     const after = await reach("crashed", 60_000);
-    expect(after.driver).toBe("acp");
+    expect(after).toMatchObject({ driver: "acp", endReason: "driver_restart" });
     const page = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
     expect(page.messages).toEqual(before.messages);
   }, 120_000);

@@ -248,16 +248,12 @@ describe("ag restarts while ACP sessions are idle", () => {
     );
 
     // The agent without loadSession: crashed (driver_restart), ag's transcript kept.
-    await reach(cannot.id, "crashed");
-    // The end reason is in the session's row (the API shows the status).
-    const row = ag.db.query("SELECT end_reason FROM sessions WHERE id = ?").get(cannot.id) as Json;
-    expect(row.end_reason).toBe("driver_restart");
+    const crashed = await reach(cannot.id, "crashed");
+    expect(crashed).toMatchObject({ endReason: "driver_restart", endedAt: expect.any(String) });
     expect(await messages(cannot.id)).toEqual(beforeCannot);
 
     // The agent advertises loadSession but session/load fails: crashed (driver_restart) as well.
-    await reach(fails.id, "crashed");
-    const failed = ag.db.query("SELECT end_reason FROM sessions WHERE id = ?").get(fails.id) as Json;
-    expect(failed.end_reason).toBe("driver_restart");
+    expect(await reach(fails.id, "crashed")).toMatchObject({ endReason: "driver_restart" });
   }, 60_000);
 });
 
