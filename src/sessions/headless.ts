@@ -65,6 +65,7 @@ export async function headlessSpec(
       command: plan.command,
       env: plan.env,
       sessionDir: dir,
+      approveAll: plan.approveAll === true,
     },
     warnings: plan.warnings,
   };
