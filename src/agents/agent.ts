@@ -209,14 +209,25 @@ export interface TranscriptReader {
   summary(): TranscriptSummary;
 }
 
+export interface AcpLaunchPlan extends LaunchPlan {
+  /**
+   * ag answers every permission request with the agent's `allow_once` option: the permission
+   * mode is one the agent leaves to its client (OpenCode's `--auto` is its TUI's answer).
+   */
+  approveAll?: boolean;
+}
+
 /**
  * How the agent runs headless over the Agent Client Protocol (driver `acp`): the child process
  * ag spawns (its stdin/stdout carry the protocol) and what it reports beyond the protocol.
  */
 export interface AcpEntry {
   /** The command and environment of the agent's ACP entry point (files it needs written). */
-  prepare(request: LaunchRequest): Promise<LaunchPlan>;
-  /** The tokens a turn used, from the `session/prompt` response, where the agent reports them. */
+  prepare(request: LaunchRequest): Promise<AcpLaunchPlan>;
+  /**
+   * The tokens a turn used, from the `session/prompt` response, where the agent reports them its
+   * own way; without it (or when it finds none) ag reads ACP's own `usage` of the response.
+   */
   usage?(response: {
     _meta?: Record<string, unknown> | null;
   }): { model: string | null; tokens: TokenCounts } | null;

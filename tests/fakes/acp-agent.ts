@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
- * A tiny, deterministic ACP agent for tests: `bun tests/fakes/acp-agent.ts [--no-load | --load-fails] [--state DIR]`
- * (other arguments, such as the `--acp --approval-mode <mode>` of the Gemini entry, are ignored).
+ * A tiny, deterministic ACP agent for tests: `bun tests/fakes/acp-agent.ts [--no-load | --load-fails] [--acp-usage] [--state DIR]`
+ * (other arguments, such as the `--acp --approval-mode <mode>` of the Gemini entry or the `acp`
+ * of OpenCode's, are ignored).
  * Built on the official SDK's agent side (`acp.agent()` over `ndJsonStream` on stdin/stdout).
  *
  * What it understands in a prompt (its text, trimmed):
@@ -16,7 +17,9 @@
  *   per session, so a reopened session shows it kept its context).
  * - anything else: "You said: <text>".
  * Every prompt response carries its tokens in `_meta.quota` as Gemini CLI 0.61.0 does (input = the
- * prompt's length, output = the reply's length, model `fake-model`).
+ * prompt's length, output = the reply's length, model `fake-model`); with `--acp-usage`, in ACP's
+ * own `usage` instead (as OpenCode does: the same counts, 7 cached input tokens read, 2 thought
+ * tokens), with the model `fake/acp-model` named by a config option of `session/new`.
  *
  * It advertises `loadSession` (not with `--no-load`; with `--load-fails` it does, but its
  * `session/load` answers an error, as Gemini CLI 0.61.0 does for an earlier process's session): every update it sends is also appended to
@@ -32,6 +35,7 @@ import * as acp from "@agentclientprotocol/sdk";
 const args = process.argv.slice(2);
 const canLoad = !args.includes("--no-load");
 const loadFails = args.includes("--load-fails");
+const acpUsage = args.includes("--acp-usage");
 const stateAt = args.indexOf("--state");
 const stateDir = (stateAt >= 0 && args[stateAt + 1]) || join(tmpdir(), "ag-fake-acp");
 mkdirSync(stateDir, { recursive: true });
@@ -146,7 +150,21 @@ app
     const sessionId = crypto.randomUUID();
     sessions.set(sessionId, { cwd: params.cwd, prompts: [], turn: null });
     writeFileSync(historyFile(sessionId), "");
-    return { sessionId };
+    if (!acpUsage) return { sessionId };
+    const model = { value: "fake/acp-model", name: "Fake ACP model" };
+    return {
+      sessionId,
+      configOptions: [
+        {
+          id: "model",
+          name: "Model",
+          category: "model",
+          type: "select",
+          currentValue: model.value,
+          options: [model],
+        },
+      ],
+    };
   })
   .onRequest("session/load", async ({ params }) => {
     if (!canLoad) throw acp.RequestError.methodNotFound("session/load");
@@ -180,6 +198,11 @@ app
     try {
       const { stop, reply } = await turn(params.sessionId, s, prompt, controller.signal);
       if (reply) await send(params.sessionId, { sessionUpdate: "agent_message_chunk", content: text(reply) });
+      if (acpUsage) {
+        const [input, output] = [prompt.length, reply.length];
+        const usage = { inputTokens: input, outputTokens: output, thoughtTokens: 2, cachedReadTokens: 7 };
+        return { stopReason: stop, usage: { ...usage, totalTokens: input + output + 9 } };
+      }
       return {
         stopReason: stop,
         _meta: {

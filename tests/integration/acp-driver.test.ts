@@ -51,7 +51,7 @@ async function reach(id: string, status: string, ms = 15_000): Promise<Json> {
   throw new Error(`session ${id} did not reach ${status} (last: ${last.status})`);
 }
 
-async function create(prompt?: string, flags: string[] = []): Promise<Json> {
+async function create(prompt?: string, flags: string[] = [], body: Json = {}): Promise<Json> {
   const created = await api("POST", "/v1/sessions", {
     agent: "gemini",
     driver: "acp",
@@ -59,6 +59,7 @@ async function create(prompt?: string, flags: string[] = []): Promise<Json> {
     agentCommand: fakeCommand(...flags),
     reuse: false,
     ...(prompt ? { prompt } : {}),
+    ...body,
   });
   expect(created.status).toBe(201);
   return created.body;
@@ -279,4 +280,38 @@ describe("ag restarts in the middle of a turn", () => {
     await reach(session.id, "idle");
     expect((await api("GET", `/v1/sessions/${session.id}/read`)).body.output).toBe("I remember: slow");
   }, 60_000);
+});
+
+describe("what the driver reads of the protocol itself (the fake as OpenCode's entry, `acp` appended)", () => {
+  const opencode = (permissionMode: string) => ({ agent: "opencode", permissionMode });
+
+  test("tokens from ACP's own `usage` of the prompt response, under the model its config option names", async () => {
+    const created = await create("say hello", ["--acp-usage"], opencode("default"));
+    const idle = await reach(created.id, "idle");
+    expect(idle.tokenUsage).toEqual({
+      input: "say hello".length,
+      output: "the fake agent!".length + 2,
+      cacheRead: 7,
+      cacheCreation: 0,
+    });
+    const metrics = (await api("GET", `/v1/sessions/${created.id}/metrics`)).body;
+    expect(metrics.estimatedCost.unpriced).toEqual(["fake/acp-model"]);
+    // Without --acp-usage and without a reading of its own (OpenCode's entry has none): no tokens.
+    const quota = await create("say hello", [], opencode("default"));
+    expect((await reach(quota.id, "idle")).tokenUsage).toMatchObject({ input: 0, output: 0 });
+  }, 30_000);
+
+  test("an entry that leaves permissions to its client (bypassPermissions): ag approves, no prompt waits", async () => {
+    const created = await create("write file bypassed.txt", [], opencode("bypassPermissions"));
+    await reach(created.id, "idle");
+    expect(readFileSync(join(workDir, "bypassed.txt"), "utf8")).toBe("written by the fake agent\n");
+    const results = (await messages(created.id)).filter((m) => m.kind === "tool_result");
+    expect(results).toMatchObject([{ isError: false, text: "wrote bypassed.txt (fake-allow)" }]);
+    // The same entry in its default mode asks.
+    const asking = await create("write file asked.txt", [], opencode("default"));
+    expect((await reach(asking.id, "permission_prompt")).pendingPermission.detail).toBe("Write asked.txt");
+    await api("POST", `/v1/sessions/${asking.id}/reject`);
+    await reach(asking.id, "idle");
+    expect(existsSync(join(workDir, "asked.txt"))).toBe(false);
+  }, 30_000);
 });

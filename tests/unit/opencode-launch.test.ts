@@ -174,3 +174,49 @@ console.log("opencode server listening on http://127.0.0.1:" + server.port);
     expect(existsSync(req.sessionDir)).toBe(true);
   });
 });
+
+describe("OpenCode headless (its ACP entry)", () => {
+  const acp = adapter.acp!;
+
+  test("`opencode acp` with the session's own config dir: its rules, no plugin, keys or hook settings", async () => {
+    expect(adapter.drivers).toEqual(["tmux", "acp"]);
+    const req = request();
+    const plan = await acp.prepare(req);
+    const config = join(req.sessionDir, "opencode");
+    expect(plan.command).toEqual(["opencode", "acp"]);
+    expect(plan.env).toEqual({ EXTRA: "1", OPENCODE_CONFIG_DIR: config, SVC_SESSION_ID: "s-1" });
+    expect(plan.approveAll).toBe(false);
+    expect(readJson(join(config, "opencode.json"))).toEqual({
+      agent: { build: { permission: { edit: "ask", bash: "ask" } }, plan: { permission: { bash: "ask" } } },
+    });
+    expect(readdirSync(config).sort()).toEqual(["node_modules", "opencode.json", "package-lock.json"]);
+    expect(readdirSync(req.sessionDir)).toEqual(["opencode"]);
+    expect(statSync(req.sessionDir).mode & 0o777).toBe(0o700);
+    expect(JSON.stringify(plan)).not.toContain("secret-xyz");
+  });
+
+  test("permission modes: plan is the default agent, bypassPermissions is ag approving what asks", async () => {
+    const plan = request({ permissionMode: "plan" });
+    expect((await acp.prepare(plan)).command).toEqual(["opencode", "acp"]);
+    expect(readJson(join(plan.sessionDir, "opencode", "opencode.json"))).toMatchObject({
+      default_agent: "plan",
+      agent: { plan: { permission: { bash: "ask" } } },
+    });
+    const bypass = request({ permissionMode: "bypassPermissions" });
+    const bypassed = await acp.prepare(bypass);
+    expect(bypassed.approveAll).toBe(true);
+    expect(readJson(join(bypass.sessionDir, "opencode", "opencode.json"))).toEqual({ agent: {} });
+    const accept = request({ permissionMode: "acceptEdits" });
+    await acp.prepare(accept);
+    expect(readJson(join(accept.sessionDir, "opencode", "opencode.json")).agent.build.permission).toEqual({
+      edit: "allow",
+      bash: "ask",
+    });
+    await expect(acp.prepare(request({ permissionMode: "dontAsk" }))).rejects.toThrow("no dontAsk mode");
+  });
+
+  test("an agent command of the user's replaces the program; `acp` follows it", async () => {
+    const plan = await acp.prepare(request({ agentCommand: `/opt/oc/opencode --print-logs` }));
+    expect(plan.command).toEqual(["/opt/oc/opencode", "--print-logs", "acp"]);
+  });
+});

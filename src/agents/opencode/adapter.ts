@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentAdapter, AgentEnvironment } from "../agent.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
+import { opencodeAcp } from "./acp.ts";
 import { opencodeConversationFormat } from "./conversation.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
 import { CONVERSATION_FILE, prepareOpenCodeLaunch } from "./launch.ts";
@@ -13,7 +14,7 @@ import { denyReply, POLICY_EVENT, toolCategory } from "./tools.ts";
 /**
  * OpenCode (pinned 1.18.33) behind the AgentAdapter seam: its TUI in tmux, a plugin of ag's in
  * the session's own config dir for hooks, policy and the conversation file (launch.ts,
- * plugin.js), and its screen as the third source.
+ * plugin.js), and its screen as the third source; or headless over ACP (`opencode acp`, acp.ts).
  *
  * No prices of its own: OpenCode runs the models of whatever providers its user configured, and
  * the registry's table (every adapter's, merged) prices them by name, Claude's and GPT's alike.
@@ -27,7 +28,8 @@ export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
     displayName: "OpenCode",
     provider: "opencode",
     cli: { command: "opencode", package: "opencode-ai", versionFlag: "--version" },
-    drivers: ["tmux"],
+    drivers: ["tmux", "acp"],
+    acp: opencodeAcp,
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
     permissionModes: OPENCODE_PERMISSION_MODES,
     prices: {},

@@ -6,7 +6,7 @@ import { splitCommand, writeHookSecret } from "../launch-files.ts";
 import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { copyConversation, lastConversation } from "./conversation.ts";
 import { forkConversation } from "./fork.ts";
-import { OPENCODE_MODES } from "./modes.ts";
+import { OPENCODE_MODES, type OpenCodeMode } from "./modes.ts";
 import pluginSource from "./plugin.js" with { type: "text" };
 
 /**
@@ -37,17 +37,35 @@ export const TUI_CONFIG = {
  */
 const INSTALLED_MARKER = { packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } };
 
-export async function prepareOpenCodeLaunch(request: LaunchRequest): Promise<LaunchPlan> {
-  const mode = OPENCODE_MODES[request.permissionMode as keyof typeof OPENCODE_MODES];
-  if (!mode) throw new AgError("UNSUPPORTED_BY_AGENT", `OpenCode has no ${request.permissionMode} mode`);
-  const secretFile = writeHookSecret(request.sessionDir, request.hookSecret);
-  const configDir = join(request.sessionDir, "opencode");
-  const conversationFile = join(request.sessionDir, CONVERSATION_FILE);
-  for (const dir of ["plugin", "node_modules"]) mkdirSync(join(configDir, dir), { recursive: true });
-  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-  writeFileSync(join(configDir, "opencode.json"), json({ agent: mode.agents }));
-  writeFileSync(join(configDir, "tui.json"), json(TUI_CONFIG));
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/** The session's permission mode as OpenCode has it, or UNSUPPORTED_BY_AGENT. */
+export function openCodeMode(permissionMode: string): OpenCodeMode {
+  const mode = OPENCODE_MODES[permissionMode as keyof typeof OPENCODE_MODES];
+  if (!mode) throw new AgError("UNSUPPORTED_BY_AGENT", `OpenCode has no ${permissionMode} mode`);
+  return mode;
+}
+
+/**
+ * The session's own config dir (OPENCODE_CONFIG_DIR) with its `opencode.json`, and nothing for
+ * OpenCode to install into it. Both drivers' launches start here.
+ */
+export function writeSessionConfig(sessionDir: string, config: Record<string, unknown>): string {
+  mkdirSync(sessionDir, { recursive: true, mode: 0o700 });
+  const configDir = join(sessionDir, "opencode");
+  mkdirSync(join(configDir, "node_modules"), { recursive: true });
+  writeFileSync(join(configDir, "opencode.json"), json(config));
   writeFileSync(join(configDir, "package-lock.json"), json(INSTALLED_MARKER));
+  return configDir;
+}
+
+export async function prepareOpenCodeLaunch(request: LaunchRequest): Promise<LaunchPlan> {
+  const mode = openCodeMode(request.permissionMode);
+  const secretFile = writeHookSecret(request.sessionDir, request.hookSecret);
+  const configDir = writeSessionConfig(request.sessionDir, { agent: mode.agents });
+  const conversationFile = join(request.sessionDir, CONVERSATION_FILE);
+  mkdirSync(join(configDir, "plugin"), { recursive: true });
+  writeFileSync(join(configDir, "tui.json"), json(TUI_CONFIG));
   writeFileSync(join(configDir, "plugin", "ag.js"), pluginSource);
   writeFileSync(
     join(configDir, "ag.json"),
@@ -56,8 +74,9 @@ export async function prepareOpenCodeLaunch(request: LaunchRequest): Promise<Lau
 
   const base = request.agentCommand ? splitCommand(request.agentCommand) : ["opencode"];
   const conversation = request.resume ? await resumeFlags(request, base[0] ?? "opencode") : [];
+  const flags = [...(mode.approveAll ? ["--auto"] : []), ...(mode.agent ? ["--agent", mode.agent] : [])];
   return {
-    command: [...base, ...mode.flags, ...conversation],
+    command: [...base, ...flags, ...conversation],
     env: { ...request.env, OPENCODE_CONFIG_DIR: configDir, SVC_SESSION_ID: request.sessionId },
     warnings: [],
   };

@@ -19,7 +19,7 @@ export interface AcpConnection {
   readonly pid: number;
   readonly capabilities: acp.AgentCapabilities;
   newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse>;
-  loadSession(params: acp.LoadSessionRequest): Promise<unknown>;
+  loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse>;
   prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
   cancel(sessionId: string): Promise<void>;
   /** The child's exit status (null: killed by a signal). */

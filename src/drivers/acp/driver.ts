@@ -7,6 +7,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
 import type { AcpEntry } from "./entries.ts";
+import { modelOf, protocolUsage } from "./usage.ts";
 
 /**
  * The headless session driver: each session's agent is an ACP child process of ag. What the
@@ -34,6 +35,8 @@ export interface HeadlessSpec {
   command: string[];
   env: Record<string, string>;
   sessionDir: string;
+  /** ag answers every permission request with its allow option (the entry's `approveAll`). */
+  approveAll?: boolean;
 }
 
 /** An answer to the pending permission: approve (allow once), reject, or one of its options. */
@@ -79,6 +82,8 @@ interface Running {
   stopping: boolean;
   /** Replaying history (session/load): nothing is written or observed. */
   loading: boolean;
+  /** The session's model, as its config options name it (for the protocol's usage). */
+  model: string | null;
 }
 
 export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
@@ -181,6 +186,9 @@ export function createAcpDriver(deps: {
         }
         break;
       }
+      case "config_option_update":
+        run.model = modelOf(update.configOptions) ?? run.model;
+        break;
       case "plan":
         flush(run);
         write(run, {
@@ -229,6 +237,12 @@ export function createAcpDriver(deps: {
       return Promise.resolve<acp.RequestPermissionResponse>({
         outcome: reject ? { outcome: "selected", optionId: reject.optionId } : { outcome: "cancelled" },
       });
+    }
+    // What ag's policy lets through, an agent run with bypassPermissions has allowed at once.
+    const allow = run.spec.approveAll ? request.options.find((o) => o.kind === "allow_once") : undefined;
+    if (allow) {
+      toolStarted(run, { ...request.toolCall, kind: request.toolCall.kind ?? null });
+      return Promise.resolve({ outcome: { outcome: "selected" as const, optionId: allow.optionId } });
     }
     return new Promise<acp.RequestPermissionResponse>((resolve) => {
       const pending: Pending = { request, resolve };
@@ -284,6 +298,7 @@ export function createAcpDriver(deps: {
       permissions: [],
       stopping: false,
       loading: false,
+      model: null,
     };
     return run;
   }
@@ -295,7 +310,9 @@ export function createAcpDriver(deps: {
 
   async function endTurn(run: Running, response: acp.PromptResponse | null, error?: unknown): Promise<void> {
     flush(run);
-    const usage = response ? run.spec.agent.acp?.usage?.(response) : null;
+    const usage = response
+      ? (run.spec.agent.acp?.usage?.(response) ?? protocolUsage(response, run.model))
+      : null;
     if (usage) write(run, { type: "usage", at: now(), turn: run.turns, ...usage });
     write(run, { type: "turn_end", at: now(), stopReason: response?.stopReason ?? "error" });
     await run.sink.catchUp();
@@ -314,6 +331,7 @@ export function createAcpDriver(deps: {
       try {
         const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: [] });
         run.sessionId = created.sessionId;
+        run.model = modelOf(created.configOptions);
       } catch (error) {
         await run.conn.close();
         throw new Error(
@@ -338,7 +356,8 @@ export function createAcpDriver(deps: {
       }
       run.loading = true;
       try {
-        await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
+        const loaded = await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
+        run.model = modelOf(loaded.configOptions);
       } catch (error) {
         const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
         deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
