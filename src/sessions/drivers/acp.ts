@@ -68,8 +68,17 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       env: rec.env ?? {},
     });
     const { command, env, warnings } = plan;
+    const approveAll = plan.approveAll === true;
     return {
-      spec: { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env },
+      spec: {
+        id: rec.id,
+        workDir: rec.workDir,
+        agent: session.agent,
+        sessionDir: dir,
+        command,
+        env,
+        approveAll,
+      },
       warnings,
     };
   }
