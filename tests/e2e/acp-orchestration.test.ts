@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { compiledBinary, runAg } from "../helpers/binary.ts";
 import { gitRepository } from "../helpers/git.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -36,6 +37,24 @@ async function until<T extends Json>(path: string, done: (body: T) => boolean, m
 }
 
 describe("orchestration over ACP", () => {
+  test("ag run --agent gemini --driver acp: a headless session, its reply streamed at the terminal", async () => {
+    const binary = await compiledBinary();
+    const cli = (args: string[]) => runAg(binary, args, { env: world.env, cwd: world.workDir });
+    const run = await cli(["run", "say hello", "--agent", "gemini", "--driver", "acp", "--new"]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain("Hello from the mock model!");
+    const id = run.stderr.match(/session \S+ \(([0-9a-f-]{36})\)/)![1]!;
+    expect((await world.api<Json>("GET", `/v1/sessions/${id}`)).body).toMatchObject({
+      agent: "gemini",
+      driver: "acp",
+      status: "idle",
+    });
+    const wrong = await cli(["run", "say hello", "--driver", "screen"]);
+    expect(wrong.exitCode).not.toBe(0);
+    expect(wrong.stderr).toContain("--driver is tmux or acp, not screen");
+    expect((await world.api("DELETE", `/v1/sessions/${id}`)).status).toBe(200);
+  }, 90_000);
+
   test("a template with driver acp: the session made from it runs headless; one copied from it keeps the driver", async () => {
     const template = await world.api<Json>("POST", "/v1/templates", {
       name: "headless-gemini",

@@ -39,20 +39,24 @@ export interface CreateInput {
   prompt: string;
   name?: string;
   agent?: string;
+  driver?: "tmux" | "acp";
   /** false: never reuse an idle session (CLI --new). */
   reuse?: false;
 }
 
-/** The request for `--cwd`, the prompt, `--name`, `--agent` and `--new`. */
+/** The request for `--cwd`, the prompt, `--name`, `--agent`, `--driver` and `--new`. */
 export function createInput(
-  args: { cwd?: string; name?: string; agent?: string; new?: boolean },
+  args: { cwd?: string; name?: string; agent?: string; driver?: string; new?: boolean },
   prompt: string,
 ): CreateInput {
+  if (args.driver !== undefined && args.driver !== "tmux" && args.driver !== "acp")
+    throw new AgError("VALIDATION_ERROR", `--driver is tmux or acp, not ${args.driver}`);
   return {
     workDir: resolve(args.cwd ?? process.cwd()),
     prompt,
     ...(args.name ? { name: args.name } : {}),
     ...(args.agent ? { agent: args.agent } : {}),
+    ...(args.driver ? { driver: args.driver } : {}),
     ...(args.new ? { reuse: false as const } : {}),
   };
 }
@@ -75,6 +79,12 @@ export const SESSION_FLAGS = {
     description:
       "The agent CLI to run: claude, codex, gemini, opencode (ag agents lists them; default the server's)",
     valueHint: "agent",
+  },
+  driver: {
+    type: "string",
+    description:
+      "tmux (default): the agent's terminal UI in a tmux window; acp: headless over the Agent Client Protocol (ag agents says which agents have it)",
+    valueHint: "tmux|acp",
   },
   new: {
     type: "boolean",
