@@ -280,6 +280,8 @@ export function createSessionActions(deps: ActionDeps) {
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
     const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
     if (isHeadless(rec)) {
+      // What the agent started outside its process group (a command under setsid) goes with it too.
+      await deps.exits.ending(id, acpOf(deps.acp).pid(id));
       session.observe({ kind: "closed", reason, detail }, "ag");
       await acpOf(deps.acp).stop(id);
       return toSession(record(id));

@@ -1,3 +1,4 @@
+import type { PermissionMode } from "../agents/vocabulary.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec } from "../drivers/acp/index.ts";
 import { AgError } from "../shared/errors.ts";
 import { sessionDir } from "./lifecycle.ts";
@@ -65,6 +66,7 @@ export async function headlessSpec(
       command: plan.command,
       env: plan.env,
       sessionDir: dir,
+      mode: entry.modes?.[rec.permissionMode as PermissionMode] ?? null,
     },
     warnings: plan.warnings,
   };
