@@ -225,13 +225,34 @@ export interface AcpEntry {
   /** The command and environment of the agent's ACP entry point (files it needs written). */
   prepare(request: LaunchRequest): Promise<AcpLaunchPlan>;
   /**
-   * The tokens a turn used, from the `session/prompt` response, where the agent reports them its
-   * own way; without it (or when it finds none) ag reads ACP's own `usage` of the response.
+   * The agent's ACP session mode for each permission mode it has one for, for an agent that takes
+   * its mode over the protocol (`session/set_mode` after `session/new` and `session/load`) rather
+   * than on its command line.
    */
-  usage?(response: {
-    _meta?: Record<string, unknown> | null;
-  }): { model: string | null; tokens: TokenCounts } | null;
+  modes?: Partial<Record<PermissionMode, string>>;
+  /**
+   * The tokens a turn used, where the agent reports them its own way: in the `session/prompt`
+   * response, or (for an agent whose adapter drops them) in the agent's own files about the turn.
+   * Without it (or when it finds none) ag reads ACP's own `usage` of the response.
+   */
+  usage?(response: { _meta?: Record<string, unknown> | null }, turn: AcpTurn): AcpUsage | Promise<AcpUsage>;
+  /**
+   * A `session/prompt` error that is this agent's way of ending a turn, not a failure: the stop
+   * reason it stands for (null: a failure).
+   */
+  promptError?(message: string): "cancelled" | "end_turn" | null;
 }
+
+/** The turn `AcpEntry.usage` is asked about. */
+export interface AcpTurn {
+  /** The agent's ACP session id. */
+  sessionId: string;
+  workDir: string;
+  /** When ag sent its `session/prompt` (epoch ms). */
+  startedAt: number;
+}
+
+export type AcpUsage = { model: string | null; tokens: TokenCounts } | null;
 
 export interface AgentAdapter {
   /** The id sessions record (`agent`): claude, codex, gemini, opencode. */

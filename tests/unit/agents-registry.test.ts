@@ -24,7 +24,7 @@ describe("agents as a registry", () => {
       name: "Claude Code",
       installed: true,
       version: "2.1.197",
-      drivers: ["tmux"],
+      drivers: ["tmux", "acp"],
       capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
       permissionModes: ["default", "bypassPermissions", "plan", "acceptEdits", "dontAsk", "auto"],
       command: "claude",
@@ -55,7 +55,7 @@ describe("agents as a registry", () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.code).toBe("UNKNOWN_AGENT");
     expect(unknown.body.error).toContain("claude");
-    const acp = await create(app, { workDir: tempDir(), agent: "claude", driver: "acp" });
+    const acp = await create(app, { workDir: tempDir(), agent: "codex", driver: "acp" });
     expect([acp.status, acp.body.code]).toEqual([400, "DRIVER_UNSUPPORTED"]);
     const malformed = await create(app, { workDir: tempDir(), agent: "Not An Agent" });
     expect([malformed.status, malformed.body.code]).toEqual([400, "VALIDATION_ERROR"]);

@@ -3,6 +3,7 @@ import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import { screenQuestion } from "../questions.ts";
 import { PERMISSION_MODES } from "../vocabulary.ts";
+import { claudeAcp } from "./acp.ts";
 import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
@@ -15,14 +16,15 @@ import { findTranscript } from "./transcript-files.ts";
 /** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
 const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
 
-/** Claude Code (pinned 2.1.197) behind the AgentAdapter seam. */
+/** Claude Code (pinned 2.1.197) behind the AgentAdapter seam; headless through claude-code-acp. */
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
   return {
     name: "claude",
     displayName: "Claude Code",
     provider: "anthropic",
     cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
-    drivers: ["tmux"],
+    drivers: ["tmux", "acp"],
+    acp: claudeAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
     permissionModes: PERMISSION_MODES,
     prices: CLAUDE_PRICES,

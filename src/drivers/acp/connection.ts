@@ -20,13 +20,14 @@ export interface AcpConnection {
   readonly capabilities: acp.AgentCapabilities;
   newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse>;
   loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse>;
+  setMode(params: acp.SetSessionModeRequest): Promise<unknown>;
   prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
   cancel(sessionId: string): Promise<void>;
   /** The child's exit status (null: killed by a signal). */
   readonly exited: Promise<number | null>;
   /** The last lines the child wrote to stderr. */
   stderrTail(): string;
-  /** Ends the connection and the child (SIGTERM, then SIGKILL after `graceMs`). */
+  /** Ends the connection, the child and its process group (SIGTERM, then SIGKILL after `graceMs`). */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -49,6 +50,8 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
         stdin: "pipe",
         stdout: "pipe",
         stderr: "pipe",
+        // Its own process group, so that whatever it starts (an adapter's agent) ends with it.
+        detached: true,
       });
       span.setAttribute("process.pid", proc.pid);
       return proc;
@@ -62,6 +65,21 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
     }
   })().catch(() => {});
   const exited = child.exited.then((code) => (child.signalCode ? null : code));
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  };
+  const groupAlive = () => {
+    try {
+      process.kill(-child.pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const output = new WritableStream<Uint8Array>({
     async write(chunk) {
       child.stdin.write(chunk);
@@ -103,17 +121,23 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
     capabilities: init.agentCapabilities ?? {},
     newSession: (params) => traced("session/new", () => connection.agent.request("session/new", params)),
     loadSession: (params) => traced("session/load", () => connection.agent.request("session/load", params)),
+    setMode: (params) =>
+      traced("session/set_mode", () => connection.agent.request("session/set_mode", params)),
     prompt: (params) => traced("session/prompt", () => connection.agent.request("session/prompt", params)),
     cancel: (sessionId) => connection.agent.notify("session/cancel", { sessionId }),
     exited,
     stderrTail: () => stderr,
     async close(graceMs = 2_000) {
       connection.close();
-      if (child.exitCode !== null || child.signalCode) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      // The whole group: an adapter's agent must not outlive it (Claude Code under claude-code-acp
+      // was once seen left running, orphaned, after ag stopped while a permission waited).
+      signalGroup("SIGTERM");
+      const timer = setTimeout(() => signalGroup("SIGKILL"), graceMs);
       await child.exited;
+      for (const deadline = Date.now() + graceMs; groupAlive() && Date.now() < deadline; )
+        await Bun.sleep(50);
       clearTimeout(timer);
+      if (groupAlive()) signalGroup("SIGKILL");
     },
   };
 }

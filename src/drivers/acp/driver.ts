@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AgentAdapter, AgentObservation } from "../../agents/agent.ts";
@@ -7,6 +7,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
 import type { AcpEntry } from "./entries.ts";
+import { createRecorder, type Recorder, type ToolCallSeen } from "./recorder.ts";
 import { modelOf, protocolUsage } from "./usage.ts";
 
 /**
@@ -37,6 +38,8 @@ export interface HeadlessSpec {
   sessionDir: string;
   /** ag answers every permission request with its allow option (the entry's `approveAll`). */
   approveAll?: boolean;
+  /** The agent's ACP session mode for the session's permission mode (`session/set_mode`), if any. */
+  mode: string | null;
 }
 
 /** An answer to the pending permission: approve (allow once), reject, or one of its options. */
@@ -71,13 +74,13 @@ interface Running {
   sink: DriverSink;
   conn: AcpConnection;
   sessionId: string;
-  transcript: string;
+  /** ag's transcript of the session. */
+  log: Recorder;
   /** A `session/prompt` in flight. */
   turn: Promise<void> | null;
   turns: number;
-  /** Streamed text not yet written down (written as one entry when something else comes). */
-  buffer: { type: "assistant" | "thinking"; text: string } | null;
-  tools: Set<string>;
+  /** When the latest `session/prompt` was sent (epoch ms). */
+  turnStartedAt: number;
   permissions: Pending[];
   stopping: boolean;
   /** Replaying history (session/load): nothing is written or observed. */
@@ -104,85 +107,31 @@ export function createAcpDriver(deps: {
     return run;
   }
 
-  function write(run: Running, entry: AcpEntry): void {
-    appendFileSync(run.transcript, `${JSON.stringify(entry)}\n`);
-  }
-
-  function flush(run: Running): void {
-    if (!run.buffer) return;
-    if (run.buffer.text.trim()) write(run, { type: run.buffer.type, at: now(), text: run.buffer.text });
-    run.buffer = null;
-  }
-
-  function stream(run: Running, type: "assistant" | "thinking", block: acp.ContentBlock): void {
-    if (block.type !== "text") return;
-    if (run.buffer?.type !== type) flush(run);
-    run.buffer ??= { type, text: "" };
-    run.buffer.text += block.text;
-  }
-
-  function toolStarted(
-    run: Running,
-    call: { toolCallId: string; title?: string | null; kind?: string | null; rawInput?: unknown },
-  ) {
-    if (run.tools.has(call.toolCallId)) return;
-    run.tools.add(call.toolCallId);
-    flush(run);
-    const input = call.rawInput ?? { title: call.title ?? "" };
-    write(run, {
-      type: "tool_use",
-      at: now(),
-      toolUseId: call.toolCallId,
-      toolName: call.kind ?? "other",
-      input,
-    });
-    run.sink.observe({
-      kind: "tool",
-      phase: "started",
-      tool: call.kind ?? "other",
-      toolUseId: call.toolCallId,
-    });
-  }
-
-  function textOfContent(content: acp.ToolCallContent[] | null | undefined): string {
-    return (content ?? [])
-      .map((c) =>
-        c.type === "content" && c.content.type === "text" ? c.content.text : c.type === "diff" ? c.path : "",
-      )
-      .filter(Boolean)
-      .join("\n");
+  /** A tool call seen: the first time, the session hears that a tool started. */
+  function toolSeen(run: Running, call: ToolCallSeen): void {
+    if (!run.log.tool(call)) return;
+    const tool = run.log.kindOf(call.toolCallId);
+    run.sink.observe({ kind: "tool", phase: "started", tool, toolUseId: call.toolCallId });
   }
 
   function onUpdate(run: Running, update: acp.SessionUpdate): void {
     if (run.loading) return;
     switch (update.sessionUpdate) {
       case "agent_message_chunk":
-        stream(run, "assistant", update.content);
+        run.log.text("assistant", update.content);
         break;
       case "agent_thought_chunk":
-        stream(run, "thinking", update.content);
+        run.log.text("thinking", update.content);
         break;
       case "tool_call":
-        toolStarted(run, update);
+        toolSeen(run, update);
         break;
       case "tool_call_update": {
-        toolStarted(run, { ...update, kind: update.kind ?? null });
+        toolSeen(run, update);
         if (update.status === "completed" || update.status === "failed") {
-          flush(run);
-          const text = textOfContent(update.content);
-          write(run, {
-            type: "tool_result",
-            at: now(),
-            toolUseId: update.toolCallId,
-            text,
-            isError: update.status === "failed",
-          });
-          run.sink.observe({
-            kind: "tool",
-            phase: "finished",
-            tool: update.kind ?? "other",
-            toolUseId: update.toolCallId,
-          });
+          run.log.toolResult(update);
+          const tool = run.log.kindOf(update.toolCallId);
+          run.sink.observe({ kind: "tool", phase: "finished", tool, toolUseId: update.toolCallId });
         }
         break;
       }
@@ -190,12 +139,7 @@ export function createAcpDriver(deps: {
         run.model = modelOf(update.configOptions) ?? run.model;
         break;
       case "plan":
-        flush(run);
-        write(run, {
-          type: "plan",
-          at: now(),
-          text: update.entries.map((e) => `[${e.status}] ${e.content}`).join("\n"),
-        });
+        run.log.plan(update.entries);
         break;
       default:
         break;
@@ -208,12 +152,14 @@ export function createAcpDriver(deps: {
     const next = run.permissions[0];
     if (!next) return;
     const call = next.request.toolCall;
-    toolStarted(run, { ...call, kind: call.kind ?? null });
+    toolSeen(run, call);
+    run.log.flush();
     run.sink.observe({
       kind: "permission",
       request: {
         kind: "tool",
-        tool: call.kind ?? "other",
+        // A permission request may leave out what the call's own updates said (its kind).
+        tool: run.log.kindOf(call.toolCallId),
         detail: call.title ?? call.toolCallId,
         toolInput: call,
         options: next.request.options.map((o, i) => ({
@@ -227,7 +173,9 @@ export function createAcpDriver(deps: {
   }
 
   function permission(run: Running, request: acp.RequestPermissionRequest, signal: AbortSignal) {
-    const refusal = run.sink.refusal(request.toolCall);
+    // A permission request may leave out the call's kind: what its own updates said is known.
+    const known = run.log.kindOf(request.toolCall.toolCallId) as acp.ToolKind;
+    const refusal = run.sink.refusal({ ...request.toolCall, kind: request.toolCall.kind ?? known });
     if (refusal) {
       // ag's policy only ever denies: the agent hears its own reject option, the user nothing.
       deps.logger.info(
@@ -241,7 +189,7 @@ export function createAcpDriver(deps: {
     // What ag's policy lets through, an agent run with bypassPermissions has allowed at once.
     const allow = run.spec.approveAll ? request.options.find((o) => o.kind === "allow_once") : undefined;
     if (allow) {
-      toolStarted(run, { ...request.toolCall, kind: request.toolCall.kind ?? null });
+      toolSeen(run, request.toolCall);
       return Promise.resolve({ outcome: { outcome: "selected" as const, optionId: allow.optionId } });
     }
     return new Promise<acp.RequestPermissionResponse>((resolve) => {
@@ -290,11 +238,10 @@ export function createAcpDriver(deps: {
       sink,
       conn,
       sessionId: "",
-      transcript: join(spec.sessionDir, TRANSCRIPT_FILE),
+      log: createRecorder(join(spec.sessionDir, TRANSCRIPT_FILE)),
       turn: null,
       turns: 0,
-      buffer: null,
-      tools: new Set(),
+      turnStartedAt: 0,
       permissions: [],
       stopping: false,
       loading: false,
@@ -308,13 +255,32 @@ export function createAcpDriver(deps: {
     void run.conn.exited.then((status) => onExit(run, status));
   }
 
+  /** The session's permission mode, where the agent takes it over the protocol. */
+  async function applyMode(run: Running, modes: acp.SessionModeState | null | undefined): Promise<void> {
+    const mode = run.spec.mode;
+    if (!mode || modes?.currentModeId === mode) return;
+    if (modes && !modes.availableModes.some((m) => m.id === mode))
+      throw new Error(
+        `the agent has no mode ${mode} (it has ${modes.availableModes.map((m) => m.id).join(", ")})`,
+      );
+    await run.conn.setMode({ sessionId: run.sessionId, modeId: mode });
+  }
+
+  /** A prompt's error that the agent's entry reads as its way of ending a turn, as a response. */
+  function errorAsResponse(run: Running, error: unknown): acp.PromptResponse | null {
+    const stopReason = run.spec.agent.acp?.promptError?.((error as Error)?.message ?? "");
+    return stopReason ? { stopReason } : null;
+  }
+
   async function endTurn(run: Running, response: acp.PromptResponse | null, error?: unknown): Promise<void> {
-    flush(run);
-    const usage = response
-      ? (run.spec.agent.acp?.usage?.(response) ?? protocolUsage(response, run.model))
+    run.log.flush();
+    const turn = { sessionId: run.sessionId, workDir: run.spec.workDir, startedAt: run.turnStartedAt };
+    const own = response
+      ? await Promise.resolve(run.spec.agent.acp?.usage?.(response, turn)).catch(() => null)
       : null;
-    if (usage) write(run, { type: "usage", at: now(), turn: run.turns, ...usage });
-    write(run, { type: "turn_end", at: now(), stopReason: response?.stopReason ?? "error" });
+    const usage = own ?? (response ? protocolUsage(response, run.model) : null);
+    if (usage) run.log.write({ type: "usage", at: now(), turn: run.turns, ...usage });
+    run.log.write({ type: "turn_end", at: now(), stopReason: response?.stopReason ?? "error" });
     await run.sink.catchUp();
     if (response) run.sink.observe({ kind: "turn-ended", interrupted: response.stopReason === "cancelled" });
     else if (running.get(run.spec.id) === run)
@@ -332,6 +298,7 @@ export function createAcpDriver(deps: {
         const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: [] });
         run.sessionId = created.sessionId;
         run.model = modelOf(created.configOptions);
+        await applyMode(run, created.modes);
       } catch (error) {
         await run.conn.close();
         throw new Error(
@@ -339,9 +306,9 @@ export function createAcpDriver(deps: {
         );
       }
       writeFileSync(join(spec.sessionDir, STATE_FILE), JSON.stringify({ sessionId: run.sessionId }));
-      writeFileSync(run.transcript, "", { flag: "a" });
+      writeFileSync(run.log.path, "", { flag: "a" });
       follow(run);
-      await sink.attachTranscript(run.transcript, false);
+      await sink.attachTranscript(run.log.path, false);
       return { pid: run.conn.pid };
     },
 
@@ -355,9 +322,11 @@ export function createAcpDriver(deps: {
         return false;
       }
       run.loading = true;
+      run.sessionId = sessionId;
       try {
         const loaded = await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
         run.model = modelOf(loaded.configOptions);
+        await applyMode(run, loaded.modes);
       } catch (error) {
         const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
         deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
@@ -365,15 +334,14 @@ export function createAcpDriver(deps: {
         return false;
       }
       run.loading = false;
-      run.sessionId = sessionId;
       follow(run);
-      await sink.attachTranscript(run.transcript, true);
-      write(run, {
+      await sink.attachTranscript(run.log.path, true);
+      run.log.write({
         type: "reopened",
         at: now(),
         text: "ag restarted: the conversation was reopened (session/load)",
       });
-      if (wasMidTurn) write(run, { type: "turn_end", at: now(), stopReason: "cancelled" });
+      if (wasMidTurn) run.log.write({ type: "turn_end", at: now(), stopReason: "cancelled" });
       await sink.catchUp();
       sink.observe({ kind: "turn-ended", interrupted: wasMidTurn });
       return true;
@@ -383,7 +351,8 @@ export function createAcpDriver(deps: {
       const run = get(id);
       if (run.turn) throw new AgError("SESSION_BUSY", `session ${id} runs a turn: interrupt it first`);
       run.turns++;
-      write(run, { type: "user", at: now(), text });
+      run.turnStartedAt = Date.now();
+      run.log.write({ type: "user", at: now(), text });
       // Each prompt is its own (the same text twice is two prompts).
       run.sink.observe({ kind: "prompt-submitted", text, promptId: `${run.sessionId}:${run.turns}` });
       const request = run.conn.prompt({
@@ -392,7 +361,7 @@ export function createAcpDriver(deps: {
       });
       run.turn = request.then(
         (response) => endTurn(run, response),
-        (error) => endTurn(run, null, error),
+        (error) => endTurn(run, errorAsResponse(run, error), error),
       );
       void run.turn.finally(() => {
         run.turn = null;
@@ -430,7 +399,7 @@ export function createAcpDriver(deps: {
         run.sink.observe({
           kind: "tool",
           phase: "started",
-          tool: call.kind ?? "other",
+          tool: run.log.kindOf(call.toolCallId),
           toolUseId: call.toolCallId,
         });
     },
@@ -447,7 +416,7 @@ export function createAcpDriver(deps: {
       run.stopping = true;
       running.delete(id);
       for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
-      flush(run);
+      run.log.flush();
       await run.conn.close();
     },
 

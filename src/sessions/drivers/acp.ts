@@ -3,6 +3,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
+import type { Exits } from "../exits.ts";
 import { sessionDir } from "../lifecycle.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
@@ -23,6 +24,8 @@ export interface AcpSessionDriverDeps {
   /** The ACP runtime (children and their connections); absent: ACP sessions are refused. */
   acp?: AcpDriver;
   live: Pick<LiveSessions, "follow">;
+  /** Agents on their way out: what they started outside their process group is ended with them. */
+  exits: Pick<Exits, "ending">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   settings: { stateDir: string };
@@ -69,18 +72,9 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     });
     const { command, env, warnings } = plan;
     const approveAll = plan.approveAll === true;
-    return {
-      spec: {
-        id: rec.id,
-        workDir: rec.workDir,
-        agent: session.agent,
-        sessionDir: dir,
-        command,
-        env,
-        approveAll,
-      },
-      warnings,
-    };
+    const mode = entry.modes?.[rec.permissionMode] ?? null;
+    const spec = { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env };
+    return { spec: { ...spec, approveAll, mode }, warnings };
   }
 
   /**
@@ -147,6 +141,8 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     },
 
     async end(session, close) {
+      // What the agent started outside its process group (a command under setsid) goes with it too.
+      await deps.exits.ending(session.id, acp().pid(session.id));
       close();
       await acp().stop(session.id);
     },
