@@ -5,6 +5,7 @@ import { createAgents } from "./agents/index.ts";
 import { createAuditLog } from "./audit/index.ts";
 import { createKeyStore } from "./auth/keys.ts";
 import { currentPrincipal } from "./auth/principal.ts";
+import { createSessionKeys } from "./auth/session-keys.ts";
 import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
@@ -195,6 +196,7 @@ export async function startRuntime({
       repo,
       tmux: control,
       acp,
+      mcp: createSessionKeys({ keys, selfCommand: selfCommand(), baseUrl: () => hookBaseUrl }),
       agents,
       processes: host.trees,
       admission: host.admit,

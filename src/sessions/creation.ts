@@ -100,6 +100,7 @@ export function createSessionCreation(
       .filter((s) => s.managedBy === null && s.agent === input.agent && s.driver === input.driver)
       .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
+      .filter((s) => (s.offerMcp === true) === (input.offerMcp === true))
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
       .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
     return candidates[0] ?? null;
@@ -161,6 +162,11 @@ export function createSessionCreation(
         "DRIVER_UNSUPPORTED",
         `agent ${agent.name} cannot run with the ${driver} driver (it has: ${agent.drivers.join(", ")})`,
       );
+    if (input.offerMcp && driver !== "acp")
+      throw new AgError(
+        "VALIDATION_ERROR",
+        "offerMcp is for headless sessions (driver acp): a terminal agent's MCP servers are its own config",
+      );
     const mode = input.permissionMode ?? deps.settings.permissionMode;
     if (!agent.permissionModes.includes(mode))
       throw new AgError(
@@ -188,11 +194,13 @@ export function createSessionCreation(
     env?: Record<string, string> | null;
     tenantId: string | null;
     managedBy?: string | null;
+    offerMcp?: boolean;
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
       baseCommit: await headCommit(input.workDir),
       managedBy: input.managedBy ?? null,
+      offerMcp: input.offerMcp,
       id,
       name: input.name ?? defaultName(input.workDir, id),
       workDir: input.workDir,

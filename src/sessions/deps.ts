@@ -40,6 +40,17 @@ export interface SessionDefaults {
   memoryKeys?: string[];
 }
 
+/**
+ * ag's own MCP server as a headless agent is offered it (`offerMcp`): `ag mcp` over stdio, with an
+ * API key of the session's own (the auth domain mints it).
+ */
+export interface McpAccess {
+  /** The server's command and environment for this session: a fresh key (any earlier one deleted). */
+  open(rec: { id: string; tenantId: string | null }): { command: string[]; env: Record<string, string> };
+  /** Deletes the session's key (it ended). */
+  close(id: string): void;
+}
+
 /** Where templateId comes from; the templates domain provides it (TEMPLATE_NOT_FOUND otherwise). */
 export interface TemplateReader {
   defaults(id: string): SessionDefaults;
@@ -50,6 +61,8 @@ export interface SessionServiceDeps {
   tmux: Tmux;
   /** The headless driver (sessions with driver `acp`); absent: they are refused. */
   acp?: AcpDriver;
+  /** ag's MCP server for headless agents that are offered it; absent: none is offered. */
+  mcp?: McpAccess;
   /** Every agent ag can run; each session uses its own (record.agent). */
   agents: AgentRegistry;
   bus: EventBus;

@@ -49,6 +49,7 @@ export function newRecord(input: {
   tenantId?: string | null;
   baseCommit?: string | null;
   managedBy?: string | null;
+  offerMcp?: boolean;
   now: number;
 }): SessionRecord {
   const at = new Date(input.now).toISOString();
@@ -78,6 +79,7 @@ export function newRecord(input: {
     permissions: null,
     baseCommit: input.baseCommit ?? null,
     managedBy: input.managedBy ?? null,
+    offerMcp: input.offerMcp === true,
   };
 }
 
@@ -110,6 +112,7 @@ export function resolveCreateInput(
     permissionMode,
     agent: fields.agent ?? base.agent,
     driver: fields.driver ?? base.driver,
+    offerMcp: fields.offerMcp,
     agentCommand: fields.agentCommand ?? base.agentCommand,
     env,
     stallThresholdMs: fields.stallThresholdMs ?? base.stallThresholdMs,

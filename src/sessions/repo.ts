@@ -22,6 +22,8 @@ export interface SessionRecord extends Session {
   endReason: string | null;
   /** Extra environment of the agent process (from the request or a template); never returned. */
   env?: Record<string, string> | null;
+  /** A headless agent is offered ag's own MCP server (`offerMcp` on create). */
+  offerMcp?: boolean;
 }
 
 /** What may change about a session besides its state. */
@@ -74,6 +76,7 @@ interface SessionRow {
   env: string | null;
   base_commit: string | null;
   managed_by: string | null;
+  offer_mcp: number;
   agent: string;
   driver: string;
 }
@@ -126,10 +129,10 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env, base_commit, managed_by, agent, driver)
+      env, base_commit, managed_by, agent, driver, offer_mcp)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver, $offerMcp)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -193,6 +196,7 @@ export function createSessionRepo(db: Database): SessionRepo {
         managedBy: s.managedBy,
         agent: s.agent,
         driver: s.driver,
+        offerMcp: s.offerMcp ? 1 : 0,
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -292,6 +296,7 @@ function toRecord(row: SessionRow): SessionRecord {
     env: row.env ? (JSON.parse(row.env) as Record<string, string>) : null,
     baseCommit: row.base_commit,
     managedBy: row.managed_by,
+    offerMcp: row.offer_mcp === 1,
     permissions: row.permission_profile
       ? {
           profile: row.permission_profile as PermissionPolicy["profile"],

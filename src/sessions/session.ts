@@ -143,6 +143,12 @@ export const CreateSessionInput = Type.Object(
     memoryKeys: Type.Optional(MemoryKeys),
     agent: Type.Optional(AgentId),
     driver: Type.Optional(Driver),
+    offerMcp: Type.Optional(
+      Type.Boolean({
+        description:
+          "driver acp: offer the agent ag's own MCP server (`ag mcp`: sessions, pipelines, memory), with an API key of the session's own, deleted when it ends",
+      }),
+    ),
     permissionMode: Type.Optional(PermissionMode),
     agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     env: Type.Optional(AgentEnv),

@@ -41,6 +41,11 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
   });
   const service = createSessionService(deps, { live, drivers, exits });
+  // A key made for a session's agent (offerMcp) dies with the session.
+  deps.bus.subscribe((event) => {
+    if (event.session && (event.event === "session.ended" || event.event === "session.killed"))
+      deps.mcp?.close(event.session.id);
+  });
   return {
     service,
     live,

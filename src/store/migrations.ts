@@ -207,6 +207,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN driver TEXT NOT NULL DEFAULT 'tmux';
     `,
   },
+  {
+    // Whether a headless session's agent is offered ag's own MCP server (a key of its own).
+    name: "session offers ag's MCP server",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN offer_mcp INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

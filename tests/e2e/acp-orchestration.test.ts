@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary, runAg } from "../helpers/binary.ts";
 import { gitRepository } from "../helpers/git.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -147,4 +149,62 @@ describe("orchestration over ACP", () => {
       expect(session.permissions.profile).toBe("readonly");
     }
   }, 150_000);
+
+  test("offerMcp: the agent is offered ag's own MCP server with a key of its own, which dies with the session", async () => {
+    // The fake ACP agent as the Gemini entry's program: `mcp TOOL` runs the offered server (the
+    // compiled binary's `ag mcp`) with the MCP SDK's client and calls that tool.
+    const fake = join(import.meta.dir, "..", "fakes", "acp-agent.ts");
+    const agentCommand = [process.execPath, fake, "--state", tempDir("ag-fake-mcp-")].join(" ");
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      agent: "gemini",
+      driver: "acp",
+      agentCommand,
+      offerMcp: true,
+      workDir: world.workDir,
+      name: "orchestrator",
+      prompt: "mcp list_sessions",
+      reuse: false,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await world.waitFor(id, "idle", 60_000);
+    const read = (await world.api<Json>("GET", `/v1/sessions/${id}/read`)).body;
+    expect(read.output).toStartWith("mcp list_sessions: ");
+    expect(read.output).toContain(id);
+    const keyName = `session ${id} (ag mcp)`;
+    const keys = (await world.api<Json[]>("GET", "/v1/auth/keys")).body;
+    // Its own key: sessions, pipelines and memory, never admin.
+    expect(keys.find((k) => k.name === keyName)?.scopes).toEqual([
+      "sessions:read",
+      "sessions:write",
+      "pipelines:read",
+      "pipelines:write",
+      "memory:read",
+      "memory:write",
+      "templates:read",
+    ]);
+    expect((await world.api("DELETE", `/v1/sessions/${id}`)).status).toBe(200);
+    const after = (await world.api<Json[]>("GET", "/v1/auth/keys")).body;
+    expect(after.some((k) => k.name === keyName)).toBe(false);
+    // Without it, nothing is offered; a terminal session cannot ask for it.
+    const plain = await world.api<Json>("POST", "/v1/sessions", {
+      agent: "gemini",
+      driver: "acp",
+      agentCommand,
+      workDir: world.workDir,
+      prompt: "mcp list_sessions",
+      reuse: false,
+    });
+    await world.waitFor(plain.body.id, "idle", 60_000);
+    expect((await world.api<Json>("GET", `/v1/sessions/${plain.body.id}/read`)).body.output).toBe(
+      "mcp list_sessions: no MCP server was offered",
+    );
+    const refused = await world.api<Json>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      offerMcp: true,
+      reuse: false,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("VALIDATION_ERROR");
+  }, 120_000);
 });

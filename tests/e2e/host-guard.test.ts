@@ -48,8 +48,10 @@ beforeAll(async () => {
     join(world.workDir, "ballast.mjs"),
     [
       'import { writeFileSync } from "node:fs";',
-      `const held = Buffer.alloc(${BALLAST_MB} * 1024 * 1024, 1);`,
+      // Its pid first: the session is taken as heavy once its tree's RSS holds the ballast, which
+      // can be before the last pages are filled (under load, seen in CI: the file came too late).
       `writeFileSync(${JSON.stringify(join(world.workDir, "ballast-"))} + process.pid, "");`,
+      `const held = Buffer.alloc(${BALLAST_MB} * 1024 * 1024, 1);`,
       "setInterval(() => held[held.length - 1] !== 1 && process.exit(0), 1000);",
       "setTimeout(() => process.exit(0), 300_000);",
     ].join("\n"),

@@ -15,6 +15,9 @@
  * - `die`: writes "fake agent: dying as asked" to stderr and exits with status 3.
  * - `recall`: "I remember: <the earlier prompts of this session, joined by ' | '>" (what it keeps
  *   per session, so a reopened session shows it kept its context).
+ * - `mcp TOOL`: starts the first MCP server `session/new` (or `session/load`) offered over stdio,
+ *   calls its tool TOOL with no arguments (the official MCP SDK's client) and replies "mcp TOOL: <the
+ *   tool's text>", or "no MCP server was offered".
  * - anything else: "You said: <text>".
  * Every prompt response carries its tokens in `_meta.quota` as Gemini CLI 0.61.0 does (input = the
  * prompt's length, output = the reply's length, model `fake-model`); with `--acp-usage`, in ACP's
@@ -31,6 +34,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const args = process.argv.slice(2);
 const canLoad = !args.includes("--no-load");
@@ -42,6 +47,8 @@ mkdirSync(stateDir, { recursive: true });
 
 interface FakeSession {
   cwd: string;
+  /** What session/new or session/load offered. */
+  mcpServers: acp.McpServer[];
   prompts: string[];
   /** The turn in flight: session/cancel aborts it. */
   turn: AbortController | null;
@@ -110,6 +117,28 @@ async function writeFile(sessionId: string, s: FakeSession, name: string, signal
   return { stop: "end_turn" as const, reply: `I wrote ${name}.` };
 }
 
+/** Calls a tool of the first stdio MCP server the client offered, as an agent would. */
+async function callMcp(s: FakeSession, tool: string): Promise<string> {
+  const server = s.mcpServers.find((m): m is acp.McpServerStdio => "command" in m);
+  if (!server) return "no MCP server was offered";
+  const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));
+  const transport = new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "", ...env },
+    stderr: "ignore",
+  });
+  const mcpClient = new Client({ name: "fake-acp-agent", version: "1.0.0" });
+  await mcpClient.connect(transport);
+  try {
+    const result = await mcpClient.callTool({ name: tool, arguments: {} });
+    const content = result.content as Array<{ type: string; text?: string }>;
+    return content.map((c) => c.text ?? "").join("\n");
+  } finally {
+    await mcpClient.close();
+  }
+}
+
 async function slow(sessionId: string, signal: AbortSignal) {
   for (let i = 0; i < 1_200 && !signal.aborted; i++) {
     await send(sessionId, { sessionUpdate: "agent_message_chunk", content: text(`chunk ${i} `) });
@@ -134,6 +163,8 @@ async function turn(sessionId: string, s: FakeSession, prompt: string, signal: A
     await send(sessionId, { sessionUpdate: "agent_message_chunk", content: text("Hello from ") });
     return { stop: "end_turn" as const, reply: "the fake agent!" };
   }
+  const mcp = /^mcp (\S+)$/.exec(prompt);
+  if (mcp?.[1]) return { stop: "end_turn" as const, reply: `mcp ${mcp[1]}: ${await callMcp(s, mcp[1])}` };
   if (prompt === "recall")
     return { stop: "end_turn" as const, reply: `I remember: ${s.prompts.slice(0, -1).join(" | ")}` };
   return { stop: "end_turn" as const, reply: `You said: ${prompt}` };
@@ -148,7 +179,7 @@ app
   }))
   .onRequest("session/new", ({ params }) => {
     const sessionId = crypto.randomUUID();
-    sessions.set(sessionId, { cwd: params.cwd, prompts: [], turn: null });
+    sessions.set(sessionId, { cwd: params.cwd, mcpServers: params.mcpServers, prompts: [], turn: null });
     writeFileSync(historyFile(sessionId), "");
     if (!acpUsage) return { sessionId };
     const model = { value: "fake/acp-model", name: "Fake ACP model" };
@@ -174,7 +205,7 @@ app
     }
     const file = historyFile(params.sessionId);
     if (!existsSync(file)) throw acp.RequestError.sessionNotFound(params.sessionId);
-    const s: FakeSession = { cwd: params.cwd, prompts: [], turn: null };
+    const s: FakeSession = { cwd: params.cwd, mcpServers: params.mcpServers, prompts: [], turn: null };
     for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
       const update = JSON.parse(line) as acp.SessionUpdate;
       if (update.sessionUpdate === "user_message_chunk" && update.content.type === "text")

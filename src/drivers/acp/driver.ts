@@ -40,6 +40,8 @@ export interface HeadlessSpec {
   approveAll?: boolean;
   /** The agent's ACP session mode for the session's permission mode (`session/set_mode`), if any. */
   mode: string | null;
+  /** MCP servers offered to the agent (`session/new`, `session/load`). */
+  mcpServers?: acp.McpServer[];
 }
 
 /** An answer to the pending permission: approve (allow once), reject, or one of its options. */
@@ -295,7 +297,7 @@ export function createAcpDriver(deps: {
     async launch(spec, sink) {
       const run = await start(spec, sink);
       try {
-        const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: [] });
+        const created = await run.conn.newSession({ cwd: spec.workDir, mcpServers: spec.mcpServers ?? [] });
         run.sessionId = created.sessionId;
         run.model = modelOf(created.configOptions);
         await applyMode(run, created.modes);
@@ -324,7 +326,11 @@ export function createAcpDriver(deps: {
       run.loading = true;
       run.sessionId = sessionId;
       try {
-        const loaded = await run.conn.loadSession({ sessionId, cwd: spec.workDir, mcpServers: [] });
+        const loaded = await run.conn.loadSession({
+          sessionId,
+          cwd: spec.workDir,
+          mcpServers: spec.mcpServers ?? [],
+        });
         run.model = modelOf(loaded.configOptions);
         await applyMode(run, loaded.modes);
       } catch (error) {

@@ -1,13 +1,16 @@
+import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
+import type { McpAccess } from "../deps.ts";
 import type { Exits } from "../exits.ts";
 import { sessionDir } from "../lifecycle.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
 import { policyRefusal } from "../policy.ts";
+import type { SessionRecord } from "../repo.ts";
 import { assertTerminal, type SessionDriver } from "./driver.ts";
 
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
@@ -23,6 +26,8 @@ const TOOL_CATEGORIES: Record<string, ToolCategory> = {
 export interface AcpSessionDriverDeps {
   /** The ACP runtime (children and their connections); absent: ACP sessions are refused. */
   acp?: AcpDriver;
+  /** ag's own MCP server, for sessions that offer it to their agent. */
+  mcp?: McpAccess;
   live: Pick<LiveSessions, "follow">;
   /** Agents on their way out: what they started outside their process group is ended with them. */
   exits: Pick<Exits, "ending">;
@@ -74,7 +79,22 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const approveAll = plan.approveAll === true;
     const mode = entry.modes?.[rec.permissionMode] ?? null;
     const spec = { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env };
-    return { spec: { ...spec, approveAll, mode }, warnings };
+    return { spec: { ...spec, approveAll, mode, mcpServers: mcpServers(rec) }, warnings };
+  }
+
+  /** ag's own MCP server over stdio, for a session that offers it (a fresh key at each launch). */
+  function mcpServers(rec: SessionRecord): acp.McpServer[] {
+    if (!rec.offerMcp || !deps.mcp) return [];
+    const { command, env } = deps.mcp.open(rec);
+    const [program = "", ...args] = command;
+    return [
+      {
+        name: "ag",
+        command: program,
+        args,
+        env: Object.entries(env).map(([name, value]) => ({ name, value })),
+      },
+    ];
   }
 
   /**
