@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { pagedIds } from "../helpers/cursor.ts";
 import { saturateCores } from "../helpers/load.ts";
 import { isAlive } from "../helpers/stream.ts";
 
@@ -165,19 +166,7 @@ describe("a Claude Code session over ACP", () => {
   test("the transcript ag keeps pages by cursor without gaps or overlaps", async () => {
     const all = await messages();
     expect(all.length).toBeGreaterThan(6);
-    const seen: number[] = [];
-    let before: number | undefined;
-    for (;;) {
-      const page = (
-        await world.api<Json>(
-          "GET",
-          `/v1/sessions/${id}/transcript/cursor?limit=3${before ? `&before_id=${before}` : ""}`,
-        )
-      ).body;
-      seen.unshift(...page.messages.map((m: Json) => m.id));
-      if (!page.has_more) break;
-      before = page.oldest_id;
-    }
+    const seen = await pagedIds(async (path) => (await world.api<Json>("GET", path)).body, id);
     expect(seen).toEqual(all.map((m) => m.id));
     expect(all[0]).toMatchObject({ role: "user", kind: "prompt", text: "say hello" });
     // The adapter announces a call before its input streams, then again with it: one entry, with the input.

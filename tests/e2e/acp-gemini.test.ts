@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { pagedIds } from "../helpers/cursor.ts";
 import { saturateCores } from "../helpers/load.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -120,19 +121,7 @@ describe("a Gemini CLI session over ACP", () => {
   test("the transcript ag keeps pages by cursor without gaps or overlaps", async () => {
     const all = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body;
     expect(all.messages.length).toBeGreaterThan(6);
-    const seen: number[] = [];
-    let before: number | undefined;
-    for (;;) {
-      const page = (
-        await world.api<Json>(
-          "GET",
-          `/v1/sessions/${id}/transcript/cursor?limit=3${before ? `&before_id=${before}` : ""}`,
-        )
-      ).body;
-      seen.unshift(...page.messages.map((m: Json) => m.id));
-      if (!page.has_more) break;
-      before = page.oldest_id;
-    }
+    const seen = await pagedIds(async (path) => (await world.api<Json>("GET", path)).body, id);
     expect(seen).toEqual(all.messages.map((m: Json) => m.id));
     expect(all.messages[0]).toMatchObject({ role: "user", kind: "prompt", text: "say hello" });
     const users = (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?role=user&limit=200`))

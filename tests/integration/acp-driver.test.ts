@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pagedIds } from "../helpers/cursor.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -178,19 +179,7 @@ describe("an ACP session on the fake agent", () => {
   test("the transcript pages by cursor without gaps or overlaps, and its ids stay the same", async () => {
     const all = await messages(id);
     expect(all.length).toBeGreaterThan(12);
-    const seen: number[] = [];
-    let before: number | undefined;
-    for (;;) {
-      const page = (
-        await api(
-          "GET",
-          `/v1/sessions/${id}/transcript/cursor?limit=3${before ? `&before_id=${before}` : ""}`,
-        )
-      ).body;
-      seen.unshift(...page.messages.map((m: Json) => m.id));
-      if (!page.has_more) break;
-      before = page.oldest_id;
-    }
+    const seen = await pagedIds(async (path) => (await api("GET", path)).body, id);
     expect(seen).toEqual(all.map((m) => m.id));
     await send(id, "anything");
     await reach(id, "idle");

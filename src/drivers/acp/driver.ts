@@ -6,7 +6,6 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
-import type { AcpEntry } from "./entries.ts";
 import { createRecorder, type Recorder, type ToolCallSeen } from "./recorder.ts";
 import { modelOf, protocolUsage } from "./usage.ts";
 
