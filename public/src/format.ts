@@ -1,5 +1,6 @@
 /** How numbers and times read on the page. */
 import { REVIEWER_ENDS } from "../../src/consensus/limits.ts";
+import { DRIVER_TRAITS } from "../../src/sessions/drivers/traits.ts";
 import type { Consensus, Session } from "./types.ts";
 
 export function formatDuration(ms: number): string {
@@ -13,6 +14,11 @@ export function formatDuration(ms: number): string {
 }
 
 export const age = (iso: string, now = Date.now()) => formatDuration(now - Date.parse(iso));
+
+/** "claude · default", and "· headless (ACP)" for a session without a terminal. */
+export function agentMode(s: Pick<Session, "agent" | "permissionMode" | "driver">): string {
+  return `${s.agent} · ${s.permissionMode}${DRIVER_TRAITS[s.driver].terminal ? "" : " · headless (ACP)"}`;
+}
 
 export function formatTokens(n: number): string {
   if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;

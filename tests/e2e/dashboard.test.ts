@@ -293,4 +293,59 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
       await server.stop();
     }
   }, 60_000);
+
+  test("a headless (ACP) session's page: its transcript, no terminal, no keys or fork; on a desk and on a phone", async () => {
+    const server = await startAg(ag);
+    try {
+      // The fake ACP agent as the program of Gemini CLI's ACP entry: no real agent needed here.
+      const fake = join(import.meta.dir, "..", "fakes", "acp-agent.ts");
+      const created = await fetch(`${server.url}/v1/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          name: "headless",
+          agent: "gemini",
+          driver: "acp",
+          workDir: tempDir(),
+          agentCommand: [process.execPath, fake, "--state", tempDir()].join(" "),
+          prompt: "say hello",
+        }),
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      for (const viewport of [
+        { width: 1440, height: 900 },
+        { width: 390, height: 844 },
+      ]) {
+        const context = await browser.newContext({ viewport, isMobile: viewport.width < 700 });
+        const page = await context.newPage();
+        const problems: string[] = [];
+        const sockets: string[] = [];
+        page.on("pageerror", (e) => problems.push(e.message));
+        page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+        page.on("websocket", (ws) => sockets.push(ws.url()));
+        await page.goto(`${server.url}/dashboard/#/sessions/${id}`);
+        await page.waitForFunction(() =>
+          document.querySelector("section.transcript")?.textContent?.includes("Hello from the fake agent!"),
+        );
+        expect(await page.$("section.terminal")).toBeNull();
+        const buttons = await page.$$eval('[aria-label="Session actions"] button', (bs) =>
+          bs.map((b) => b.textContent),
+        );
+        expect(buttons).toEqual(["Interrupt", "Verify", "Kill"]);
+        const facts = await page.$eval(".session-facts", (el) => el.textContent ?? "");
+        expect(facts).toContain("gemini · default · headless (ACP)");
+        expect(sockets.filter((url) => url.includes("/terminal"))).toEqual([]);
+        if (viewport.width < 700)
+          expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        await page.screenshot({
+          path: join(process.env.AG_SCREENSHOT_DIR ?? tempDir(), `dashboard-acp-${viewport.width}.png`),
+        });
+        expect(problems).toEqual([]);
+        await context.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

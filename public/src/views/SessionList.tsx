@@ -2,6 +2,7 @@ import { useComputed, useSignal } from "@preact/signals";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
 import {
   age,
+  agentMode,
   formatCost,
   formatCpu,
   formatDuration,
@@ -142,9 +143,7 @@ function rows(s: Session, cost: number | undefined, usage: AgentUsage | undefine
         </span>
       </td>
       <td class="workdir">{s.workDir}</td>
-      <td class="agent">
-        {s.agent} · {s.permissionMode}
-      </td>
+      <td class="agent">{agentMode(s)}</td>
       <td class="tokens" title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
         {formatTokens(totalTokens(s.tokenUsage))}
       </td>

@@ -2,9 +2,10 @@ import { useSignal } from "@preact/signals";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { REVIEWER_OF } from "../../../src/consensus/limits.ts";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
+import { DRIVER_TRAITS } from "../../../src/sessions/drivers/traits.ts";
 import { api, describe } from "../api.ts";
 import { coalesced } from "../coalesce.ts";
-import { age, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
+import { age, agentMode, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
 import { consensusHref, go, sessionHref } from "../router.ts";
 import { onEvent, onResync } from "../store.ts";
 import type { Session } from "../types.ts";
@@ -113,9 +114,7 @@ export function SessionView({ id }: { id: string }) {
           <dt>Work dir</dt>
           <dd>{s.workDir}</dd>
           <dt>Agent · mode</dt>
-          <dd>
-            {s.agent} · {s.permissionMode}
-          </dd>
+          <dd>{agentMode(s)}</dd>
           <dt>Tokens</dt>
           <dd title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
             {formatTokens(totalTokens(s.tokenUsage))}
@@ -153,8 +152,9 @@ export function SessionView({ id }: { id: string }) {
       {!ended && <SendBox sessionId={s.id} asking={s.status === "asking"} />}
       <Actions session={s} reload={load} />
       {!reviewOf && <Reviews sessionId={s.id} />}
-      <div class="panes">
-        {!ended && <Terminal sessionId={s.id} />}
+      {/* A headless session has no terminal to show: its transcript is all there is. */}
+      <div class={DRIVER_TRAITS[s.driver].terminal ? "panes" : "panes single"}>
+        {!ended && DRIVER_TRAITS[s.driver].terminal && <Terminal sessionId={s.id} />}
         <Transcript feed={feed} />
       </div>
     </article>
@@ -166,6 +166,7 @@ function Actions({ session, reload }: { session: Session; reload(): Promise<void
   const result = useSignal<{ ok: boolean; text: string } | null>(null);
   const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
   const ended = ENDED.has(session.status);
+  const { terminal, continues } = DRIVER_TRAITS[session.driver];
 
   async function run(label: string, method: string, route: string, after?: (body: unknown) => string | void) {
     busy.value = label;
@@ -190,24 +191,29 @@ function Actions({ session, reload }: { session: Session; reload(): Promise<void
   return (
     <div class="actions" role="toolbar" aria-label="Session actions">
       {!ended && button("Interrupt", () => run("Interrupt", "POST", "/interrupt"))}
-      {!ended && button("Escape", () => run("Escape", "POST", "/escape"))}
+      {!ended && terminal && button("Escape", () => run("Escape", "POST", "/escape"))}
       {!ended &&
         button("Verify", () =>
           run("Verify", "POST", "/verify", (b) => {
             return (b as { summary: string }).summary;
           }),
         )}
-      {button("Fork", () =>
-        run("Fork", "POST", "/fork", (b) => {
-          go(sessionHref((b as Session).id));
-        }),
-      )}
-      {ended && button("Resume", () => run("Resume", "POST", "/resume"))}
+      {continues &&
+        button("Fork", () =>
+          run("Fork", "POST", "/fork", (b) => {
+            go(sessionHref((b as Session).id));
+          }),
+        )}
+      {ended && continues && button("Resume", () => run("Resume", "POST", "/resume"))}
       {!ended &&
         button(
           "Kill",
           () => {
-            if (confirm(`Kill session ${session.name}? Its agent stops and its window closes.`))
+            if (
+              confirm(
+                `Kill session ${session.name}? Its agent stops${terminal ? " and its window closes" : ""}.`,
+              )
+            )
               void run("Kill", "DELETE", "");
           },
           "danger",

@@ -6,6 +6,7 @@ import type { DeliveryResult } from "../live/delivery.ts";
 import type { LiveSession } from "../live/session.ts";
 import type { SessionRecord } from "../repo.ts";
 import type { PendingPermission, QuestionAnswer } from "../session.ts";
+import { DRIVER_TRAITS } from "./traits.ts";
 
 /**
  * The seam between the session logic and how an agent runs. The state fusion, the bus, the
@@ -14,6 +15,8 @@ import type { PendingPermission, QuestionAnswer } from "../session.ts";
  * observations of its live session. `tmux`: the agent's terminal UI in a window, read from its
  * hooks, transcript and screen; `acp`: a child process speaking the Agent Client Protocol.
  */
+export { DRIVER_TRAITS };
+
 export interface SessionDriver {
   readonly name: DriverName;
   /**
@@ -48,14 +51,6 @@ export interface SessionDriver {
 }
 
 export type LaunchFailure = (error: unknown, code: ErrorCode, what: string) => AgError;
-
-/** What each driver can do, known without one running. */
-export const DRIVER_TRAITS: Record<DriverName, { terminal: boolean; continues: boolean }> = {
-  /** A pane to read and type into, split panes, attach; fork and resume where the agent can. */
-  tmux: { terminal: true, continues: true },
-  /** No terminal; fork and resume not yet. */
-  acp: { terminal: false, continues: false },
-};
 
 /** Refuses what only a terminal can do for a session without one. */
 export function assertTerminal(rec: Pick<SessionRecord, "id" | "driver">, what: string): void {
