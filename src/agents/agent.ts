@@ -263,6 +263,18 @@ export interface AgentAdapter {
   readonly provider: string;
   /** Its CLI: the program ag runs, the npm package that installs it, its version flag. */
   readonly cli: { command: string; package: string; versionFlag: string };
+  /**
+   * The CLI versions this adapter is verified on: exact versions (oldest first) on which its e2e
+   * contract passed. Any other version still runs, reported `verified: false`.
+   */
+  readonly verifiedVersions: readonly string[];
+  /**
+   * The adapter as it must drive and read one version of its CLI: the version a session's launch
+   * read (`agentVersion`). What differs between versions (screens, paste frames, payloads) is
+   * chosen here, never guessed from the screen. Null (unknown): the newest verified behaviour.
+   * An adapter whose versions all behave alike returns itself.
+   */
+  forVersion(version: string | null): AgentAdapter;
   readonly drivers: readonly DriverName[];
   /** Its ACP entry point, when `drivers` has `acp`. */
   readonly acp?: AcpEntry;

@@ -1,5 +1,6 @@
 import { AgError } from "../shared/errors.ts";
 import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
+import { versionNumber } from "./versions.ts";
 import type { PermissionMode, PriceTable } from "./vocabulary.ts";
 
 /** One agent as GET /v1/agents shows it (CONTRACT §10). */
@@ -86,8 +87,3 @@ export function createAgentRegistry(
   return registry;
 }
 
-/** "2.1.197 (Claude Code)", "codex-cli 0.169.0": the version number in it, else the line. */
-function versionNumber(line: string | null): string | null {
-  if (line === null) return null;
-  return line.match(/\d+\.\d+\.\d+(?:[-+][\w.]+)?/)?.[0] ?? line.trim();
-}

@@ -18,11 +18,13 @@ const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
 
 /** Claude Code (pinned 2.1.197) behind the AgentAdapter seam; headless through claude-code-acp. */
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
-  return {
+  const adapter: AgentAdapter = {
     name: "claude",
     displayName: "Claude Code",
     provider: "anthropic",
     cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
+    verifiedVersions: ["2.1.197"],
+    forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: claudeAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
@@ -63,6 +65,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       clearInput: ["C-u"],
     },
   };
+  return adapter;
 }
 
 /**

@@ -25,11 +25,13 @@ import { codexTranscriptFormat } from "./transcript.ts";
  * selects), and finding a conversation file without a hook (Codex names its threads itself).
  */
 export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
-  return {
+  const adapter: AgentAdapter = {
     name: "codex",
     displayName: "Codex CLI",
     provider: "openai",
     cli: { command: "codex", package: "@openai/codex", versionFlag: "--version" },
+    verifiedVersions: ["0.169.0"],
+    forVersion: () => adapter,
     drivers: ["tmux"],
     capabilities: ["hooks", "transcript", "resume", "fork", "policy"],
     permissionModes: CODEX_MODES,
@@ -66,6 +68,7 @@ export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
       clearInput: Array.from({ length: 12 }, () => ["C-u", "BSpace"]).flat(),
     },
   };
+  return adapter;
 }
 
 /**

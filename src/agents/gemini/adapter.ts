@@ -14,11 +14,13 @@ import { denyReply, toolCategory } from "./tools.ts";
 
 /** The Gemini CLI (@google/gemini-cli, pinned 0.61.0) behind the AgentAdapter seam. */
 export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[1]): AgentAdapter {
-  return {
+  const adapter: AgentAdapter = {
     name: "gemini",
     displayName: "Gemini CLI",
     provider: "gcp.gemini",
     cli: { command: "gemini", package: "@google/gemini-cli", versionFlag: "--version" },
+    verifiedVersions: ["0.61.0"],
+    forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: geminiAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
@@ -58,6 +60,7 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
       clearInput: ["C-u"],
     },
   };
+  return adapter;
 }
 
 /**

@@ -23,11 +23,13 @@ export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
   // Where each session launched here keeps its conversation (its hooks name it too, and ag
   // records it): OpenCode's own history is in SQLite, keyed by its own ids.
   const conversations = new Map<string, string>();
-  return {
+  const adapter: AgentAdapter = {
     name: "opencode",
     displayName: "OpenCode",
     provider: "opencode",
     cli: { command: "opencode", package: "opencode-ai", versionFlag: "--version" },
+    verifiedVersions: ["1.18.33"],
+    forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: opencodeAcp,
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
@@ -75,6 +77,7 @@ export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
       clearInput: ["C-c"],
     },
   };
+  return adapter;
 }
 
 /**
