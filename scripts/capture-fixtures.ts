@@ -5,21 +5,38 @@
  * the state fusion replays: the panes, every hook payload in order, the transcript, the mock's
  * request log, and a timeline of hook arrivals and screen changes.
  *
- *   bun scripts/capture-fixtures.ts [--save] [--keep]
+ *   bun scripts/capture-fixtures.ts [--save] [--keep]          (CLAUDE_BIN=… for another version)
  *
- * --save writes tests/fixtures/agent/ (only when every check passed); --keep leaves the temp dir.
- * Prints "N passed, N failed".
+ * --save writes the fixtures of the version that ran (only when every check passed): 2.1.197's
+ * in tests/fixtures/agent/ (from before the registry), any other's in
+ * tests/fixtures/agents/claude/<version>/. --keep leaves the temp dir. Prints "N passed, N failed".
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScreenState } from "../src/agents/claude/screen.ts";
+import { claudeDialect } from "../src/agents/claude/versions.ts";
+import { versionNumber } from "../src/agents/versions.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
-import { type AgentPane, agentEnv, launchAgentPane, seedAgentHome } from "../tests/helpers/agent-home.ts";
+import {
+  type AgentPane,
+  agentEnv,
+  claudeBinary,
+  launchAgentPane,
+  seedAgentHome,
+} from "../tests/helpers/agent-home.ts";
 
 const SAVE = process.argv.includes("--save");
 const KEEP = process.argv.includes("--keep");
-const OUT = join(import.meta.dir, "..", "tests", "fixtures", "agent");
+const VERSION = versionNumber(
+  Bun.spawnSync([claudeBinary(), "--version"], { stdout: "pipe", stderr: "ignore" }).stdout.toString(),
+);
+if (!VERSION) throw new Error(`${claudeBinary()} --version printed no version`);
+const DIALECT = claudeDialect(VERSION);
+const OUT =
+  VERSION === "2.1.197"
+    ? join(import.meta.dir, "..", "tests", "fixtures", "agent")
+    : join(import.meta.dir, "..", "tests", "fixtures", "agents", "claude", VERSION);
 const SESSION_ID = "0b5e55ed-0000-4000-8000-0000000000a6";
 
 /**
@@ -161,8 +178,11 @@ async function run(): Promise<void> {
     workDir: work,
     // Few retries: a 429 surfaces after seconds instead of minutes of back-off.
     env: { ...agentEnv(home, mock.url), CLAUDE_CODE_MAX_RETRIES: "2" },
-    args: ["--session-id", SESSION_ID, "--settings", settingsFile],
+    // The mode as ag launches it: 2.1.328 starts in auto mode when none is named.
+    args: ["--session-id", SESSION_ID, "--settings", settingsFile, "--permission-mode", "default"],
+    dialect: DIALECT.screen,
   });
+  console.log(`Claude Code ${VERSION}`);
   let r = await waitFor((s) => s.state === "idle", "the idle prompt", 30_000);
   check("startup reaches the idle prompt", true, `${Date.now() - launchedAt} ms`);
   save("01-idle-startup", r.text);
@@ -217,7 +237,11 @@ async function run(): Promise<void> {
   check("Write permission names the file", r.state.state === "permission" && r.state.detail === "hello.txt");
   save("07-permission-write", r.text);
   pane.keys("Escape");
-  r = await waitFor((s, text) => s.state === "idle" && /User rejected/.test(text), "the rejection");
+  // "User rejected update to hello.txt" (2.1.197), "Rejected write to hello.txt" (2.1.328).
+  r = await waitFor(
+    (s, text) => s.state === "idle" && /User rejected|Rejected write/.test(text),
+    "the rejection",
+  );
   check("rejected Write created nothing", !existsSync(join(work, "hello.txt")));
   save("08-permission-rejected", r.text);
 
@@ -234,6 +258,29 @@ async function run(): Promise<void> {
   r = await waitFor(idleWith("Thanks for answering"), "the answer");
   check("answered with option 2", r.text.includes("→ Blue"));
   save("10-ask-answered", r.text);
+
+  if (DIALECT.framesPastes) {
+    // A paste it collapses into "[Pasted text #N +L lines]" goes to the model in a frame of its own.
+    const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n");
+    from = hooks.length;
+    const buffer = join(root, "paste.txt");
+    writeFileSync(buffer, text);
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", pane!.socket, ...args]);
+    tmux("load-buffer", "-b", "capture", buffer);
+    tmux("paste-buffer", "-p", "-d", "-b", "capture", "-t", pane!.target);
+    r = await waitFor((s) => s.state === "idle" && s.pasted, "the collapsed paste");
+    save("16-pasted-30-lines", r.text);
+    await Bun.sleep(300);
+    pane.keys("Enter");
+    const hook = await waitForHook("UserPromptSubmit", from);
+    const prompt = String(hook?.body.prompt ?? "");
+    const frame = prompt.match(
+      /^\n*<pasted_content id="([^"]+)">\n([\s\S]*)\n<\/pasted_content id="\1">\n*$/,
+    );
+    check("a collapsed paste arrives framed, the text whole inside", frame?.[2] === text);
+    r = await waitFor(idleWith("Mock reply to"), "the paste's reply");
+    save("17-after-paste", r.text);
+  }
 
   await submit("slow 30");
   r = await waitFor((s) => s.state === "working" && (s.seconds ?? 0) >= 2, "working");

@@ -332,5 +332,10 @@ export interface AgentAdapter {
     submit: string[];
     /** Empties a half-typed input line (before a retyped prompt). */
     clearInput: string[];
+    /**
+     * Keys that reach a dialog sooner than this after it was drawn are dropped by the agent (its
+     * guard against keys typed ahead): an answer waits until the dialog has been on screen this long.
+     */
+    dialogSettleMs?: number;
   };
 }

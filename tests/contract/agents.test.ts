@@ -1,16 +1,19 @@
 import { expect, test } from "bun:test";
 import type { AgentAdapter } from "../../src/agents/agent.ts";
 import { createAgents } from "../../src/agents/index.ts";
-import { claudeContract } from "../fixtures/agents/claude/contract.ts";
+import { claudeContracts } from "../fixtures/agents/claude/contract.ts";
 import { codexContract } from "../fixtures/agents/codex/contract.ts";
 import { geminiContract } from "../fixtures/agents/gemini/contract.ts";
 import { opencodeContract } from "../fixtures/agents/opencode/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { type AdapterContract, adapterContract } from "./agent-adapter.contract.ts";
 
-/** Every registered adapter against what its CLI really produced (agent-adapter.contract.ts). */
-const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract> = {
-  claude: claudeContract,
+/**
+ * Every registered adapter against what its CLI really produced (agent-adapter.contract.ts), one
+ * description per captured version.
+ */
+const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract | AdapterContract[]> = {
+  claude: claudeContracts,
   codex: codexContract,
   gemini: geminiContract,
   opencode: opencodeContract,
@@ -38,5 +41,5 @@ test("every registered agent has a contract description with captured fixtures",
 
 for (const adapter of agents.all()) {
   const contract = CONTRACTS[adapter.name];
-  if (contract) adapterContract(contract(adapter));
+  if (contract) for (const c of [contract(adapter)].flat()) adapterContract(c);
 }

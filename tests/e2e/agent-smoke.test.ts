@@ -19,7 +19,8 @@ test("the real Claude Code starts at the prompt and answers through the mock mod
     socket: privateSocket(),
     workDir: work,
     env: agentEnv(home, mock.url),
-    args: ["--session-id", sessionId],
+    // As ag launches it: 2.1.328 starts in auto mode when no mode is named.
+    args: ["--session-id", sessionId, "--permission-mode", "default"],
   });
   try {
     const started = await pane.waitFor((s) => s.state === "idle", "the idle prompt", 30_000);

@@ -120,7 +120,8 @@ describe("fork, resume and spawn on the real agent CLI", () => {
 
   test("all six permission modes launch to a usable prompt, each shown in the agent's footer", async () => {
     const footer: Record<string, RegExp> = {
-      default: /\? for shortcuts/,
+      // 2.1.197 names no mode for default; 2.1.328 says "⏸ manual mode on".
+      default: /\? for shortcuts|⏸ manual mode on/,
       acceptEdits: /accept edits on/,
       plan: /plan mode on/,
       auto: /auto mode on/,

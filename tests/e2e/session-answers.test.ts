@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { compareVersions } from "../../src/agents/versions.ts";
+import { claudeVersion } from "../helpers/agent-home.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { saturateCores } from "../helpers/load.ts";
 import { type SseReader, sseReader } from "../helpers/sse.ts";
@@ -154,7 +156,9 @@ for (const loaded of [false, true]) {
         const second = await asked("Which size should the button be?");
         expect(second.pendingPermission.options.map((o: Json) => o.label)).toEqual(["Small", "Large"]);
         expect((await answer(2)).status).toBe(200);
-        const review = await asked("Ready to submit your answers?");
+        // The review step's own question: 2.1.328 reworded it.
+        const atLeast328 = compareVersions(claudeVersion(), "2.1.328") >= 0;
+        const review = await asked(atLeast328 ? "Review your answers" : "Ready to submit your answers?");
         expect(review.pendingPermission.options.map((o: Json) => o.label)).toEqual([
           "Submit answers",
           "Cancel",

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { unframedPrompt } from "../helpers/paste-frame.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -79,7 +80,7 @@ describe("a session on the real agent CLI", () => {
     expect(created.body).toMatchObject({ id, reused: true, promptDelivery: { delivered: true } });
     expect(created.body.warnings).toEqual(["memory key not found: user/missing"]);
     await world.waitFor(id, "idle");
-    expect(world.prompts().at(-1)).toBe(
+    expect(unframedPrompt(world.prompts().at(-1)!)).toBe(
       "[Memory context]\nproject/style: tabs, not spaces\nuser/name: Ada\n\nsay hello with memory",
     );
     // Each create is in the audit log, and the chain holds.
@@ -132,7 +133,8 @@ describe("a session on the real agent CLI", () => {
       const sent = await world.api("POST", `/v1/sessions/${id}/send`, { text });
       expect(sent.body).toEqual({ delivered: true, attempts: 1 });
       await world.waitFor(id, "idle");
-      expect(world.prompts().slice(before)).toEqual([text]);
+      // Once, whole: exactly the text, or (2.1.328) exactly the text in Claude Code's paste frame.
+      expect(world.prompts().slice(before).map(unframedPrompt)).toEqual([text]);
     }
   }, 90_000);
 

@@ -1,6 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { classifyScreen, inputBoxText, type ScreenState } from "../../src/agents/claude/screen.ts";
+import {
+  classifyScreen,
+  inputBoxText,
+  type ScreenDialect,
+  type ScreenState,
+} from "../../src/agents/claude/screen.ts";
 import { isAlive } from "./stream.ts";
 
 /**
@@ -90,6 +95,18 @@ export function claudeBinary(): string {
   throw new Error("the native Claude Code binary is missing: npm install (or set CLAUDE_BIN)");
 }
 
+let version: string | null = null;
+
+/** The version of the Claude Code binary the tests run (claudeBinary()), read once: "2.1.328". */
+export function claudeVersion(): string {
+  if (version) return version;
+  const printed = Bun.spawnSync([claudeBinary(), "--version"], { stdout: "pipe", stderr: "ignore" });
+  const found = printed.stdout.toString().match(/\d+\.\d+\.\d+/)?.[0];
+  if (!found) throw new Error(`${claudeBinary()} --version printed no version`);
+  version = found;
+  return found;
+}
+
 export interface AgentPaneOptions {
   /** A private socket name (`ag-test-…`); its server belongs to the caller. */
   socket: string;
@@ -99,6 +116,8 @@ export interface AgentPaneOptions {
   args?: string[];
   cols?: number;
   rows?: number;
+  /** How the running version's screens read (src/agents/claude/versions.ts); default 2.1.197's. */
+  dialect?: ScreenDialect;
 }
 
 export interface AgentPane {
@@ -157,7 +176,8 @@ export function launchAgentPane(options: AgentPaneOptions): AgentPane {
   const pid = Number(run("display-message", "-p", "-t", target, "#{pane_pid}").trim());
   const capture = ({ ansi = false } = {}) => run("capture-pane", "-p", ...(ansi ? ["-e"] : []), "-t", target);
   const paneDead = () => run("display-message", "-p", "-t", target, "#{pane_dead}").trim() === "1";
-  const read = () => classifyScreen(capture(), { paneDead: paneDead() });
+  const classify = (text: string) => classifyScreen(text, { paneDead: paneDead(), dialect: options.dialect });
+  const read = () => classify(capture());
   const pane: AgentPane = {
     socket: options.socket,
     target,
@@ -167,7 +187,7 @@ export function launchAgentPane(options: AgentPaneOptions): AgentPane {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const text = capture();
-        const state = classifyScreen(text, { paneDead: paneDead() });
+        const state = classify(text);
         if (ready(state, text)) return { state, text };
         if (Date.now() > deadline)
           throw new Error(`timeout waiting for ${what}; last ${JSON.stringify(state)}\n${text}`);

@@ -8,23 +8,45 @@ import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
-import { classifyScreen, INPUT_BOX, type ScreenState } from "./screen.ts";
+import { classifyScreen, INPUT_BOX, SCREEN_2_1_197, type ScreenDialect, type ScreenState } from "./screen.ts";
 import { denyReply, toolCategory } from "./tools.ts";
 import { claudeTranscriptFormat } from "./transcript.ts";
 import { findTranscript } from "./transcript-files.ts";
+import { CLAUDE_VERIFIED_VERSIONS, type ClaudeDialect, claudeDialect, unframePastes } from "./versions.ts";
 
 /** The spinner line ("✻ Whirring… (3s · ↓ 24 tokens)") changes every frame without meaning anything. */
 const SPINNER = /^[^\sA-Za-z0-9] [A-Z][\w' -]*?…/;
 
-/** Claude Code (pinned 2.1.197) behind the AgentAdapter seam; headless through claude-code-acp. */
+/**
+ * Claude Code behind the AgentAdapter seam (verified on CLAUDE_VERIFIED_VERSIONS); headless
+ * through claude-code-acp. The plain adapter reads as 2.1.197 does; `forVersion` gives the one of
+ * the version a session launched (versions.ts: what differs).
+ */
 export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
+  const byDialect = new Map<ClaudeDialect, AgentAdapter>();
+  const forDialect = (dialect: ClaudeDialect): AgentAdapter => {
+    let adapter = byDialect.get(dialect);
+    if (!adapter) {
+      adapter = claudeAdapter(env, dialect, (version) => forDialect(claudeDialect(version)));
+      byDialect.set(dialect, adapter);
+    }
+    return adapter;
+  };
+  return forDialect(claudeDialect(CLAUDE_VERIFIED_VERSIONS[0]));
+}
+
+function claudeAdapter(
+  env: ClaudeEnvironment,
+  dialect: ClaudeDialect,
+  forVersion: (version: string | null) => AgentAdapter,
+): AgentAdapter {
   const adapter: AgentAdapter = {
     name: "claude",
     displayName: "Claude Code",
     provider: "anthropic",
     cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
-    verifiedVersions: ["2.1.197"],
-    forVersion: () => adapter,
+    verifiedVersions: CLAUDE_VERIFIED_VERSIONS,
+    forVersion,
     drivers: ["tmux", "acp"],
     acp: claudeAcp(env),
     capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
@@ -33,8 +55,10 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
     isAgentProcess: isClaudeProcess,
     hooks: { events: HOOK_EVENTS, read: readHook },
     prepareLaunch: (request) => prepareClaudeLaunch(request, env),
-    readScreen: (text, options) => readScreen(text, options, env.trustWorkdir),
-    isSubmission,
+    readScreen: (text, options) =>
+      readScreen(text, { ...options, dialect: dialect.screen }, env.trustWorkdir),
+    isSubmission: (typed, recorded) =>
+      isSubmission(typed, dialect.framesPastes ? unframePastes(recorded) : recorded),
     // `!cmd` is written down when it has run; built-in `/commands` only once their dialog closes.
     recordsLate: (text) => /^[!/]/.test(text.trimStart()),
     transcript: {
@@ -52,17 +76,19 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
       // dialogs each have their own (START_DIALOGS).
       approve: (pending) =>
         pending.kind === "trust"
-          ? startDialog(pending.dialog).approve
+          ? startDialog(pending.dialog, dialect.screen).approve
           : pending.kind === "plan"
             ? ["Down", "Enter"]
             : ["Enter"],
-      reject: (pending) => (pending.kind === "trust" ? startDialog(pending.dialog).reject : ["Escape"]),
+      reject: (pending) =>
+        pending.kind === "trust" ? startDialog(pending.dialog, dialect.screen).reject : ["Escape"],
       // AskUserQuestion's own row after the options is "Type something.".
       answer: questionAnswerKeys,
       interrupt: ["C-c"],
       escape: ["Escape"],
       submit: ["Enter"],
       clearInput: ["C-u"],
+      dialogSettleMs: dialect.dialogSettleMs,
     },
   };
   return adapter;
@@ -70,8 +96,9 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
 
 /**
  * Claude Code turns each tab of a prompt into four spaces and trims its end (measured with
- * 2.1.197): its hook, transcript and request all carry that. So the comparison is of the words:
- * runs of whitespace count as one space, and the ends do not count.
+ * 2.1.197 and 2.1.328): its hook, transcript and request all carry that. So the comparison is of
+ * the words: runs of whitespace count as one space, and the ends do not count. (2.1.328's paste
+ * frame is taken off before: the text inside it is what ag typed.)
  */
 function isSubmission(typed: string, recorded: string): boolean {
   const words = (text: string) => text.replace(/\s+/g, " ").trim();
@@ -93,10 +120,8 @@ const START_DIALOGS: Record<
   trust_dialog: {
     dialog: "folder-trust",
     detail: "trust this folder?",
-    // "1. Yes, I trust this folder" is preselected. Escape cancels: the agent exits, as with
-    // "2. No, exit".
-    approve: ["Enter"],
-    reject: ["Escape"],
+    // The version's own (ScreenDialect.trustKeys): its options' order changed.
+    ...SCREEN_2_1_197.trustKeys,
   },
   api_key_dialog: {
     dialog: "api-key",
@@ -118,8 +143,9 @@ const START_DIALOGS: Record<
  * The start-up dialog a pending `trust` prompt names. One without a dialog id (recorded by an
  * older ag) is taken for the folder-trust dialog, whose keys `trust` prompts always had.
  */
-function startDialog(dialog: string | undefined) {
-  return Object.values(START_DIALOGS).find((d) => d.dialog === dialog) ?? START_DIALOGS.trust_dialog;
+function startDialog(dialog: string | undefined, screen: ScreenDialect) {
+  const found = Object.values(START_DIALOGS).find((d) => d.dialog === dialog) ?? START_DIALOGS.trust_dialog;
+  return found === START_DIALOGS.trust_dialog ? { ...found, ...screen.trustKeys } : found;
 }
 
 /**
@@ -130,7 +156,7 @@ function startDialog(dialog: string | undefined) {
  */
 export function readScreen(
   text: string,
-  options: { paneDead?: boolean; workDir?: string } = {},
+  options: { paneDead?: boolean; workDir?: string; dialect?: ScreenDialect } = {},
   trustWorkdir = false,
 ): ScreenReading {
   const screen = classifyScreen(text, options);
@@ -142,7 +168,10 @@ export function readScreen(
   if (!trustWorkdir || screen.state !== "trust_dialog") return reading;
   // Only the folder ag trusted for this session: a dialog about any other goes to the user.
   if (options.workDir !== undefined && trustDialogFolder(text) !== options.workDir) return reading;
-  const { dialog, approve } = START_DIALOGS.trust_dialog;
+  const { dialog, approve } = startDialog(
+    START_DIALOGS.trust_dialog.dialog,
+    options.dialect ?? SCREEN_2_1_197,
+  );
   return { ...reading, autoAnswer: { dialog, keys: approve } };
 }
 

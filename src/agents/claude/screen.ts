@@ -1,6 +1,8 @@
 /**
- * Reads a `tmux capture-pane -p` screen of Claude Code (pinned 2.1.197; strings change between
- * releases, so every pattern here is tested against panes captured from the real CLI).
+ * Reads a `tmux capture-pane -p` screen of Claude Code (verified 2.1.197 and 2.1.328; strings
+ * change between releases, so every pattern here is tested against panes captured from the real
+ * CLI, and what differs between versions is a `ScreenDialect` chosen from the version ag read at
+ * launch).
  *
  * The key fact: the live input box is the line that starts with "❯" + a NO-BREAK SPACE (U+00A0)
  * ("!" + U+00A0 in shell mode, once the text starts with "!"). Echoed past prompts and the cursor
@@ -82,6 +84,50 @@ export type ScreenState =
   | OtherScreen;
 export type ScreenStateName = ScreenState["state"];
 
+/**
+ * What differs between Claude Code versions on screen. The adapter picks one from the version
+ * the session's launch read (versions.ts); a screen is never used to guess the version.
+ */
+export interface ScreenDialect {
+  /**
+   * Where a Bash permission dialog shows the command: on the line under its title (2.1.197), or
+   * between two dashed rules, below a "Tip: …" line and the command's description (2.1.328).
+   */
+  bashCommand: "under-title" | "between-rules";
+  /** The line of a request that failed and will be retried. */
+  retrying: RegExp;
+  /** What the last step of a dialog of several questions asks, above its Submit and Cancel rows. */
+  review: string;
+  /** Hints an empty input box shows (dimmed; a plain capture cannot tell them from typed text). */
+  placeholder: RegExp | null;
+  /**
+   * The keys that pick "yes" and "no" in the folder-trust dialog: its options' order differs
+   * ("1. Yes, I trust this folder" preselected in 2.1.197; "No, exit" first and preselected in
+   * 2.1.328, where Enter alone quits the agent).
+   */
+  trustKeys: { approve: string[]; reject: string[] };
+}
+
+/** 2.1.197: "✻ API error · Retrying in 1s · attempt 1/2". */
+export const SCREEN_2_1_197: ScreenDialect = {
+  bashCommand: "under-title",
+  retrying: /Retrying in \d+s · attempt \d+\/\d+/,
+  review: "Ready to submit your answers?",
+  placeholder: null,
+  // Escape cancels: the agent exits, as with "2. No, exit".
+  trustKeys: { approve: ["Enter"], reject: ["Escape"] },
+};
+
+/** 2.1.328: "✻ 429 <message> · retrying in 2s · attempt 4/10"; the command between dashed rules. */
+export const SCREEN_2_1_328: ScreenDialect = {
+  bashCommand: "between-rules",
+  retrying: /[Rr]etrying in \d+s · attempt \d+\/\d+/,
+  review: "Review your answers",
+  // After an API error the empty box reads "Resend your message to try again".
+  placeholder: /^Resend your message to try again$/,
+  trustKeys: { approve: ["Down", "Enter"], reject: ["Escape"] },
+};
+
 /** The live input box: "❯" + U+00A0, or "!" + U+00A0 in shell mode. Exported for the adapter. */
 export const INPUT_BOX = /^[❯!]\u00a0/;
 const RULE = /^─{10,}/;
@@ -98,8 +144,6 @@ const DIALOGS: ReadonlyArray<[OtherScreen["state"], RegExp]> = [
 const ASK_QUESTION = /Enter to select · (?:↑\/↓|Tab\/Arrow keys) to navigate/;
 /** The tabs of a dialog with several questions: "←  ☐ Color  ☒ Size  ✔ Submit  →". */
 const QUESTION_TABS = /^←\s.*[☐☒].*→\s*$/;
-/** The last step of such a dialog, before its answers go to the agent. */
-const REVIEW = "Ready to submit your answers?";
 const PERMISSION_QUESTION =
   /^ *(Do you want to (?:proceed|create|make this edit|overwrite|delete|allow)[^?\n]*\?)/m;
 const PERMISSION_TOOLS: Record<string, PermissionTool> = {
@@ -113,11 +157,12 @@ const PERMISSION_TOOLS: Record<string, PermissionTool> = {
 /** "✻ Razzmatazzing… (3s · ↓ 24 tokens)", "● Cogitating… (1m 5s · …)" (reduced motion). Finished
  * turns read "✻ Cooked for 3s" (no ellipsis), so they do not match. */
 const SPINNER = /^[^\sA-Za-z0-9] ([A-Z][\w' -]*?)…(?: \((?:(\d+)m )?(\d+)s\b[^)]*\))?\s*$/;
-const RETRYING = /Retrying in \d+s · attempt \d+\/\d+/;
 const INTERRUPTED = /Interrupted · What should Claude do instead\?/;
 const API_ERROR = /^● API Error: (.*)$/;
 const PASTED = /\[Pasted text #\d+(?: \+\d+ lines)?\]/;
 const MODES: ReadonlyArray<[ScreenMode, RegExp]> = [
+  // 2.1.328 names the default mode ("⏸ manual mode on"); 2.1.197 shows nothing for it.
+  ["default", /⏸ manual mode on/],
   ["plan", /⏸ plan mode on/],
   ["acceptEdits", /⏵⏵ accept edits on/],
   ["auto", /⏵⏵ auto mode on/],
@@ -125,19 +170,24 @@ const MODES: ReadonlyArray<[ScreenMode, RegExp]> = [
   ["dontAsk", /⏵⏵ don't ask on/],
 ];
 
-export function classifyScreen(text: string, options: { paneDead?: boolean } = {}): ScreenState {
+export function classifyScreen(
+  text: string,
+  options: { paneDead?: boolean; dialect?: ScreenDialect } = {},
+): ScreenState {
+  const dialect = options.dialect ?? SCREEN_2_1_197;
   const lines = screenLines(text);
   const box = lines.findLastIndex((l) => INPUT_BOX.test(l));
   const exitAt = lines.findLastIndex((l) => EXITED.test(l));
   if (options.paneDead || exitAt > box) return readExit(lines.join("\n"));
-  if (box === -1) return readDialog(lines);
+  if (box === -1) return readDialog(lines, dialect);
 
   // The box is framed by two rules; the footer (mode, hints) is below the second one.
   const below = lines.slice(box + 1);
   const rule = below.findIndex((l) => RULE.test(l));
   const footer = (rule === -1 ? below : below.slice(rule + 1)).join("\n");
   const turn = lastTurn(lines.slice(0, box));
-  const input = boxText(lines, box);
+  const shown = boxText(lines, box);
+  const input = dialect.placeholder?.test(shown) ? "" : shown;
   const area: InputArea = {
     mode: MODES.find(([, re]) => re.test(footer))?.[0] ?? "default",
     input,
@@ -148,7 +198,7 @@ export function classifyScreen(text: string, options: { paneDead?: boolean } = {
   // "Press Ctrl-C again to exit"), so the spinner or retry line above the box counts too.
   const status = statusLine(turn);
   const spinner = status.match(SPINNER);
-  const retrying = RETRYING.test(status);
+  const retrying = dialect.retrying.test(status);
   if (/esc to interrupt/.test(footer) || spinner || retrying) {
     const seconds = spinner?.[3] ? Number(spinner[2] ?? 0) * 60 + Number(spinner[3]) : null;
     return { state: "working", ...area, retrying, spinnerVerb: spinner?.[1] ?? null, seconds };
@@ -217,18 +267,20 @@ function readExit(screen: string): ExitedScreen {
   const status = screen.match(/Pane is dead \(status (\d+)/);
   return {
     state: "exited",
-    resumeId: screen.match(/claude --resume (\S+)/)?.[1] ?? null,
+    // "claude --resume <id>" (2.1.197), "claude --permission-mode default --resume <id>" (2.1.328).
+    resumeId: screen.match(/^claude\b.* --resume (\S+)/m)?.[1] ?? null,
     exitStatus: status ? Number(status[1]) : null,
   };
 }
 
-function readDialog(lines: string[]): ScreenState {
+function readDialog(lines: string[], dialect: ScreenDialect): ScreenState {
   const screen = lines.join("\n");
   for (const [state, re] of DIALOGS) if (re.test(screen)) return { state };
   // The review step of a dialog of several questions has no footer: its tabs say what it is.
-  if (ASK_QUESTION.test(screen) || lines.some((l) => QUESTION_TABS.test(l))) return readQuestion(lines);
+  if (ASK_QUESTION.test(screen) || lines.some((l) => QUESTION_TABS.test(l)))
+    return readQuestion(lines, dialect);
   const question = screen.match(PERMISSION_QUESTION);
-  return question ? readPermission(lines, question[1]!) : { state: "starting" };
+  return question ? readPermission(lines, question[1]!, dialect) : { state: "starting" };
 }
 
 /** "❯ 1. Red", "  2. Blue", "  1. [ ] Logging" (multi-select): an option row of a question. */
@@ -236,13 +288,13 @@ const OPTION = /^\s*(?:❯\s*)?(\d+)\.\s+(?:\[[ ✔]\]\s+)?(.+?)\s*$/;
 /** Rows the dialog adds after the agent's options. */
 const OWN_ROWS = /^(Type something\.?|Chat about this|Submit)$/;
 
-function readQuestion(lines: string[]): QuestionScreen {
+function readQuestion(lines: string[], dialect: ScreenDialect): QuestionScreen {
   const tabs = lines.findLastIndex((l) => QUESTION_TABS.test(l));
   const at = tabs !== -1 ? tabs : lines.findLastIndex((l) => /^ ?☐ /.test(l));
   if (at === -1) return { state: "ask_question", header: null, question: null, options: [] };
   const below = lines.slice(at + 1);
   // The review step asks one thing of its own (submit or cancel) under the answers given.
-  const review = below.findIndex((l) => l.trim() === REVIEW);
+  const review = below.findIndex((l) => l.trim() === dialect.review);
   const asked = review !== -1 ? review : below.findIndex((l) => l.trim() !== "");
   const options = below
     .slice(asked + 1)
@@ -260,15 +312,25 @@ function readQuestion(lines: string[]): QuestionScreen {
 /**
  * A permission dialog sits below a rule: its title (" Bash command"), what it is about (the
  * command, or the file name followed by a dashed preview), then the question and the options.
+ * 2.1.328 puts a "Tip: …" line and the command's description under the title, and the command
+ * between two dashed rules (the dialect says which).
  */
-function readPermission(lines: string[], question: string): PermissionScreen {
+function readPermission(lines: string[], question: string, dialect: ScreenDialect): PermissionScreen {
   const asked = lines.findLastIndex((l) => l.includes(question));
   const top = lines.slice(0, asked).findLastIndex((l) => RULE.test(l));
   const body = lines.slice(top + 1, asked).map((l) => l.trim());
   const title = body.find((l) => l !== "") ?? "";
   const tool = PERMISSION_TOOLS[title] ?? "other";
   const file = question.match(/^Do you want to (?:create|make this edit to|overwrite|delete) (.+)\?$/)?.[1];
-  const firstLine = body.slice(body.indexOf(title) + 1).find((l) => l !== "" && !/^╌+$/.test(l));
-  const detail = tool !== "Bash" && file ? file : (firstLine ?? "");
+  const tips = dialect.bashCommand === "between-rules" ? /^Tip: / : null;
+  const under = body.slice(body.indexOf(title) + 1).filter((l) => !tips?.test(l));
+  const firstLine = under.find((l) => l !== "" && !DASHED.test(l));
+  const ruled = under.findIndex((l) => DASHED.test(l));
+  const between = ruled === -1 ? undefined : under.slice(ruled + 1).find((l) => l !== "" && !DASHED.test(l));
+  const command = dialect.bashCommand === "between-rules" ? (between ?? firstLine) : firstLine;
+  const detail = tool !== "Bash" && file ? file : ((tool === "Bash" ? command : firstLine) ?? "");
   return { state: "permission", tool, title, detail, question };
 }
+
+/** The dashed rules around a dialog's preview or command ("╌╌╌…"). */
+const DASHED = /^╌+$/;

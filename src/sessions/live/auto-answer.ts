@@ -9,6 +9,9 @@ import type { Logger } from "../../shared/log.ts";
  */
 export const AUTO_ANSWER_GRACE_MS = 5_000;
 
+/** Between two keys of one answer: a key sent into the dialog's redraw can be lost. */
+const KEY_GAP_MS = 150;
+
 export interface AutoAnswerer {
   /**
    * Called with a screen reading that carries an `autoAnswer`. Presses its keys the first time
@@ -28,9 +31,20 @@ export function createAutoAnswerer(deps: {
   sendKeys(keys: string[]): Promise<void>;
   /** Reads the screen again: a dialog that stays without redrawing sends no pane output. */
   reread(): void;
+  /** The agent drops keys reaching a dialog sooner than this after it was drawn (AgentAdapter.keys). */
+  settleMs?: number;
 }): AutoAnswerer {
   const answeredAt = new Map<string, number>();
   let cancelReread: (() => void) | null = null;
+  const pause = (ms: number) => new Promise<void>((resolve) => deps.clock.setTimer(resolve, ms));
+  /** After the agent's settle time, one key at a time: the dialog redraws between them. */
+  async function press(keys: string[]): Promise<void> {
+    if (deps.settleMs) await pause(deps.settleMs);
+    for (const [i, key] of keys.entries()) {
+      if (i > 0) await pause(KEY_GAP_MS);
+      await deps.sendKeys([key]);
+    }
+  }
 
   return {
     handle(answer) {
@@ -44,7 +58,7 @@ export function createAutoAnswerer(deps: {
       // Straight to the pane, not through the session's keyboard queue: a prompt delivery holds
       // that queue while it waits for the input box, which this dialog hides; it types nothing
       // until the box is back.
-      deps.sendKeys(answer.keys).catch((error) => deps.logger.warn(`${note}: keys not sent`, error));
+      press(answer.keys).catch((error) => deps.logger.warn(`${note}: keys not sent`, error));
       cancelReread?.();
       cancelReread = deps.clock.setTimer(() => {
         cancelReread = null;

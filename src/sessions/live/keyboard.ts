@@ -128,4 +128,9 @@ async function drawn(session: LiveSession, deps: PressDeps, dialog: string): Pro
     }
     await session.nextChange(left);
   }
+  // The agent drops keys that reach a dialog too soon after it was drawn (Claude Code 2.1.328).
+  const settle = session.agent.keys.dialogSettleMs ?? 0;
+  const seenAt = session.status().dialogSeenAt;
+  const early = seenAt === null ? 0 : seenAt + settle - deps.clock.now();
+  if (early > 0) await new Promise<void>((resolve) => deps.clock.setTimer(resolve, early));
 }

@@ -121,6 +121,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     diagnostics: deps.diagnostics,
     sendKeys: (keys) => api.sendKeys(keys),
     reread: () => void screen.read(),
+    settleMs: agent.keys.dialogSettleMs ?? 0,
   });
   const screen = createScreenReader({
     paneId: () => (disposed ? null : record.paneId),

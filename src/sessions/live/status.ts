@@ -56,6 +56,7 @@ export function initialStatus(
     idTag: options.idTag ?? "",
     disagreement: null,
     dialogSeen: false,
+    dialogSeenAt: null,
     pendingFromHook: false,
     pendingToolUseId: null,
     lastToolStart: null,

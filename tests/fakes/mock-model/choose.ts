@@ -107,11 +107,27 @@ export function analyse(body: MessagesBody): RequestInfo {
     prompt,
     round,
     lastToolResult,
-    cwd: system.match(/working directory:\s*(\S+)/i)?.[1] ?? process.cwd(),
+    cwd: workingDirectory(system, messages) ?? process.cwd(),
     toolNames,
     system,
     planFile: JSON.stringify(messages).match(/(\/[^\s"\\]*\/plans\/[\w.-]+\.md)/)?.[1] ?? "",
   };
+}
+
+/**
+ * The agent's working directory as its environment block states it ("Primary working directory:
+ * /x"): in the system prompt (Claude Code 2.1.197), or in a message of the conversation (2.1.328
+ * moved the block into a `system` turn ahead of the first prompt).
+ */
+function workingDirectory(system: string, messages: NonNullable<MessagesBody["messages"]>): string | null {
+  const stated = /working directory:\s*(\S+)/i;
+  const found = system.match(stated)?.[1];
+  if (found) return found;
+  for (const message of messages) {
+    const hit = textOf(message.content).match(stated)?.[1];
+    if (hit) return hit;
+  }
+  return null;
 }
 
 /** Fills `{{name}}` / `{{name|default}}` in every string of a reply. */

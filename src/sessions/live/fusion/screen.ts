@@ -77,6 +77,7 @@ function screenDialog(step: Step, request: PermissionRequest, at: number): void 
   const firstShown = !s.dialogSeen && !beforeAnswer;
   if (s.pending && s.pending.kind === request.kind && (firstShown || sameDialog(s.pending, request))) {
     // The pending dialog, on screen (the first dialog shown after its hook is that hook's).
+    if (!s.dialogSeen) s.dialogSeenAt = at;
     s.dialogSeen = true;
     s.screenCaughtUp = true;
     s.disagreement = null;

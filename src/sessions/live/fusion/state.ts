@@ -32,6 +32,8 @@ export interface StatusState {
   disagreement: { view: "working" | "idle"; since: number } | null;
   /** The pending dialog has been on screen. */
   dialogSeen: boolean;
+  /** When the screen first showed it (the capture's time), null while unseen. */
+  dialogSeenAt: number | null;
   /** The pending came from (or was confirmed by) a hook: a new hook request is a new dialog. */
   pendingFromHook: boolean;
   /** The tool use the pending permission is about, when known (the tool that started before it). */
@@ -96,6 +98,7 @@ export function raise(step: Step, request: PermissionRequest, at: number, source
   s.pendingFromHook = source === "hook";
   s.pendingToolUseId = null;
   s.dialogSeen = source === "screen";
+  s.dialogSeenAt = source === "screen" ? at : null;
   s.screenCaughtUp = source === "screen";
   // `answered` stays: frames captured before that answer still show the dialog answered.
 }
@@ -107,6 +110,7 @@ export function closePending(s: StatusState, at: number, goneSeen = false): void
   s.pending = null;
   s.pendingToolUseId = null;
   s.dialogSeen = false;
+  s.dialogSeenAt = null;
 }
 
 export function endTurn(step: Step, how: TurnEnd, at: number, byScreen = false): void {
@@ -159,6 +163,7 @@ export function enter(step: Step, status: SessionStatus, at: number): void {
   if (!isDialog(status)) {
     s.pending = null;
     s.dialogSeen = false;
+    s.dialogSeenAt = null;
   }
   s.disagreement = null;
   s.stalledFrom = null;
