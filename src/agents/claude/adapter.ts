@@ -24,6 +24,7 @@ export function createClaudeAdapter(env: ClaudeEnvironment): AgentAdapter {
     provider: "anthropic",
     cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
     verifiedVersions: ["2.1.197"],
+    probeFlags: ["--session-id", "--settings", "--permission-mode", "--resume", "--fork-session"],
     forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: claudeAcp(env),
