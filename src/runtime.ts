@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { createAgents } from "./agents/index.ts";
 import { createAuditLog } from "./audit/index.ts";
 import { createKeyStore } from "./auth/keys.ts";
@@ -54,8 +54,9 @@ import {
   type SessionService,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
-import { agentNotFound, programVersion } from "./shared/install.ts";
+import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
+import { createProgramFacts } from "./shared/program.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
@@ -152,6 +153,12 @@ export async function startRuntime({
       logger,
     });
     tmux = control;
+    // What each agent CLI binary said of itself (version, help), kept across restarts.
+    const clis = createProgramFacts(join(config.stateDir, "agent-clis.json"));
+    let stopped = false;
+    undo.push(() => {
+      stopped = true;
+    });
     const agents = createAgents(
       {
         home: config.homeDir,
@@ -160,8 +167,16 @@ export async function startRuntime({
         selfCommand: selfCommand(),
         isRoot: process.getuid?.() === 0,
       },
-      { defaultAgent: config.defaultAgent, probe: programVersion },
+      {
+        defaultAgent: config.defaultAgent,
+        probe: clis.version,
+        // Not after stop: a probe still under way asks no further CLI.
+        help: (command) => (stopped ? Promise.resolve(null) : clis.help(command)),
+        warn: (line) => logger.warn(line),
+      },
     );
+    // Each installed CLI's flags, read in the background: never a wait for start-up.
+    void agents.probeClis().catch((error) => logger.warn("probing the agent CLIs failed", error));
     // The agent CLI ag launches by default: say how to install it now, not at the first session.
     const defaultCli = agents.get(agents.defaultAgent).cli;
     if (!Bun.which(defaultCli.command))
@@ -237,7 +252,8 @@ export async function startRuntime({
           bus,
           agentOf: (id) => {
             try {
-              const adapter = agents.get(sessions.get(id).agent);
+              const session = sessions.get(id);
+              const adapter = agents.get(session.agent, session.agentVersion);
               return { name: adapter.name, provider: adapter.provider };
             } catch {
               return null; // pruned meanwhile

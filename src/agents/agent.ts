@@ -275,6 +275,11 @@ export interface AgentAdapter {
    * An adapter whose versions all behave alike returns itself.
    */
   forVersion(version: string | null): AgentAdapter;
+  /**
+   * The flags of its CLI its launch relies on (`--settings`, `--session-id`…): probed in its
+   * `--help` at ag's start (GET /v1/agents `probe`), a missing one logged.
+   */
+  readonly probeFlags?: readonly string[];
   readonly drivers: readonly DriverName[];
   /** Its ACP entry point, when `drivers` has `acp`. */
   readonly acp?: AcpEntry;

@@ -3,7 +3,7 @@ import { createClaudeAdapter } from "./claude/adapter.ts";
 import { createCodexAdapter } from "./codex/adapter.ts";
 import { createGeminiAdapter } from "./gemini/adapter.ts";
 import { createOpenCodeAdapter } from "./opencode/adapter.ts";
-import { type AgentRegistry, createAgentRegistry, type VersionProbe } from "./registry.ts";
+import { type AgentRegistry, createAgentRegistry } from "./registry.ts";
 
 /**
  * The agents ag can run, one line each: a new adapter is its folder under agents/, one line
@@ -18,7 +18,7 @@ const ADAPTERS: ReadonlyArray<(env: AgentEnvironment) => AgentAdapter> = [
 
 export function createAgents(
   env: AgentEnvironment,
-  options: { defaultAgent?: string; probe: VersionProbe },
+  options: Parameters<typeof createAgentRegistry>[1],
 ): AgentRegistry {
   return createAgentRegistry(
     ADAPTERS.map((create) => create(env)),
@@ -28,7 +28,9 @@ export function createAgents(
 
 export type { AgentAdapter, AgentCapability, AgentEnvironment, DriverName } from "./agent.ts";
 export { AGENT_CAPABILITIES } from "./agent.ts";
-export type { AgentInfo, AgentRegistry, VersionProbe } from "./registry.ts";
+export type { AgentProbe } from "./probe.ts";
+export { unverifiedWarning } from "./probe.ts";
+export type { AgentInfo, AgentRegistry, HelpProbe, VersionProbe } from "./registry.ts";
 export { createAgentRegistry } from "./registry.ts";
 
 /** The adapters as facts about their CLIs (names, packages), for `ag doctor` without a server. */

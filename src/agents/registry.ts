@@ -1,6 +1,10 @@
+import { basename } from "node:path";
 import { AgError } from "../shared/errors.ts";
+import type { ProgramOptions } from "../shared/program.ts";
 import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
-import { versionNumber } from "./versions.ts";
+import { splitCommand } from "./launch-files.ts";
+import { type AgentProbe, missingFlagsWarning, probeOf } from "./probe.ts";
+import { isVerified, versionNumber } from "./versions.ts";
 import type { PermissionMode, PriceTable } from "./vocabulary.ts";
 
 /** One agent as GET /v1/agents shows it (CONTRACT §10). */
@@ -9,6 +13,12 @@ export interface AgentInfo {
   name: string;
   installed: boolean;
   version: string | null;
+  /** The versions its adapter is verified on; others run, reported unverified. */
+  verifiedVersions: string[];
+  /** Whether the installed version is one of them; null when none is installed. */
+  verified: boolean | null;
+  /** What its `--help` said at ag's start; null until probed, or when it is not installed. */
+  probe: AgentProbe | null;
   drivers: DriverName[];
   capabilities: AgentCapability[];
   permissionModes: PermissionMode[];
@@ -20,68 +30,156 @@ export interface AgentInfo {
 
 /**
  * A CLI's version (its npm package's manifest, or the first line it prints for its version flag),
- * or null when it is not installed.
+ * or null when it is not installed. `options.path`: the PATH to find it on (an agent's own).
  */
-export type VersionProbe = (command: string, flag: string, pkg: string) => Promise<string | null>;
+export type VersionProbe = (
+  command: string,
+  flag: string,
+  pkg: string,
+  options?: ProgramOptions,
+) => Promise<string | null>;
+
+/** What a CLI prints for `--help`, or null when it is not installed or does not answer. */
+export type HelpProbe = (command: string) => Promise<string | null>;
 
 /** Every agent ag knows, by the id sessions record. */
 export interface AgentRegistry {
   readonly defaultAgent: string;
-  /** The adapter of an agent id, or UNKNOWN_AGENT (400). */
-  get(id: string): AgentAdapter;
+  /**
+   * The adapter of an agent id, or UNKNOWN_AGENT (400). Given a version (a session's
+   * `agentVersion`, null when unknown): the adapter as it drives that version (`forVersion`).
+   */
+  get(id: string, version?: string | null): AgentAdapter;
   all(): readonly AgentAdapter[];
   /** Every agent's built-in prices, together. */
   prices(): PriceTable;
   /** Each agent and whether its CLI is on this machine (probed once a minute at most). */
   describe(): Promise<AgentInfo[]>;
+  /**
+   * The version of the CLI a launch will run: the agent's command, or the agentCommand's program
+   * when it is that CLI (by name), found on the agent's PATH; null when it cannot be told (another
+   * program, not installed, no answer in time).
+   */
+  launchVersion(id: string, launch: { agentCommand: string | null; path?: string }): Promise<string | null>;
+  /**
+   * Reads each installed agent's `--help` for the flags its launch relies on (one at a time; the
+   * probe functions remember each binary's answers), logging the missing ones.
+   */
+  probeClis(): Promise<void>;
 }
 
 const PROBE_TTL_MS = 60_000;
+/** A launch waits this long at most for its CLI's version (a relaunch of the same binary: none). */
+const LAUNCH_VERSION_TIMEOUT_MS = 3000;
 
 export function createAgentRegistry(
   adapters: readonly AgentAdapter[],
-  options: { defaultAgent?: string; probe: VersionProbe },
+  options: {
+    defaultAgent?: string;
+    probe: VersionProbe;
+    /** Reads a CLI's help; none: no agent is probed (`probe` stays null). */
+    help?: HelpProbe;
+    /** Where a CLI found lacking flags is told (the log). */
+    warn?: (line: string) => void;
+    now?: () => Date;
+  },
 ): AgentRegistry {
   const byId = new Map(adapters.map((a) => [a.name, a]));
   const defaultAgent = options.defaultAgent ?? adapters[0]!.name;
   if (!byId.has(defaultAgent)) throw new AgError("CONFIG_INVALID", `unknown default agent ${defaultAgent}`);
   let probed: { at: number; versions: Promise<Array<string | null>> } | null = null;
+  /** Each agent's probe, with the version it was of (a new version is probed again). */
+  const probes = new Map<string, { version: string | null; probe: AgentProbe }>();
+  const warned = new Set<string>();
+  let probing: Promise<void> | null = null;
+
+  const installedVersion = (a: AgentAdapter) =>
+    options.probe(a.cli.command, a.cli.versionFlag, a.cli.package).catch(() => null);
+
+  async function probeOne(adapter: AgentAdapter): Promise<void> {
+    const version = versionNumber(await installedVersion(adapter));
+    const help = version === null ? null : await options.help!(adapter.cli.command).catch(() => null);
+    if (version === null || help === null) {
+      probes.delete(adapter.name);
+      return;
+    }
+    const probe = probeOf(adapter.forVersion(version), help, options.now?.() ?? new Date());
+    probes.set(adapter.name, { version, probe });
+    const said = `${adapter.name} ${version} ${probe.missingFlags.join(" ")}`;
+    if (probe.missingFlags.length && !warned.has(said)) {
+      warned.add(said);
+      options.warn?.(missingFlagsWarning(adapter, version, probe.missingFlags));
+    }
+  }
 
   const registry: AgentRegistry = {
     defaultAgent,
-    get(id) {
+    get(id, version) {
       const adapter = byId.get(id);
       if (!adapter)
         throw new AgError(
           "UNKNOWN_AGENT",
           `unknown agent "${id}"; known agents: ${[...byId.keys()].join(", ")}`,
         );
-      return adapter;
+      return version === undefined ? adapter : adapter.forVersion(version);
     },
     all: () => adapters,
     prices: () => Object.assign({}, ...adapters.map((a) => a.prices)),
     async describe() {
       if (!probed || Date.now() - probed.at > PROBE_TTL_MS) {
-        const versions = Promise.all(
-          adapters.map((a) =>
-            options.probe(a.cli.command, a.cli.versionFlag, a.cli.package).catch(() => null),
-          ),
-        );
-        probed = { at: Date.now(), versions };
+        probed = { at: Date.now(), versions: Promise.all(adapters.map(installedVersion)) };
       }
-      const versions = await probed.versions;
-      return adapters.map((a, i) => ({
-        id: a.name,
-        name: a.displayName,
-        installed: versions[i] !== null,
-        version: versionNumber(versions[i] ?? null),
-        drivers: [...a.drivers],
-        capabilities: [...a.capabilities],
-        permissionModes: [...a.permissionModes],
-        command: a.cli.command,
-        package: a.cli.package,
-        default: a.name === defaultAgent,
-      }));
+      const versions = (await probed.versions).map((v) => versionNumber(v ?? null));
+      // A CLI upgraded since its probe is probed again, in the background.
+      if (adapters.some((a, i) => versions[i] && probes.get(a.name)?.version !== versions[i]))
+        void registry.probeClis();
+      return adapters.map((a, i) => {
+        const version = versions[i] ?? null;
+        const probe = probes.get(a.name);
+        return {
+          id: a.name,
+          name: a.displayName,
+          installed: version !== null,
+          version,
+          verifiedVersions: [...a.verifiedVersions],
+          verified: version === null ? null : isVerified(a.verifiedVersions, version),
+          probe: probe && probe.version === version ? probe.probe : null,
+          drivers: [...a.drivers],
+          capabilities: [...a.capabilities],
+          permissionModes: [...a.permissionModes],
+          command: a.cli.command,
+          package: a.cli.package,
+          default: a.name === defaultAgent,
+        };
+      });
+    },
+    async launchVersion(id, launch) {
+      const { cli } = registry.get(id);
+      const program = launch.agentCommand ? splitCommand(launch.agentCommand)[0] : cli.command;
+      // Another program (a wrapper, a script) may run anything: its version is not the CLI's.
+      if (!program || basename(program) !== cli.command) return null;
+      const reading = options
+        .probe(program, cli.versionFlag, cli.package, {
+          path: launch.path,
+          timeoutMs: LAUNCH_VERSION_TIMEOUT_MS,
+        })
+        .catch(() => null);
+      // A read already under way (GET /v1/agents) is shared, but never waited for longer.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), LAUNCH_VERSION_TIMEOUT_MS);
+      });
+      const line = await Promise.race([reading, late]).finally(() => clearTimeout(timer));
+      return versionNumber(line);
+    },
+    probeClis() {
+      if (!options.help) return Promise.resolve();
+      probing ??= (async () => {
+        for (const adapter of adapters) await probeOne(adapter);
+      })().finally(() => {
+        probing = null;
+      });
+      return probing;
     },
   };
   return registry;

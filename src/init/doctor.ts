@@ -1,5 +1,7 @@
 import type { AgentAdapter } from "../agents/agent.ts";
 import { checkStarterFiles, STARTER_DIR } from "../agents/claude/starter-files.ts";
+import { hasFlag } from "../agents/probe.ts";
+import { isVerified, versionNumber } from "../agents/versions.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { SETTINGS } from "../config/schema.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
@@ -20,7 +22,10 @@ export type CheckStatus = "ok" | "warn" | "fail";
 
 const DEFAULT_AGENT = SETTINGS.find((s) => s.key === "defaultAgent")!.default as string;
 
-export type DoctorAgent = Pick<AgentAdapter, "name" | "displayName" | "cli">;
+export type DoctorAgent = Pick<
+  AgentAdapter,
+  "name" | "displayName" | "cli" | "verifiedVersions" | "forVersion" | "probeFlags"
+>;
 
 export interface DoctorCheck {
   name: string;
@@ -36,6 +41,8 @@ export interface DoctorDeps {
   loadConfig: () => LoadedConfig;
   /** The first line a program prints for its version flag, or null when it is not installed. */
   version: (command: string, flag: string, pkg?: string) => Promise<string | null>;
+  /** What a program prints for `--help` (the flags an agent's launch relies on), null on failure. */
+  help?: (command: string) => Promise<string | null>;
   /** The agents ag can run; the config's defaultAgent is the one sessions get when they name none. */
   agents: readonly DoctorAgent[];
   /** GET /v1/health of the server this config points at: its version and status, and its URL. */
@@ -75,8 +82,11 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
   }
   // A config that does not load (its own check fails) leaves the built-in default agent.
   const defaultAgent = loaded?.config.defaultAgent ?? DEFAULT_AGENT;
+  const helps = await Promise.all(
+    deps.agents.map((a, i) => (agents[i] && deps.help ? deps.help(a.cli.command) : null)),
+  );
   deps.agents.forEach((agent, i) => {
-    checks.push(agentCheck(agent, agents[i] ?? null, agent.name === defaultAgent));
+    checks.push(agentCheck(agent, agents[i] ?? null, agent.name === defaultAgent, helps[i] ?? null));
   });
   checks.push(configCheck);
   checks.push(loaded ? await serverCheck(deps, loaded) : notChecked);
@@ -85,11 +95,27 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
 
 /**
  * An agent CLI: the default agent missing fails (sessions that name no agent cannot start); any
- * other missing is a warning (only sessions asking for it need it).
+ * other missing is a warning (only sessions asking for it need it). An installed version its
+ * adapter is not verified on, or one whose help lacks flags ag launches it with, is a warning:
+ * its sessions run all the same.
  */
-function agentCheck(agent: DoctorAgent, version: string | null, isDefault: boolean): DoctorCheck {
+function agentCheck(
+  agent: DoctorAgent,
+  installed: string | null,
+  isDefault: boolean,
+  help: string | null,
+): DoctorCheck {
   const name = `agent ${agent.name}`;
-  if (version) return { name, status: "ok", detail: `${agent.displayName} ${version}` };
+  if (installed) {
+    const version = versionNumber(installed);
+    const verified = version !== null && isVerified(agent.verifiedVersions, version);
+    const notes = verified ? ["verified"] : [`unverified (verified: ${agent.verifiedVersions.join(", ")})`];
+    const probeFlags = agent.forVersion(version).probeFlags ?? [];
+    const missing = help === null ? [] : probeFlags.filter((f) => !hasFlag(help, f));
+    if (missing.length) notes.push(`its --help lacks ${missing.join(", ")}`);
+    const status = verified && missing.length === 0 ? "ok" : "warn";
+    return { name, status, detail: `${agent.displayName} ${version ?? installed}: ${notes.join("; ")}` };
+  }
   const detail = `${agent.cli.command} is not on PATH; install ${agent.displayName}: ${agentInstallCommand(agent.cli.package)}`;
   return isDefault
     ? { name, status: "fail", detail: `${detail} (the default agent)`, code: "AGENT_UNAVAILABLE" }

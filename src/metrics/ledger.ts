@@ -30,9 +30,15 @@ export interface LedgerSnapshot {
  * life of the process. A transcript whose session is pruned stops being read, but what it added
  * stays counted: the totals never go down while ag runs (they are counters).
  */
+/** A session's transcript, and the agent (and its version, null: unknown) that writes it. */
+export type TranscriptFile = { path: string; agent: string; agentVersion?: string | null };
+
 export interface TokenLedger {
-  /** Reads what the transcripts gained since the last refresh (each read by its agent's reader). */
-  refresh(files: ReadonlyArray<{ path: string; agent: string }>): Promise<void>;
+  /**
+   * Reads what the transcripts gained since the last refresh (each read by its agent's reader, as
+   * of the version its session ran).
+   */
+  refresh(files: ReadonlyArray<TranscriptFile>): Promise<void>;
   snapshot(): LedgerSnapshot;
 }
 
@@ -87,21 +93,21 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
     }
   }
 
-  async function refreshAll(files: ReadonlyArray<{ path: string; agent: string }>): Promise<void> {
-    const wanted = new Map(files.map((f) => [f.path, f.agent]));
+  async function refreshAll(files: ReadonlyArray<TranscriptFile>): Promise<void> {
+    const wanted = new Map(files.map((f) => [f.path, f]));
     for (const path of tails.keys()) {
       if (wanted.has(path)) continue;
       tails.delete(path);
       perFile.delete(path);
     }
-    for (const [path, agent] of wanted) {
+    for (const [path, { agent, agentVersion }] of wanted) {
       let tail = tails.get(path);
       if (!tail) {
         tail = createTranscriptTail(path);
         tails.set(path, tail);
       }
       // One unreadable transcript must not take the metrics down: it is tried again next time.
-      await read(path, deps.agents.get(agent), tail).catch((error) =>
+      await read(path, deps.agents.get(agent, agentVersion), tail).catch((error) =>
         deps.logger.warn(`metrics: reading ${path} failed`, error),
       );
     }

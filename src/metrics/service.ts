@@ -43,7 +43,9 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
   async function report(): Promise<MetricsReport> {
     const records = deps.repo.list();
     await ledger.refresh(
-      records.flatMap((r) => (r.transcriptPath ? [{ path: r.transcriptPath, agent: r.agent }] : [])),
+      records.flatMap((r) =>
+        r.transcriptPath ? [{ path: r.transcriptPath, agent: r.agent, agentVersion: r.agentVersion }] : [],
+      ),
     );
     const { tokens, tokensByModel, byTranscript } = ledger.snapshot();
     const stats = deps.repo.stats();

@@ -219,7 +219,7 @@ export function createSessionCreation(
   async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
     if (!DRIVER_TRAITS[rec.driver].continues)
       throw new AgError("UNSUPPORTED_BY_AGENT", `a ${rec.driver} session cannot ${need} yet (${rec.id})`);
-    const agent = deps.agents.get(rec.agent);
+    const agent = deps.agents.get(rec.agent, rec.agentVersion);
     if (!agent.capabilities.includes(need))
       throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot ${need} a conversation`);
     const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, rec.id));

@@ -1,5 +1,9 @@
+import { unverifiedWarning } from "../agents/probe.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
+import { isVerified } from "../agents/versions.ts";
 import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
+import type { Logger } from "../shared/log.ts";
 import type { LaunchFailure, SessionDrivers } from "./drivers/index.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
@@ -19,7 +23,9 @@ export interface LaunchSpec {
 }
 
 export interface LauncherDeps {
-  repo: Pick<SessionRepo, "stats">;
+  repo: Pick<SessionRepo, "stats" | "update">;
+  agents: Pick<AgentRegistry, "get" | "launchVersion">;
+  logger: Pick<Logger, "warn">;
   live: Pick<LiveSessions, "follow" | "forget">;
   drivers: Pick<SessionDrivers, "of">;
   settings: { maxSessions: number | null };
@@ -30,7 +36,8 @@ export interface LauncherDeps {
  * session is followed before the agent exists, so its first hooks find it; an agent that cannot
  * be started leaves it crashed (with its events), not half-made.
  */
-export async function launchSession(deps: LauncherDeps, spec: LaunchSpec): Promise<LiveSession> {
+export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Promise<LiveSession> {
+  const spec = { ...given, record: await withAgentVersion(deps, given.record) };
   const rec = spec.record;
   const session = deps.live.follow(rec, "launch");
   /** A launch that fails is an observation: a new session ends crashed, a resumed one stays ended. */
@@ -48,6 +55,25 @@ export async function launchSession(deps: LauncherDeps, spec: LaunchSpec): Promi
   session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");
   driver.launched(session);
   return session;
+}
+
+/**
+ * The record with the version of the agent CLI this launch will run, read now (a relaunch of the
+ * same binary asks nothing; a slow one is given up on, as unknown) and saved, before anything is
+ * prepared: the adapter the session gets is the one for that version, launch flags included. An
+ * unverified version runs all the same, said once in the log.
+ */
+async function withAgentVersion(deps: LauncherDeps, rec: SessionRecord): Promise<SessionRecord> {
+  const agentVersion = await deps.agents.launchVersion(rec.agent, {
+    agentCommand: rec.agentCommand,
+    path: rec.env?.PATH,
+  });
+  const adapter = deps.agents.get(rec.agent);
+  const verified = agentVersion === null ? null : isVerified(adapter.verifiedVersions, agentVersion);
+  deps.repo.update(rec.id, { agentVersion, verified });
+  const warning = unverifiedWarning(rec.name, adapter, agentVersion);
+  if (warning) deps.logger.warn(warning);
+  return { ...rec, agentVersion, verified };
 }
 
 function launchMeta(rec: SessionRecord, origin: LaunchSpec["origin"] = {}): SessionLaunch {

@@ -64,6 +64,8 @@ export function newRecord(input: {
     updatedAt: at,
     lastActivityAt: at,
     agentCommand: input.agentCommand,
+    agentVersion: null,
+    verified: null,
     permissionMode: input.permissionMode,
     stallThresholdMs: input.stallThresholdMs,
     parentId: input.parentId ?? null,

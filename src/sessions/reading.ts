@@ -25,7 +25,7 @@ export function createSessionReading(deps: {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
   async function transcriptOf(id: string): Promise<TranscriptFollower | null> {
     const rec = deps.record(id);
-    const agent = transcriptSource(rec, deps.agents.get(rec.agent));
+    const agent = transcriptSource(rec, deps.agents.get(rec.agent, rec.agentVersion));
     const session = deps.live.get(id);
     if (session) {
       if (!session.transcript.path) {
@@ -46,7 +46,7 @@ export function createSessionReading(deps: {
   return {
     async read(id: string): Promise<ReadResult> {
       const transcript = await transcriptOf(id);
-      const { status, agent } = deps.record(id);
+      const { status, agent, agentVersion } = deps.record(id);
       // A turn that is over by the hooks may not be fully written down yet, nor even begun in
       // the file (its prompt's line comes late after a quick turn): wait for it, briefly.
       const prompt = deps.live.get(id)?.lastPrompt() ?? null;
@@ -55,7 +55,8 @@ export function createSessionReading(deps: {
           READ_SETTLE_MS,
           prompt === null
             ? undefined
-            : (recorded) => recorded !== null && deps.agents.get(agent).isSubmission(prompt, recorded),
+            : (recorded) =>
+                recorded !== null && deps.agents.get(agent, agentVersion).isSubmission(prompt, recorded),
         );
       const rec = deps.record(id);
       const tokens = transcript?.tokens() ?? rec.tokenUsage;

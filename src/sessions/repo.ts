@@ -30,7 +30,15 @@ export interface SessionRecord extends Session {
 export type SessionPatch = Partial<
   Pick<
     SessionRecord,
-    "updatedAt" | "tokenUsage" | "windowId" | "paneId" | "transcriptPath" | "permissions" | "hookSecret"
+    | "updatedAt"
+    | "tokenUsage"
+    | "windowId"
+    | "paneId"
+    | "transcriptPath"
+    | "permissions"
+    | "hookSecret"
+    | "agentVersion"
+    | "verified"
   >
 >;
 
@@ -79,6 +87,8 @@ interface SessionRow {
   offer_mcp: number;
   agent: string;
   driver: string;
+  agent_version: string | null;
+  agent_verified: number | null;
 }
 
 export interface SessionRepo {
@@ -116,6 +126,10 @@ const COLUMNS: Record<keyof Columns, (p: Columns) => Record<string, unknown>> = 
   endedAt: (p) => ({ ended_at: p.endedAt }),
   endReason: (p) => ({ end_reason: p.endReason }),
   hookSecret: (p) => ({ hook_secret: p.hookSecret }),
+  agentVersion: (p) => ({ agent_version: p.agentVersion }),
+  verified: (p) => ({
+    agent_verified: p.verified === null || p.verified === undefined ? null : Number(p.verified),
+  }),
   permissions: (p) => ({
     permission_profile: p.permissions?.profile ?? null,
     allow_read: p.permissions ? Number(p.permissions.allowRead) : null,
@@ -129,10 +143,11 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env, base_commit, managed_by, agent, driver, offer_mcp)
+      env, base_commit, managed_by, agent, driver, offer_mcp, agent_version, agent_verified)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
-      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver, $offerMcp)`);
+      $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver, $offerMcp,
+      $agentVersion, $verified)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -197,6 +212,8 @@ export function createSessionRepo(db: Database): SessionRepo {
         agent: s.agent,
         driver: s.driver,
         offerMcp: s.offerMcp ? 1 : 0,
+        agentVersion: s.agentVersion,
+        verified: s.verified === null ? null : Number(s.verified),
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -248,6 +265,8 @@ export function toSession(record: SessionRecord): Session {
     updatedAt: record.updatedAt,
     lastActivityAt: record.lastActivityAt,
     agentCommand: record.agentCommand,
+    agentVersion: record.agentVersion,
+    verified: record.verified,
     permissionMode: record.permissionMode,
     stallThresholdMs: record.stallThresholdMs,
     parentId: record.parentId,
@@ -274,6 +293,8 @@ function toRecord(row: SessionRow): SessionRecord {
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,
     agentCommand: row.agent_command,
+    agentVersion: row.agent_version,
+    verified: row.agent_verified === null ? null : row.agent_verified === 1,
     permissionMode: row.permission_mode as PermissionMode,
     stallThresholdMs: row.stall_threshold_ms,
     parentId: row.parent_id,

@@ -72,6 +72,14 @@ export const Session = Type.Object({
   updatedAt: Type.String({ format: "date-time" }),
   lastActivityAt: Type.String({ format: "date-time" }),
   agentCommand: Type.Union([Type.String(), Type.Null()]),
+  agentVersion: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "the version of the agent CLI its launch ran, read at the launch (null when it could not be told: another program, no answer in time)",
+  }),
+  verified: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      "whether agentVersion is one the agent's adapter is verified on (GET /v1/agents verifiedVersions); an unverified one runs all the same; null when the version is unknown",
+  }),
   permissionMode: PermissionMode,
   stallThresholdMs: Type.Integer(),
   parentId: Type.Union([Type.String(), Type.Null()]),

@@ -1,6 +1,3 @@
-import { readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
-
 /**
  * The command that installs a program ag needs, for the messages that say it is missing
  * (start-up, /v1/health, `ag doctor`, the test preflight). Pure: the platform and which package
@@ -63,42 +60,4 @@ export function currentInstallEnv(): InstallEnv {
 /** "tmux not found (tmux); install it: sudo apt-get install -y tmux" */
 export function notFound(program: Needed, binary: string, env: InstallEnv = currentInstallEnv()): string {
   return `${program} not found (${binary}); install it: ${installCommand(program, env)}`;
-}
-
-/**
- * A program's version: from the manifest of the npm package it was installed by, when `pkg`
- * names it (a file read; some CLIs take seconds to boot for `--version`), else by running
- * `<command> <flag>` with a time limit. Null when the program is missing or fails.
- */
-export async function programVersion(command: string, flag: string, pkg?: string): Promise<string | null> {
-  // PATH as it is now: Bun.which alone reads the PATH the process started with.
-  const path = Bun.which(command, { PATH: process.env.PATH ?? "" });
-  if (!path) return null;
-  const manifest = pkg ? packageVersion(path, pkg) : null;
-  if (manifest) return manifest;
-  const proc = Bun.spawn([path, flag], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => proc.kill(), 5000);
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  clearTimeout(timer);
-  return code === 0 ? out.trim().split("\n")[0] || path : null;
-}
-
-/** The version in the package.json named `pkg` above the program's real path (npm's bin links). */
-export function packageVersion(program: string, pkg: string): string | null {
-  let dir: string;
-  try {
-    dir = dirname(realpathSync(program));
-  } catch {
-    return null;
-  }
-  for (let up = 0; up < 6; up++, dir = dirname(dir)) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (manifest.name === pkg && typeof manifest.version === "string") return manifest.version;
-    } catch {
-      // no manifest here: one folder up
-    }
-    if (dirname(dir) === dir) break;
-  }
-  return null;
 }

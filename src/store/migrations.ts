@@ -214,6 +214,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN offer_mcp INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // The agent CLI's version a session's launch ran, and whether its adapter was verified on it
+    // then (null: unknown). Sessions before this have neither.
+    name: "session agent version",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN agent_version TEXT;
+      ALTER TABLE sessions ADD COLUMN agent_verified INTEGER;
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

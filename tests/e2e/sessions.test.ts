@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { unframedPrompt } from "../helpers/paste-frame.ts";
@@ -35,6 +35,14 @@ describe("a session on the real agent CLI", () => {
       workDir: world.workDir,
     });
     id = created.body.id;
+    // The version its launch ran is the installed CLI's, verified when its adapter is.
+    const agents = await world.api<Json[]>("GET", "/v1/agents");
+    const claude = agents.body.find((a) => a.id === "claude")!;
+    expect(created.body.agentVersion).toMatch(/^\d+\.\d+\.\d+/);
+    expect(created.body).toMatchObject({
+      agentVersion: claude.version,
+      verified: claude.verifiedVersions.includes(claude.version),
+    });
     await world.waitFor(id, "idle");
     const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
     expect(read.body.output).toContain("Hello from the mock model!");
@@ -195,7 +203,9 @@ describe("a session on the real agent CLI", () => {
     await world.waitFor(id, "working");
     await world.restart("SIGKILL");
     expect(world.ag.stderr()).toContain("re-adopted 1 session(s)");
-    await world.waitFor(id, "idle", 30_000);
+    const adopted = await world.waitFor(id, "idle", 30_000);
+    // The version recorded at its launch stays: the re-adopted session is driven as that version.
+    expect(adopted.agentVersion).toMatch(/^\d+\.\d+\.\d+/);
     const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
     expect(read.body.output).toContain("streamed slowly");
     // The session still works after the restart: hooks reach the new server.
@@ -203,6 +213,44 @@ describe("a session on the real agent CLI", () => {
     expect(sent.body).toEqual({ delivered: true, attempts: 1 });
     await world.waitFor(id, "idle");
   }, 90_000);
+
+  test("GET /v1/agents: the CLI's help was probed at start, every flag ag launches it with is there", async () => {
+    let claude: Json | undefined;
+    const deadline = Date.now() + 30_000;
+    while (!claude?.probe && Date.now() < deadline) {
+      claude = (await world.api<Json[]>("GET", "/v1/agents")).body.find((a) => a.id === "claude");
+      if (!claude?.probe) await Bun.sleep(250);
+    }
+    expect(claude!.probe).toMatchObject({ missingFlags: [], acp: true, hooks: true });
+    expect(Object.keys(claude!.probe.flags)).toContain("--settings");
+  }, 40_000);
+
+  test("a CLI version ag is not verified on runs all the same: verified false, one warning in the log", async () => {
+    // A `claude` of its own on the session's PATH, saying another version (and doing nothing).
+    const bin = join(world.workDir, "..", "other-bin");
+    mkdirSync(bin, { recursive: true });
+    const fake = join(bin, "claude");
+    writeFileSync(
+      fake,
+      '#!/bin/sh\ncase "$1" in --version) echo "9.9.9 (Claude Code)";; *) exec sleep 120;; esac\n',
+    );
+    chmodSync(fake, 0o755);
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      name: "unverified",
+      reuse: false,
+      env: { PATH: `${bin}:${world.env.PATH}` },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ agentVersion: "9.9.9", verified: false });
+    const warnings = world.ag
+      .stderr()
+      .split("\n")
+      .filter((l) => l.includes("9.9.9 is not a verified version"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("session unverified: claude 9.9.9 is not a verified version (verified: ");
+    expect((await world.api("DELETE", `/v1/sessions/${created.body.id}`)).status).toBe(200);
+  }, 30_000);
 
   test("kill closes the window; a second kill → 404", async () => {
     const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);

@@ -1,6 +1,11 @@
 import { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
-import { type AgentRegistry, createAgents, type VersionProbe } from "../../src/agents/index.ts";
+import {
+  type AgentRegistry,
+  createAgents,
+  type HelpProbe,
+  type VersionProbe,
+} from "../../src/agents/index.ts";
 import { type AuditLog, createAuditLog } from "../../src/audit/index.ts";
 import { createKeyStore, type KeyStore } from "../../src/auth/keys.ts";
 import type { SseTokenStore } from "../../src/auth/sse-tokens.ts";
@@ -103,6 +108,8 @@ export function testApp(
     rateLimitPerMin?: number;
     /** How GET /v1/agents finds each CLI's version (none installed unless given). */
     probe?: VersionProbe;
+    /** What each CLI's `--help` says (GET /v1/agents `probe`); none: no agent is probed. */
+    help?: HelpProbe;
     /** Admission by memory (the host domain's check); none: every create is admitted. */
     admission?: (agent: string, waitAs?: string) => Promise<void>;
   } = {},
@@ -132,7 +139,7 @@ export function testApp(
       selfCommand: ["ag"],
       isRoot: false,
     },
-    { probe: options.probe ?? (async () => null) },
+    { probe: options.probe ?? (async () => null), help: options.help, warn: (line) => logger.warn(line) },
   );
   const clock = options.clock ?? systemClock;
   const memory = createMemoryService({
@@ -255,6 +262,8 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
     updatedAt: at,
     lastActivityAt: at,
     agentCommand: null,
+    agentVersion: null,
+    verified: null,
     permissionMode: "default",
     stallThresholdMs: 120000,
     parentId: null,

@@ -20,7 +20,15 @@ const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
  * `supervise`: start the supervisor (and so the fake tmux) for tests that create sessions.
  * `reviews`: serve consensus reviews too, with scripted reviewers (helpers/consensus.ts).
  */
-export function serve(options: { clientTimeoutMs?: number; supervise?: boolean; reviews?: boolean } = {}) {
+export function serve(
+  options: {
+    clientTimeoutMs?: number;
+    supervise?: boolean;
+    reviews?: boolean;
+    /** How the agent CLIs' versions and help are read (none installed unless given). */
+    agents?: Pick<Parameters<typeof testApp>[0] & {}, "probe" | "help">;
+  } = {},
+) {
   const bus = createEventBus();
   let ag: TestApp | undefined;
   const reviews = options.reviews ? scriptedReviews(bus, (id) => ag!.sessions.get(id)) : undefined;
@@ -34,6 +42,7 @@ export function serve(options: { clientTimeoutMs?: number; supervise?: boolean; 
     bus,
     supervise: options.supervise ?? false,
     plugins: [events, ...(reviews ? [reviews.plugin] : [])],
+    ...options.agents,
   });
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
   atRunEnd(() => server.stop(true));

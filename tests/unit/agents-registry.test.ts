@@ -16,14 +16,32 @@ describe("agents as a registry", () => {
     const app = testApp({
       probe: async (command, flag) =>
         command === "claude" && flag === "--version" ? "2.1.197 (Claude Code)" : null,
+      help: async (command) => (command === "claude" ? "  --session-id  --settings  --resume\n" : null),
     });
+    await app.agents.probeClis();
     const agents = (await (await app.request("GET", "/v1/agents")).json()) as Json[];
     const claude = agents.find((a) => a.id === "claude")!;
+    const verifiedVersions = [...app.agents.get("claude").verifiedVersions];
     expect(claude).toEqual({
       id: "claude",
       name: "Claude Code",
       installed: true,
       version: "2.1.197",
+      verifiedVersions,
+      verified: verifiedVersions.includes("2.1.197"),
+      probe: {
+        at: expect.any(String),
+        flags: {
+          "--session-id": true,
+          "--settings": true,
+          "--permission-mode": false,
+          "--resume": true,
+          "--fork-session": false,
+        },
+        missingFlags: ["--permission-mode", "--fork-session"],
+        acp: true,
+        hooks: false,
+      },
       drivers: ["tmux", "acp"],
       capabilities: ["hooks", "transcript", "resume", "fork", "questions", "policy"],
       permissionModes: ["default", "bypassPermissions", "plan", "acceptEdits", "dontAsk", "auto"],
@@ -32,8 +50,58 @@ describe("agents as a registry", () => {
       default: true,
     });
     for (const other of agents.filter((a) => a.id !== "claude")) {
-      expect(other).toMatchObject({ installed: false, version: null, default: false });
+      expect(other).toMatchObject({
+        installed: false,
+        version: null,
+        verified: null,
+        probe: null,
+        default: false,
+      });
     }
+    expect(app.logs.filter((l) => l.includes("lacks flags"))).toHaveLength(1);
+  });
+
+  test("a session records the version of the CLI its launch ran, and whether it is verified", async () => {
+    let version = "9.9.9 (Claude Code)";
+    const app = testApp({ probe: async (command) => (command === "claude" ? version : null) });
+    simulateAgents(app);
+    const unverified = await create(app, { workDir: tempDir(), prompt: "hello", name: "odd" });
+    expect(unverified.status).toBe(201);
+    expect(unverified.body).toMatchObject({ agentVersion: "9.9.9", verified: false });
+    expect(app.repo.get(unverified.body.id)).toMatchObject({ agentVersion: "9.9.9", verified: false });
+    const got = (await (await app.request("GET", `/v1/sessions/${unverified.body.id}`)).json()) as Json;
+    expect(got).toMatchObject({ agentVersion: "9.9.9", verified: false });
+    const verifiedVersions = app.agents.get("claude").verifiedVersions;
+    const warnings = app.logs.filter((l) => l.includes("is not a verified version"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `session odd: claude 9.9.9 is not a verified version (verified: ${verifiedVersions.join(", ")}); running it anyway`,
+    );
+    version = `${verifiedVersions.at(-1)} (Claude Code)`;
+    const verified = await create(app, { workDir: tempDir(), reuse: false });
+    expect(verified.body).toMatchObject({ agentVersion: verifiedVersions.at(-1), verified: true });
+    // A wrapper of its own may run anything: its version is not told.
+    const wrapped = await create(app, { workDir: tempDir(), agentCommand: "my-wrapper --fast" });
+    expect(wrapped.body).toMatchObject({ agentVersion: null, verified: null });
+    expect(app.logs.filter((l) => l.includes("is not a verified version"))).toHaveLength(1);
+  });
+
+  test("the live session drives the adapter for its recorded version", async () => {
+    const asked: Array<string | null> = [];
+    const app = testApp({
+      probe: async (command) => (command === "claude" ? "2.1.500 (Claude Code)" : null),
+    });
+    const adapter = app.agents.get("claude");
+    const original = adapter.forVersion;
+    (adapter as { forVersion: typeof original }).forVersion = (version) => {
+      asked.push(version);
+      return original(version);
+    };
+    simulateAgents(app);
+    const { body } = await create(app, { workDir: tempDir() });
+    expect(body.agentVersion).toBe("2.1.500");
+    expect(asked).toContain("2.1.500");
+    expect(asked.every((v) => v === "2.1.500")).toBe(true);
   });
 
   test("a session records its agent and driver; none named is the default agent in tmux", async () => {

@@ -51,6 +51,38 @@ describe("output for people and for scripts", () => {
   });
 });
 
+describe("ag agents", () => {
+  test("version, whether it is verified (yes / no / ?) and the flags its help lacks; --json is the API's answer", async () => {
+    const { ag: app, port } = serve({
+      agents: {
+        probe: async (command) =>
+          command === "claude" ? "9.9.9 (Claude Code)" : command === "codex" ? "codex-cli 0.169.0" : null,
+        help: async (command) =>
+          command === "claude"
+            ? "  --session-id  --permission-mode  --resume  --fork-session\n"
+            : "  --no-daemon --dangerously-bypass-hook-trust --sandbox --ask-for-approval\n  --dangerously-bypass-approvals-and-sandbox --approve-for-me -c\n",
+      },
+    });
+    await app.agents.probeClis();
+    const human = await ag(["agents", "--port", port]);
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toMatch(/^AGENT\s+NAME\s+VERSION\s+VERIFIED\s+DRIVERS/m);
+    expect(human.stdout).toMatch(
+      /^claude \(default\)\s+Claude Code\s+9\.9\.9\s+no \(lacks --settings\)\s+tmux, acp/m,
+    );
+    expect(human.stdout).toMatch(/^codex\s+Codex CLI\s+0\.169\.0\s+yes\s+tmux\s/m);
+    expect(human.stdout).toMatch(
+      /^gemini\s+Gemini CLI\s+not installed: npm install -g @google\/gemini-cli\s+\?\s/m,
+    );
+    const json = JSON.parse((await ag(["agents", "--json", "--port", port])).stdout);
+    expect(json.find((a: { id: string }) => a.id === "claude")).toMatchObject({
+      version: "9.9.9",
+      verified: false,
+      probe: { missingFlags: ["--settings"] },
+    });
+  });
+});
+
 describe("ag list", () => {
   test("an aligned table with short ids; --status filters; --json is the API's answer", async () => {
     const { ag: app, port } = serve();

@@ -11,7 +11,8 @@ import { removeTopLevelKey, starterConfigText } from "../../src/init/config-file
 import { type DoctorDeps, doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { bootstrapProjectConfig, initProject } from "../../src/init/project.ts";
 import { AgError } from "../../src/shared/errors.ts";
-import { agentInstallCommand, installCommand, programVersion } from "../../src/shared/install.ts";
+import { agentInstallCommand, installCommand } from "../../src/shared/install.ts";
+import { programVersion } from "../../src/shared/program.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const configOf = (cwd: string) => join(cwd, ".svc", "config.yaml");
@@ -284,13 +285,17 @@ function readdirNames(dir: string): string[] {
 }
 
 describe("ag doctor", () => {
+  const CLAUDE_VERIFIED = agentAdapters()
+    .find((a) => a.name === "claude")!
+    .verifiedVersions.at(-1)!;
+
   function deps(overrides: Partial<DoctorDeps> = {}): DoctorDeps {
     const cwd = tempDir();
     return {
       cwd,
       agents: agentAdapters().filter((a) => a.name === "claude"),
       loadConfig: () => loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() }),
-      version: async (command) => (command === "tmux" ? "tmux 3.3a" : "2.1.0 (Claude Code)"),
+      version: async (command) => (command === "tmux" ? "tmux 3.3a" : `${CLAUDE_VERIFIED} (Claude Code)`),
       health: async (loaded: LoadedConfig) => ({
         url: loaded.config.baseUrl,
         version: "1.0.0",
@@ -309,8 +314,28 @@ describe("ag doctor", () => {
       ["config", "ok"],
       ["server", "ok"],
     ]);
-    expect(checks.find((c) => c.name === "agent claude")!.detail).toBe("Claude Code 2.1.0 (Claude Code)");
+    expect(checks.find((c) => c.name === "agent claude")!.detail).toBe(
+      `Claude Code ${CLAUDE_VERIFIED}: verified`,
+    );
     expect(checks.find((c) => c.name === "server")!.detail).toBe("ag 1.0.0 at http://127.0.0.1:9100 (ok)");
+    expect(doctorPassed(checks)).toBe(true);
+  });
+
+  test("an unverified version and flags its help lacks are warnings, not failures", async () => {
+    const claude = agentAdapters().find((a) => a.name === "claude")!;
+    const help =
+      "Usage: claude [options]\n  --session-id <uuid>\n  --permission-mode <mode>\n  -r, --resume [value]\n";
+    const checks = await runDoctor(
+      deps({
+        version: async (command) => (command === "tmux" ? "tmux 3.3a" : "9.9.9 (Claude Code)"),
+        help: async (command) => (command === "claude" ? help : null),
+      }),
+    );
+    const agent = checks.find((c) => c.name === "agent claude")!;
+    expect(agent.status).toBe("warn");
+    expect(agent.detail).toBe(
+      `Claude Code 9.9.9: unverified (verified: ${claude.verifiedVersions.join(", ")}); its --help lacks --settings, --fork-session`,
+    );
     expect(doctorPassed(checks)).toBe(true);
   });
 

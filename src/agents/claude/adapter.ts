@@ -46,6 +46,7 @@ function claudeAdapter(
     provider: "anthropic",
     cli: { command: "claude", package: "@anthropic-ai/claude-code", versionFlag: "--version" },
     verifiedVersions: CLAUDE_VERIFIED_VERSIONS,
+    probeFlags: ["--session-id", "--settings", "--permission-mode", "--resume", "--fork-session"],
     forVersion,
     drivers: ["tmux", "acp"],
     acp: claudeAcp(env),

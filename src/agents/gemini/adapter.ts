@@ -20,6 +20,7 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
     provider: "gcp.gemini",
     cli: { command: "gemini", package: "@google/gemini-cli", versionFlag: "--version" },
     verifiedVersions: ["0.61.0"],
+    probeFlags: ["--session-id", "--approval-mode", "--resume", "--acp"],
     forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: geminiAcp(env),

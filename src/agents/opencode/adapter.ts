@@ -29,6 +29,7 @@ export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
     provider: "opencode",
     cli: { command: "opencode", package: "opencode-ai", versionFlag: "--version" },
     verifiedVersions: ["1.18.33"],
+    probeFlags: ["--auto", "--agent", "-s"],
     forVersion: () => adapter,
     drivers: ["tmux", "acp"],
     acp: opencodeAcp,

@@ -16,11 +16,12 @@ export default defineCommand({
     const agents = await client.get<AgentInfo[]>("/v1/agents");
     if (args.json) return printJson(agents);
     printTable(
-      ["AGENT", "NAME", "VERSION", "DRIVERS", "CAN", "PERMISSION MODES"],
+      ["AGENT", "NAME", "VERSION", "VERIFIED", "DRIVERS", "CAN", "PERMISSION MODES"],
       agents.map((a) => [
         a.default ? `${a.id} (default)` : a.id,
         a.name,
         a.installed ? (a.version ?? "?") : `not installed: npm install -g ${a.package}`,
+        verifiedColumn(a),
         a.drivers.join(", "),
         a.capabilities.join(", "),
         a.permissionModes.join(", "),
@@ -28,3 +29,10 @@ export default defineCommand({
     );
   },
 });
+
+/** yes / no / ? (not installed), and the flags its help lacks, if any. */
+export function verifiedColumn(a: Pick<AgentInfo, "verified" | "probe">): string {
+  const verified = a.verified === null ? "?" : a.verified ? "yes" : "no";
+  const missing = a.probe?.missingFlags ?? [];
+  return missing.length ? `${verified} (lacks ${missing.join(", ")})` : verified;
+}

@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
 import { doctorPassed, runDoctor } from "../../init/doctor.ts";
 import { AgError } from "../../shared/errors.ts";
-import { programVersion } from "../../shared/install.ts";
+import { programHelp, programVersion } from "../../shared/program.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
 import { printJson, printLine } from "../output.ts";
@@ -26,6 +26,7 @@ export default defineCommand({
       cwd: process.cwd(),
       loadConfig: () => loadConfig({ configPath: args.config }),
       version: programVersion,
+      help: (command) => programHelp(command),
       agents: agentAdapters(),
       async health(loaded) {
         const url = resolveServerUrl(loaded, port);

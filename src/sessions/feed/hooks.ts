@@ -81,7 +81,8 @@ export function createHookReceiver(deps: {
         deps.diagnostics?.record("hook.rejected", `${event} hook: unknown session or wrong secret`);
         throw new AgError("UNAUTHORIZED", "invalid hook secret");
       }
-      const agent = deps.agents.get(agentId);
+      // Read as the session's own version of the agent (which session it is, by the plain one).
+      const agent = deps.agents.get(agentId, record.agentVersion);
       if (!agent.hooks.events.includes(event))
         throw new AgError("NOT_FOUND", `unknown hook event ${event} of agent ${agentId}`);
       const reading = agent.hooks.read(event, payload);

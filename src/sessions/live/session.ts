@@ -80,7 +80,7 @@ export interface LiveSession {
 
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
   let record = initial;
-  const agent = deps.agents.get(initial.agent);
+  const agent = deps.agents.get(initial.agent, initial.agentVersion);
   let disposed = false;
   const timers = createTimers(deps.clock);
   const changeWaiters = new Set<() => void>();

@@ -1,0 +1,179 @@
+import { readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/**
+ * What an installed program says about itself: its version and its help, read from its npm
+ * manifest or by running it with a time limit, and remembered per binary (ProgramFacts).
+ */
+
+/** Where a program is looked for and how long it may take to answer. */
+export interface ProgramOptions {
+  /** The PATH it is resolved on (the agent's own); default ag's PATH as it is now. */
+  path?: string;
+  /** How long running it may take before it counts as not answering (default 5 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * A program's version: from the manifest of the npm package it was installed by, when `pkg`
+ * names it (a file read; some CLIs take seconds to boot for `--version`), else by running
+ * `<command> <flag>` with a time limit. Null when the program is missing or fails.
+ */
+export async function programVersion(
+  command: string,
+  flag: string,
+  pkg?: string,
+  options: ProgramOptions = {},
+): Promise<string | null> {
+  const path = resolveProgram(command, options.path);
+  if (!path) return null;
+  const manifest = pkg ? packageVersion(path, pkg) : null;
+  if (manifest) return manifest;
+  const out = await runProgram([path, flag], options.timeoutMs ?? 5000);
+  return out === null ? null : out.trim().split("\n")[0] || path;
+}
+
+/** What `<command> --help` prints (stdout and stderr), or null when it is missing or fails. */
+export async function programHelp(command: string, options: ProgramOptions = {}): Promise<string | null> {
+  const path = resolveProgram(command, options.path);
+  return path ? runProgram([path, "--help"], options.timeoutMs ?? 5000, true) : null;
+}
+
+/** The program's path on `path` (a command with a slash is taken as it is, when executable). */
+export function resolveProgram(command: string, path = process.env.PATH ?? ""): string | null {
+  // PATH given explicitly: Bun.which alone reads the PATH the process started with.
+  return Bun.which(command, { PATH: path });
+}
+
+/**
+ * Runs a program with no input and returns its output, or null when it fails or is still running
+ * after `timeoutMs` (it is killed; a child it left holding the pipe does not hold the caller).
+ */
+async function runProgram(argv: string[], timeoutMs: number, withStderr = false): Promise<string | null> {
+  let proc: ReturnType<typeof Bun.spawn>;
+  try {
+    proc = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: withStderr ? "pipe" : "ignore" });
+  } catch {
+    return null;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => {
+      proc.kill();
+      resolve(null);
+    }, timeoutMs);
+  });
+  const ran = Promise.all([
+    new Response(proc.stdout as ReadableStream).text(),
+    withStderr ? new Response(proc.stderr as ReadableStream).text() : "",
+    proc.exited,
+  ]).then(([out, err, code]) => (code === 0 ? `${out}${err}` : null));
+  try {
+    return await Promise.race([ran, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * What a program says about itself, remembered per binary: its real path, size and modification
+ * time. An upgrade (a new file, or the same one rewritten) is asked again; the same binary never
+ * is, also across restarts when `file` keeps the answers. Only answers are kept: a program that
+ * failed or timed out is asked again next time.
+ */
+export interface ProgramFacts {
+  version(command: string, flag: string, pkg?: string, options?: ProgramOptions): Promise<string | null>;
+  help(command: string, options?: ProgramOptions): Promise<string | null>;
+}
+
+export function createProgramFacts(file?: string): ProgramFacts {
+  const answers = new Map<string, string>(Object.entries(readFacts(file)));
+  const pending = new Map<string, Promise<string | null>>();
+
+  function remembered(
+    command: string,
+    question: string,
+    options: ProgramOptions,
+    ask: () => Promise<string | null>,
+  ): Promise<string | null> {
+    const key = binaryKey(command, options.path);
+    if (key === null) return Promise.resolve(null);
+    const id = `${question}\u0000${key}`;
+    const known = answers.get(id);
+    if (known !== undefined) return Promise.resolve(known);
+    let asking = pending.get(id);
+    if (!asking) {
+      asking = ask().then((answer) => {
+        pending.delete(id);
+        if (answer !== null) {
+          answers.set(id, answer);
+          writeFacts(file, answers);
+        }
+        return answer;
+      });
+      pending.set(id, asking);
+    }
+    return asking;
+  }
+
+  return {
+    version: (command, flag, pkg, options = {}) =>
+      remembered(command, `version ${flag} ${pkg ?? ""}`, options, () =>
+        programVersion(command, flag, pkg, options),
+      ),
+    help: (command, options = {}) =>
+      remembered(command, "help", options, () => programHelp(command, options)),
+  };
+}
+
+/** "<real path> <size> <mtime>" of the program `command` resolves to, or null when there is none. */
+function binaryKey(command: string, path?: string): string | null {
+  const found = resolveProgram(command, path);
+  if (!found) return null;
+  try {
+    const real = realpathSync(found);
+    const stat = statSync(real);
+    return `${real} ${stat.size} ${stat.mtimeMs}`;
+  } catch {
+    return null;
+  }
+}
+
+function readFacts(file?: string): Record<string, string> {
+  if (!file) return {};
+  try {
+    const facts = JSON.parse(readFileSync(file, "utf8"));
+    return facts && typeof facts === "object" ? facts : {};
+  } catch {
+    return {}; // none yet, or unreadable: asked again
+  }
+}
+
+function writeFacts(file: string | undefined, answers: Map<string, string>): void {
+  if (!file) return;
+  try {
+    writeFileSync(file, JSON.stringify(Object.fromEntries(answers)), { mode: 0o600 });
+  } catch {
+    // a cache: the answers stay in memory
+  }
+}
+
+/** The version in the package.json named `pkg` above the program's real path (npm's bin links). */
+export function packageVersion(program: string, pkg: string): string | null {
+  let dir: string;
+  try {
+    dir = dirname(realpathSync(program));
+  } catch {
+    return null;
+  }
+  for (let up = 0; up < 6; up++, dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (manifest.name === pkg && typeof manifest.version === "string") return manifest.version;
+    } catch {
+      // no manifest here: one folder up
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return null;
+}
