@@ -155,9 +155,10 @@ export function createAgentRegistry(
     },
     async launchVersion(id, launch) {
       const { cli } = registry.get(id);
-      const program = launch.agentCommand ? splitCommand(launch.agentCommand)[0] : cli.command;
-      // Another program (a wrapper, a script) may run anything: its version is not the CLI's.
-      if (!program || basename(program) !== cli.command) return null;
+      const first = launch.agentCommand ? splitCommand(launch.agentCommand)[0] : cli.command;
+      // A wrapper (`sh -c '… exec claude'`, a script) says nothing of its own: the session is of
+      // this agent, so the CLI it most likely runs is the one on the session's PATH.
+      const program = first && basename(first) === cli.command ? first : cli.command;
       const reading = options
         .probe(program, cli.versionFlag, cli.package, {
           path: launch.path,

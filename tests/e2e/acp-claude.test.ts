@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { compareVersions } from "../../src/agents/versions.ts";
+import { claudeVersion } from "../helpers/agent-home.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { pagedIds } from "../helpers/cursor.ts";
 import { saturateCores } from "../helpers/load.ts";
@@ -82,8 +84,9 @@ describe("a Claude Code session over ACP", () => {
     id = created.body.id;
     const idle = await reach("idle");
     expect(claudePrompts()).toEqual(["say hello"]);
-    // Our Claude Code (2.1.197 asks for its own default model), not the SDK's bundled 2.1.44.
-    expect(claudeTurns()[0]?.model).toBe("claude-opus-4-8");
+    // Our Claude Code (each version asks for its own default model), not the SDK's bundled 2.1.44.
+    const ownModel = compareVersions(claudeVersion(), "2.1.328") >= 0 ? "claude-opus-5-5" : "claude-opus-4-8";
+    expect(claudeTurns()[0]?.model).toBe(ownModel);
     const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
     expect(read.body.output).toContain("Hello from the mock model!");
     // The adapter reports no tokens: they are read from Claude Code's own transcript.

@@ -1,8 +1,9 @@
 import { expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { compareVersions } from "../../src/agents/versions.ts";
 import { startMockModel } from "../fakes/mock-model.ts";
-import { agentEnv, launchAgentPane, seedAgentHome } from "../helpers/agent-home.ts";
+import { agentEnv, claudeVersion, launchAgentPane, seedAgentHome } from "../helpers/agent-home.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { privateSocket } from "../helpers/tmux.ts";
 
@@ -37,8 +38,9 @@ test("the real Claude Code starts at the prompt and answers through the mock mod
     const main = mock.requests().filter((r) => r.kind === "main");
     expect(main.map((r) => [r.prompt, r.rule, r.status])).toEqual([["say hello", "hello", 200]]);
     expect(main[0]!.tools).toContain("Bash");
-    // Claude Code probes the base URL before anything else.
-    expect(mock.requests()[0]).toMatchObject({ method: "HEAD", path: "/" });
+    // 2.1.197 probes the base URL before anything else; 2.1.328 sends its first prompt straight away.
+    const first = compareVersions(claudeVersion(), "2.1.328") >= 0 ? main[0] : { method: "HEAD", path: "/" };
+    expect(mock.requests()[0]).toMatchObject(first!);
     const transcript = join(
       home,
       ".claude",

@@ -106,7 +106,10 @@ export function testApp(
     tenantWorkdirs?: TenantWorkdirs;
     /** Requests per minute per key (per address when anonymous); off unless given. */
     rateLimitPerMin?: number;
-    /** How GET /v1/agents finds each CLI's version (none installed unless given). */
+    /**
+     * How GET /v1/agents and a launch find each CLI's version. Unless given: Claude Code 2.1.197,
+     * whose captured screens the simulated agent shows (simulated-agent.ts), and no other CLI.
+     */
     probe?: VersionProbe;
     /** What each CLI's `--help` says (GET /v1/agents `probe`); none: no agent is probed. */
     help?: HelpProbe;
@@ -139,7 +142,11 @@ export function testApp(
       selfCommand: ["ag"],
       isRoot: false,
     },
-    { probe: options.probe ?? (async () => null), help: options.help, warn: (line) => logger.warn(line) },
+    {
+      probe: options.probe ?? (async (command) => (command === "claude" ? "2.1.197 (Claude Code)" : null)),
+      help: options.help,
+      warn: (line) => logger.warn(line),
+    },
   );
   const clock = options.clock ?? systemClock;
   const memory = createMemoryService({

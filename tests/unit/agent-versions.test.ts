@@ -184,7 +184,7 @@ describe("the registry and versions", () => {
     });
   });
 
-  test("launchVersion reads the CLI the launch runs, on the agent's PATH; another program's version is not the CLI's", async () => {
+  test("launchVersion reads the CLI the launch runs, on the agent's PATH; a wrapper is taken to run the CLI on PATH", async () => {
     const asked: Array<{ command: string; path?: string }> = [];
     const registry = createAgentRegistry([claude()], {
       probe: async (command, _flag, _pkg, options) => {
@@ -198,10 +198,11 @@ describe("the registry and versions", () => {
     expect(await registry.launchVersion("claude", { agentCommand: "/opt/cc/bin/claude --model opus" })).toBe(
       "2.1.197",
     );
-    expect(await registry.launchVersion("claude", { agentCommand: "bun fake-agent.ts" })).toBeNull();
+    expect(await registry.launchVersion("claude", { agentCommand: "bun fake-agent.ts" })).toBe("2.1.197");
     expect(asked).toEqual([
       { command: "claude", path: "/agent/bin" },
       { command: "/opt/cc/bin/claude", path: undefined },
+      { command: "claude", path: undefined },
     ]);
   });
 

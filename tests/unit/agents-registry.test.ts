@@ -80,9 +80,13 @@ describe("agents as a registry", () => {
     version = `${verifiedVersions.at(-1)} (Claude Code)`;
     const verified = await create(app, { workDir: tempDir(), reuse: false });
     expect(verified.body).toMatchObject({ agentVersion: verifiedVersions.at(-1), verified: true });
-    // A wrapper of its own may run anything: its version is not told.
+    // A wrapper says nothing of its own: the CLI on the session's PATH is the one it runs.
     const wrapped = await create(app, { workDir: tempDir(), agentCommand: "my-wrapper --fast" });
-    expect(wrapped.body).toMatchObject({ agentVersion: null, verified: null });
+    expect(wrapped.body).toMatchObject({ agentVersion: verifiedVersions.at(-1), verified: true });
+    // No CLI to be found: unknown.
+    version = "";
+    const unknown = await create(app, { workDir: tempDir(), reuse: false });
+    expect(unknown.body).toMatchObject({ agentVersion: null, verified: null });
     expect(app.logs.filter((l) => l.includes("is not a verified version"))).toHaveLength(1);
   });
 
