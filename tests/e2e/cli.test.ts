@@ -5,6 +5,7 @@ import type { MockModel } from "../fakes/mock-model.ts";
 import { prepareAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary, runAg } from "../helpers/binary.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
+import { unframedPrompt } from "../helpers/paste-frame.ts";
 import { collect, isAlive } from "../helpers/stream.ts";
 
 /**
@@ -106,6 +107,32 @@ describe("ag's session verbs against a real agent", () => {
     const page = JSON.parse((await ag(["read", sessionId, "--limit", "1", "--json"])).stdout);
     expect(page.messages).toHaveLength(1);
     expect(page.total).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  test("ag send - reads a 30-line message from stdin: delivered, and the model gets it once, whole", async () => {
+    const text = Array.from({ length: 30 }, (_, i) => `step ${i + 1}: ${"·".repeat(i)}`).join("\n");
+    const before = mock.requests().filter((r) => r.kind === "main" && r.round === 0).length;
+    const proc = Bun.spawn([binary, "send", sessionId, "-"], {
+      env,
+      cwd: root,
+      stdin: new Blob([text]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    // (stderr shown only when it failed: it carries the error and its [CODE])
+    expect({ exitCode, stderr: exitCode ? stderr : "" }).toEqual({ exitCode: 0, stderr: "" });
+    expect(stdout).toMatch(/^sent to \S+ \(1 attempt\)$/m);
+    const prompts = mock
+      .requests()
+      .filter((r) => r.kind === "main" && r.round === 0)
+      .slice(before)
+      .map((r) => unframedPrompt(r.prompt ?? ""));
+    expect(prompts).toEqual([text]);
   }, 60_000);
 
   test("ag tail follows the session until ag kill ends it", async () => {
