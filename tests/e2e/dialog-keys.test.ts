@@ -51,6 +51,12 @@ async function answer(id: string, verb: "approve" | "reject"): Promise<void> {
   expect(answered.status).toBe(200);
 }
 
+/** Polls the session's screen until it matches (a test helper). */
+async function paneShows(id: string, pattern: RegExp): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !pattern.test(await pane(id)); await Bun.sleep(100))
+    if (Date.now() > deadline) throw new Error(`the screen never showed ${pattern}:\n${await pane(id)}`);
+}
+
 async function pane(id: string): Promise<string> {
   return (await world.api<Json>("GET", `/v1/sessions/${id}/pane`)).body.content as string;
 }
@@ -100,5 +106,43 @@ describe("the custom API key dialog", () => {
     await world.waitFor(id, "idle");
     expect(apiKeyResponses().rejected).toContain(key.slice(-20));
     expect(apiKeyResponses().approved).not.toContain(key.slice(-20));
+  }, 90_000);
+});
+
+describe("a plan's approval dialog", () => {
+  /** A session in plan mode whose agent writes a plan and asks to leave plan mode. */
+  async function planWaiting(): Promise<string> {
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      workDir: tempDir("ag-plan-"),
+      permissionMode: "plan",
+      prompt: "make a plan",
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.promptDelivery).toMatchObject({ delivered: true });
+    const id = created.body.id as string;
+    const waiting = await world.waitFor(id, "permission_prompt");
+    expect(waiting.pendingPermission).toMatchObject({ kind: "plan", tool: "ExitPlanMode" });
+    // The plan hook comes before its dialog is drawn: the screen shows it a moment later.
+    await paneShows(id, /Would you like to proceed\?/);
+    return id;
+  }
+
+  test("approve picks 'Yes, manually approve edits': the agent is told yes and goes on", async () => {
+    const id = await planWaiting();
+    await answer(id, "approve");
+    await world.waitFor(id, "idle");
+    const output = (await world.api<Json>("GET", `/v1/sessions/${id}/read`)).body.output as string;
+    expect(output).toContain("Plan answer:");
+    expect(output).toMatch(/approved/i);
+    expect(await pane(id)).not.toMatch(/plan mode on/);
+  }, 90_000);
+
+  test("reject declines the plan: the turn ends, still in plan mode", async () => {
+    const id = await planWaiting();
+    await answer(id, "reject");
+    await world.waitFor(id, "idle");
+    // "User rejected Claude's plan" (2.1.197), "Rejected Claude's plan" (2.1.328).
+    await paneShows(id, /Rejected Claude's plan/i);
+    expect(await pane(id)).toMatch(/plan mode on/);
   }, 90_000);
 });

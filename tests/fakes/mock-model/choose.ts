@@ -23,7 +23,10 @@ export interface RequestInfo {
   prompt: string;
   /** Every human prompt of the request, oldest first. */
   history: string[];
-  /** Tool rounds since that prompt. */
+  /**
+   * Tool rounds since that prompt, not counting the rounds that only loaded deferred tools
+   * (ToolSearch): a rule's steps are the same whether or not the agent defers its tools.
+   */
   round: number;
   lastToolResult: string;
   cwd: string;
@@ -44,6 +47,9 @@ export interface ScriptState {
 }
 
 type Block = { type?: string; text?: string; content?: unknown };
+
+/** The tool through which Claude Code (2.1.328) loads the tools it defers. */
+const TOOL_SEARCH = "ToolSearch";
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -74,6 +80,12 @@ function humanText(content: unknown): string {
   return texts.at(-1) ?? "";
 }
 
+/** The names of the tools an assistant message calls. */
+function calledTools(message: { content?: unknown } | undefined): string[] {
+  const blocks = Array.isArray(message?.content) ? (message.content as Array<Block & { name?: string }>) : [];
+  return blocks.filter((b) => b.type === "tool_use").map((b) => b.name ?? "");
+}
+
 /** Walks back from the end, counting tool rounds until the last message with human text. */
 export function analyse(body: MessagesBody): RequestInfo {
   const messages = body.messages ?? [];
@@ -86,6 +98,10 @@ export function analyse(body: MessagesBody): RequestInfo {
     const results = (Array.isArray(message.content) ? (message.content as Block[]) : []).filter(
       (b) => b.type === "tool_result",
     );
+    const called = calledTools(messages[i - 1]);
+    // A round that only loaded deferred tools: its result (and the "Tool loaded." text beside it)
+    // is neither a step of the rule nor a prompt.
+    if (results.length && called.length > 0 && called.every((name) => name === TOOL_SEARCH)) continue;
     const text = humanText(message.content);
     if (results.length && !round) lastToolResult = results.map((r) => textOf(r.content)).join("\n");
     if (text) {
@@ -210,6 +226,13 @@ export function choose(state: ScriptState, body: MessagesBody, info: RequestInfo
   let reply = fill(step ?? DEFAULT_FINAL, vars);
   const tools = reply.tools ?? (reply.tool ? [reply.tool] : []);
   const missing = tools.filter((t) => !info.toolNames.includes(t.name)).map((t) => t.name);
+  // Deferred tools (Claude Code 2.1.328 defers ExitPlanMode, WebFetch, …): a model first loads
+  // them with ToolSearch, then calls them in the next round.
+  if (missing.length && info.toolNames.includes(TOOL_SEARCH))
+    return {
+      reply: { tool: { name: TOOL_SEARCH, input: { query: `select:${missing.join(",")}`, max_results: 5 } } },
+      name: rule.name ?? rule.match ?? rule.regex ?? "any",
+    };
   if (missing.length)
     reply = reply.fallback ?? { text: `(mock) tool(s) ${missing.join(", ")} not offered in this request` };
   return { reply, name: rule.name ?? rule.match ?? rule.regex ?? "any" };
