@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
-import { compiledBinary } from "../helpers/binary.ts";
+import { compiledBinary, runAg } from "../helpers/binary.ts";
 import { atRunEnd } from "../helpers/cleanup.ts";
 import { collect } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -33,20 +33,8 @@ afterAll(async () => {
   await world?.stop();
 }, 30_000);
 
-async function ag(args: string[], options: { stdin?: string; cwd?: string } = {}) {
-  const proc = Bun.spawn([binary, ...args], {
-    cwd: options.cwd ?? world.workDir,
-    env: world.env,
-    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, exitCode };
+function ag(args: string[], options: { stdin?: string; cwd?: string } = {}) {
+  return runAg(binary, args, { env: world.env, cwd: options.cwd ?? world.workDir, stdin: options.stdin });
 }
 
 function spawnAg(args: string[]) {

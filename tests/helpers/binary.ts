@@ -45,6 +45,8 @@ export interface AgProcess {
 export interface RunOptions {
   env?: Record<string, string>;
   cwd?: string;
+  /** What the command reads on its stdin (none: stdin is closed). */
+  stdin?: string;
 }
 
 /** A world for one ag process: its own HOME, state dir, tmux socket and working directory. */
@@ -68,6 +70,7 @@ export async function runAg(binary: string, args: string[], options: RunOptions 
   const proc = Bun.spawn([binary, ...args], {
     cwd: options.cwd ?? tempDir(),
     env: options.env ?? agEnv(),
+    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",
     stderr: "pipe",
   });
