@@ -63,6 +63,7 @@ describe("GET /v1/agents", () => {
       name: "Codex CLI",
       installed: true,
       version: codexVersion(),
+      verified: true,
       drivers: ["tmux"],
       capabilities: ["hooks", "transcript", "resume", "fork", "policy"],
       command: "codex",
@@ -109,6 +110,8 @@ for (const loaded of [false, true]) {
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({
         agent: "codex",
+        agentVersion: codexVersion(),
+        verified: true,
         permissionMode: "default",
         promptDelivery: { delivered: true, attempts: 1 },
       });
