@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import type { AgentAdapter } from "../../src/agents/agent.ts";
 import { createAgents } from "../../src/agents/index.ts";
 import { claudeContracts } from "../fixtures/agents/claude/contract.ts";
-import { codexContract } from "../fixtures/agents/codex/contract.ts";
+import { codexContracts } from "../fixtures/agents/codex/contract.ts";
 import { geminiContract } from "../fixtures/agents/gemini/contract.ts";
 import { opencodeContract } from "../fixtures/agents/opencode/contract.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -14,7 +14,7 @@ import { type AdapterContract, adapterContract } from "./agent-adapter.contract.
  */
 const CONTRACTS: Record<string, (adapter: AgentAdapter) => AdapterContract | AdapterContract[]> = {
   claude: claudeContracts,
-  codex: codexContract,
+  codex: codexContracts,
   gemini: geminiContract,
   opencode: opencodeContract,
 };

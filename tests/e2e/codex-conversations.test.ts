@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { isThreadOpen } from "../../src/agents/codex/threads.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { killTmuxServer } from "../helpers/tmux.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
 
 /**
- * The REAL Codex CLI (0.169.0) through the compiled binary: a conversation forked and resumed
- * (Codex names its threads itself: ag finds them through the rollout), and what each neutral
- * permission mode lets through. At most two sessions at a time.
+ * The REAL Codex CLI (0.169.0; CODEX_BIN for another) through the compiled binary: a
+ * conversation forked and resumed (Codex names its threads itself: ag finds them through the
+ * rollout), never resumed while another Codex writes it, and what each neutral permission mode
+ * lets through. At most two sessions at a time (the user's own Codex counted).
  */
 let world: AgentWorld;
 
@@ -98,7 +101,66 @@ describe("a Codex conversation", () => {
     ]);
     await world.api("DELETE", `/v1/sessions/${parent}`);
   }, 120_000);
+
+  test("open in the user's own Codex: a resume is refused (one writer per thread), a fork is not", async () => {
+    // The parent's thread: the first rollout written (their names start with the time).
+    const rollout = join(world.env.HOME!, rollouts()[0]!);
+    const thread = rollout.match(/([0-9a-f-]{36})\.jsonl$/)![1]!;
+    const user = await usersCodex(rollout, thread);
+    try {
+      const refused = await world.api<Json>("POST", `/v1/sessions/${parent}/resume`);
+      // The adapter's CONFLICT reaches the API as the tmux driver's AGENT_UNAVAILABLE (503).
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect(refused.body.error).toContain(`Codex conversation ${thread} is open in another Codex`);
+      expect((await world.api<Json>("GET", `/v1/sessions/${parent}`)).body.status).toBe("killed");
+      const fork = await world.api<Json>("POST", `/v1/sessions/${parent}/fork`);
+      expect(fork.status).toBe(201);
+      await world.waitFor(fork.body.id, "idle", 60_000);
+      await world.api("DELETE", `/v1/sessions/${fork.body.id}`);
+    } finally {
+      await user.stop();
+    }
+    const resumed = await world.api<Json>("POST", `/v1/sessions/${parent}/resume`);
+    expect(resumed.status).toBe(200);
+    await world.waitFor(parent, "idle", 60_000);
+    await world.api("DELETE", `/v1/sessions/${parent}`);
+  }, 120_000);
 });
+
+/**
+ * The user's own Codex (its TUI, on a tmux socket of its own) resuming `thread`, in the world's
+ * home and folder, once it holds the thread's writer lock. (The session ag just ended may still
+ * hold it for a moment: the user's Codex then shows the lock notice, and retries with r.)
+ */
+async function usersCodex(rollout: string, thread: string): Promise<{ stop(): Promise<void> }> {
+  const socket = `ag-test-users-codex-${process.pid}`;
+  const env = Object.entries(world.env).map(([k, v]) => `${k}=${v}`);
+  const tmux = (...more: string[]) =>
+    Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...more], { stdout: "pipe", stderr: "pipe" });
+  tmux(
+    ...["new-session", "-d", "-s", "user", "-x", "120", "-y", "40", "-c", world.workDir],
+    ...["env", "-i", "TERM=tmux-256color", "LANG=C.UTF-8", ...env],
+    ...["codex", "--no-daemon", "resume", thread],
+  );
+  /** Its tmux server ended, and with it the Codex: once the lock is free, it is gone. */
+  const stop = async () => {
+    killTmuxServer(socket);
+    const until = Date.now() + 10_000;
+    while ((await isThreadOpen(rollout, thread)) && Date.now() < until) await Bun.sleep(100);
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const screen = tmux("capture-pane", "-p", "-t", "user").stdout.toString();
+    const locked = /open in another app/.test(screen);
+    if (!locked && /\? for shortcuts/.test(screen) && (await isThreadOpen(rollout, thread))) return { stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the user's Codex never took the thread:\n${screen}`);
+    }
+    if (locked) tmux("send-keys", "-t", "user", "r");
+    await Bun.sleep(300);
+  }
+}
 
 describe("Codex's permission modes", () => {
   /** A session in its own folder, in `mode`, that runs `prompt` to its end without a dialog. */

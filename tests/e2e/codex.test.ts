@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { codexVersion } from "../helpers/agents/codex.ts";
 import { saturateCores } from "../helpers/load.ts";
 import { type SseReader, sseReader } from "../helpers/sse.ts";
 
@@ -9,7 +10,7 @@ import { type SseReader, sseReader } from "../helpers/sse.ts";
 type Json = Record<string, any>;
 
 /**
- * Sessions on the REAL Codex CLI (0.169.0) through the compiled binary, against the mock model's
+ * Sessions on the REAL Codex CLI (0.169.0; CODEX_BIN for another, tests/helpers/agents/codex.ts) through the compiled binary, against the mock model's
  * openai-responses face: launch, exact delivery, approvals of a command and of an edit, refusal,
  * interrupt, the transcript cursor, tokens, kill. Twice: on an idle machine, and with both cores
  * saturated by busy loops. One world and one session at a time.
@@ -29,6 +30,24 @@ function processesOf(sessionId: string): number[] {
     .map(Number);
 }
 
+/**
+ * The Codex processes of the world (their HOME is its home), with their command lines: a
+ * background app-server Codex might start would not name the session, but it would be here.
+ */
+function codexesOf(home: string): string[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+        return environ.includes(`HOME=${home}`) && /\bcodex\b/.test(argv) ? [argv] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+}
+
 describe("GET /v1/agents", () => {
   let world: AgentWorld;
   beforeAll(async () => {
@@ -43,7 +62,8 @@ describe("GET /v1/agents", () => {
     expect(agents.body.find((a) => a.id === "codex")).toMatchObject({
       name: "Codex CLI",
       installed: true,
-      version: "0.169.0",
+      version: codexVersion(),
+      verified: true,
       drivers: ["tmux"],
       capabilities: ["hooks", "transcript", "resume", "fork", "policy"],
       command: "codex",
@@ -90,6 +110,8 @@ for (const loaded of [false, true]) {
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({
         agent: "codex",
+        agentVersion: codexVersion(),
+        verified: true,
         permissionMode: "default",
         promptDelivery: { delivered: true, attempts: 1 },
       });
@@ -237,13 +259,17 @@ for (const loaded of [false, true]) {
       await world.api("PUT", `/v1/sessions/${id}/permission-profile`, { profile: "full" });
     }, 60_000);
 
-    test("kill ends Codex and every process of the session", async () => {
+    test("kill ends Codex and every process of the session; no app-server was ever started", async () => {
       expect(processesOf(id).length).toBeGreaterThan(0);
+      const codexes = codexesOf(world.env.HOME!);
+      expect(codexes.length).toBeGreaterThan(0);
+      expect(codexes.filter((argv) => argv.includes("app-server"))).toEqual([]);
       const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
       expect(killed.body.status).toBe("killed");
       const deadline = Date.now() + 10_000;
       while (processesOf(id).length && Date.now() < deadline) await Bun.sleep(200);
       expect(processesOf(id)).toEqual([]);
+      expect(codexesOf(world.env.HOME!)).toEqual([]);
     }, 30_000);
   });
 }

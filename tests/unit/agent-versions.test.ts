@@ -165,7 +165,7 @@ describe("the registry and versions", () => {
       installed: false,
       verified: null,
       probe: null,
-      verifiedVersions: ["0.169.0"],
+      verifiedVersions: ["0.169.0", "0.171.0"],
     });
     expect(helps).toEqual(["claude", "claude"]);
     expect(warnings).toEqual([

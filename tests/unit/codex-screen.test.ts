@@ -32,6 +32,7 @@ const EXPECTED: Record<string, CodexScreen["state"]> = {
   "23-question": "question",
   "24-api-error-500": "idle",
   "25-hook-denied": "idle",
+  "26-thread-locked": "start_dialog",
 };
 
 function expectState<S extends CodexScreen["state"]>(
@@ -133,6 +134,22 @@ describe("classifying captured Codex CLI panes", () => {
     });
     expect(expectState(read("21-hooks-review"), "start_dialog").dialog).toBe("hooks-review");
     expect(expectState(read("22-model-upgrade"), "start_dialog").dialog).toBe("model-upgrade");
+  });
+
+  test("a resumed conversation another Codex writes is a dialog, not a composer with its last prompt", () => {
+    // Above the lock notice the conversation so far ends with "› say hello": no input box here.
+    expect(read("26-thread-locked")).toEqual({
+      state: "start_dialog",
+      dialog: "thread-locked",
+      folder: null,
+    });
+    expect(composerText(pane("26-thread-locked"))).toBeNull();
+    const reading = readScreen(pane("26-thread-locked"), { workDir: "/home/user/project" }, true);
+    expect(reading.observation).toMatchObject({
+      kind: "permission",
+      request: { kind: "trust", dialog: "thread-locked" },
+    });
+    expect(reading.autoAnswer).toBeUndefined();
   });
 
   test("the exit screen names the thread to resume; a dead pane is an exit with its status", () => {

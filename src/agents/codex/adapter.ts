@@ -18,9 +18,10 @@ import { type CodexScreen, classifyScreen, type StartDialog } from "./screen.ts"
 import { codexTranscriptFormat } from "./transcript.ts";
 
 /**
- * Codex CLI (pinned 0.169.0) behind the AgentAdapter seam. Its state comes from its hooks first
- * (a turn from UserPromptSubmit to Stop or Interrupt, approvals from PermissionRequest), then its
- * rollout file, then the screen (dialogs, API errors; a turn whose answer streams shows no status).
+ * Codex CLI (pinned 0.169.0, verified on 0.171.0 too) behind the AgentAdapter seam. Its state
+ * comes from its hooks first (a turn from UserPromptSubmit to Stop or Interrupt, approvals from
+ * PermissionRequest), then its rollout file, then the screen (dialogs, API errors; a turn whose
+ * answer streams shows no status).
  * Not offered: questions (Codex asks only in its Plan collaboration mode, which no launch flag
  * selects), and finding a conversation file without a hook (Codex names its threads itself).
  */
@@ -30,7 +31,8 @@ export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
     displayName: "Codex CLI",
     provider: "openai",
     cli: { command: "codex", package: "@openai/codex", versionFlag: "--version" },
-    verifiedVersions: ["0.169.0"],
+    // 0.171.0 drives and reads as 0.169.0 does (docs/agents.md, "Codex CLI", Versions): one adapter.
+    verifiedVersions: ["0.169.0", "0.171.0"],
     probeFlags: [
       "--no-daemon",
       "--dangerously-bypass-hook-trust",
@@ -106,6 +108,12 @@ const START_DIALOGS: Record<StartDialog, { detail: string; approve: string[]; re
   "hooks-review": { detail: "trust the hooks that are new or changed?", approve: ["2"], reject: ["3"] },
   // "1. Try new model" / "2. Use existing model".
   "model-upgrade": { detail: "try the new model Codex offers?", approve: ["1"], reject: ["2"] },
+  // "r retry" (once it is closed in the other app) / "^c/q exit". Its "f fork" is POST /fork.
+  "thread-locked": {
+    detail: "this conversation is open in another Codex, which must close it first: retry?",
+    approve: ["r"],
+    reject: ["q"],
+  },
 };
 
 function startDialog(pending: PendingDialog) {

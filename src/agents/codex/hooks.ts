@@ -4,9 +4,10 @@ import { hookEnvelope } from "../claude/hooks.ts";
 import { denyReply as claudeDenyReply } from "../claude/tools.ts";
 
 /**
- * Codex CLI's hooks (0.169.0): Claude Code's events and payload shapes, run as commands only
- * (the payload on stdin, the decision on stdout). ag registers each as `ag hook <event>`, the
- * forwarder, through `-c hooks.<Event>=[…]` on the command line (docs/agents.md).
+ * Codex CLI's hooks (0.169.0 and 0.171.0 alike): Claude Code's events and payload shapes, run as
+ * commands only (the payload on stdin, the decision on stdout). ag registers each as
+ * `ag hook <event>`, the forwarder, through `-c hooks.<Event>=[…]` on the command line
+ * (docs/agents.md).
  */
 
 export const HOOK_EVENTS = [
@@ -121,8 +122,8 @@ export function toolCategory(name: string): ToolCategory {
 }
 
 /**
- * The refusal Codex takes (0.169.0): PreToolUse's `permissionDecision: "deny"` blocks the call
- * and tells the model the reason. The approval hook would come after a call the policy already
+ * The refusal Codex takes (0.169.0, 0.171.0): PreToolUse's `permissionDecision: "deny"` blocks
+ * the call and tells the model the reason. The approval hook would come after a call the policy already
  * let through, so only the pre-tool hook refuses.
  */
 export function denyReply(event: string, reason: string): Record<string, unknown> | null {

@@ -3,7 +3,7 @@ import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
 import { forwarderCommand, splitCommand, writeHookSecret } from "../launch-files.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { HOOK_EVENTS, hookOverrides, tomlString } from "./hooks.ts";
-import { threadIdOf } from "./threads.ts";
+import { isThreadOpen, threadIdOf } from "./threads.ts";
 
 /**
  * Codex CLI's launch line. Everything ag needs is passed per session on the command line, so the
@@ -69,7 +69,11 @@ export async function prepareCodexLaunch(request: LaunchRequest, env: AgentEnvir
   return { command, env: { ...request.env, SVC_SESSION_ID: request.sessionId }, warnings };
 }
 
-/** `resume <thread>` or `fork <thread>`: Codex names its threads, the rollout file says which. */
+/**
+ * `resume <thread>` or `fork <thread>`: Codex names its threads, the rollout file says which.
+ * Never a resume of a thread another Codex is writing (the user's own TUI, daemon or IDE): ag
+ * would be its second writer.
+ */
 async function conversation(request: LaunchRequest): Promise<string[]> {
   if (!request.resume) return [];
   const path = request.resume.transcriptPath;
@@ -78,6 +82,12 @@ async function conversation(request: LaunchRequest): Promise<string[]> {
     throw new AgError(
       "CONFLICT",
       `no Codex conversation is known for session ${request.resume.conversationId}`,
+    );
+  // A fork writes a thread of its own; a resume would be a second writer on one still open.
+  if (!request.resume.fork && path && (await isThreadOpen(path, thread)))
+    throw new AgError(
+      "CONFLICT",
+      `Codex conversation ${thread} is open in another Codex, which must close it first (one writer per thread); fork it instead`,
     );
   return [request.resume.fork ? "fork" : "resume", thread];
 }

@@ -2,9 +2,10 @@ import type { TokenCounts } from "../vocabulary.ts";
 
 /**
  * One line of a Codex rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread>.jsonl`,
- * 0.169.0) as a typed entry: `{timestamp, ordinal, type, payload}`, where `type` is
- * session_meta, turn_context, response_item (what the model saw and said), event_msg (what
- * happened: turn started or completed, items done, token counts), token_usage_record, world_state…
+ * 0.169.0 and 0.171.0 alike) as a typed entry: `{timestamp, ordinal, type, payload}`, where
+ * `type` is session_meta, turn_context, response_item (what the model saw and said), event_msg
+ * (what happened: turn started or completed, items done, token counts), token_usage_record,
+ * world_state…
  */
 
 export type RolloutEntry = { timestamp: string | null } & (

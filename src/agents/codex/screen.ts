@@ -1,6 +1,6 @@
 /**
- * Reads a `tmux capture-pane -p` screen of Codex CLI (pinned 0.169.0; every pattern is tested
- * against panes captured from the real CLI, tests/fixtures/agents/codex/).
+ * Reads a `tmux capture-pane -p` screen of Codex CLI (0.169.0 and 0.171.0 draw alike; every
+ * pattern is tested against panes captured from the real CLI, tests/fixtures/agents/codex/).
  *
  * The screen, top to bottom: past turns (`› prompt`, `• answer`, `  Worked for 2s • 17:19` at a
  * turn's end, `■ …` when it was interrupted or failed), the live status (`• Working (4s • esc to
@@ -40,7 +40,12 @@ export interface QuestionScreen {
   questions: number;
 }
 
-export type StartDialog = "folder-trust" | "hooks-review" | "model-upgrade";
+/**
+ * Codex's dialogs before its composer. `thread-locked`: a resumed conversation another Codex
+ * (a TUI, the app-server daemon, an IDE) is writing: Codex lets one writer at a time and shows
+ * "This conversation is open in another app" until it is closed there (r retries).
+ */
+export type StartDialog = "folder-trust" | "hooks-review" | "model-upgrade" | "thread-locked";
 
 export interface StartDialogScreen {
   state: "start_dialog";
@@ -96,6 +101,8 @@ const START_DIALOGS: ReadonlyArray<[StartDialog, RegExp, RegExp]> = [
   ["folder-trust", /Trust this folder\?/, /enter continue/],
   ["hooks-review", /Hooks need review/, /enter confirm/],
   ["model-upgrade", /Use existing model/, /enter\/esc confirm/],
+  // Above it the conversation so far, whose last prompt would read as a composer.
+  ["thread-locked", /This conversation is open in another app/, /\br retry\b.*\bq exit\b/],
 ];
 
 export function classifyScreen(text: string, options: { paneDead?: boolean } = {}): CodexScreen {

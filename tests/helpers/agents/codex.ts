@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentSeed } from "./index.ts";
 
@@ -8,7 +8,8 @@ const REPO = join(import.meta.dir, "..", "..", "..");
 const KEY_VARIABLE = "AG_TEST_CODEX_KEY";
 
 /**
- * Codex CLI (0.169.0) in a test world: the npm package's launcher as `codex`, and
+ * Codex CLI (0.169.0; CODEX_BIN, the launcher bin/codex.js of another install, tries another
+ * version) in a test world: the npm package's launcher as `codex`, and
  * $HOME/.codex/config.toml with a custom provider for the mock's openai-responses face. The
  * model is one of Codex's catalog (`gpt-5.5`): with an unknown one Codex offers no apply_patch
  * tool. Everything that would show a start-up notice or reach the network is off (the plugin
@@ -17,7 +18,7 @@ const KEY_VARIABLE = "AG_TEST_CODEX_KEY";
  * goes to a closed local port (loopback, the mock included, is exempt).
  */
 export const codexSeed: AgentSeed = {
-  binaries: () => ({ codex: join(REPO, "node_modules", "@openai", "codex", "bin", "codex.js") }),
+  binaries: () => ({ codex: codexLauncher() }),
   seed(home, mockUrl) {
     const dir = join(home, ".codex");
     mkdirSync(dir, { recursive: true });
@@ -33,6 +34,17 @@ export const codexSeed: AgentSeed = {
     };
   },
 };
+
+/** The launcher the tests run: CODEX_BIN when set, else the pinned devDependency's. */
+export function codexLauncher(): string {
+  return process.env.CODEX_BIN || join(REPO, "node_modules", "@openai", "codex", "bin", "codex.js");
+}
+
+/** The version of the launcher the tests run ("0.169.0"), read from its package.json. */
+export function codexVersion(): string {
+  const manifest = join(codexLauncher(), "..", "..", "package.json");
+  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+}
 
 function config(mockUrl: string): string {
   return `model_provider = "mock"
