@@ -46,7 +46,9 @@ export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Prom
     session.observe({ kind: "launch-failed", error: message }, "ag");
     // Ended either way (crashed, or still the ended session it was): no longer followed.
     if (isTerminal(session.status().status)) deps.live.forget(rec.id);
-    return new AgError(code, `${what}: ${message}`, { cause: error });
+    // A refusal the adapter gave for a reason of its own (a Codex thread another process writes:
+    // CONFLICT) keeps its code; anything else is the launch's failure.
+    return new AgError(error instanceof AgError ? error.code : code, `${what}: ${message}`, { cause: error });
   };
   const driver = deps.drivers.of(rec);
   await driver.launch(session, spec, failed);

@@ -109,8 +109,9 @@ describe("a Codex conversation", () => {
     const user = await usersCodex(rollout, thread);
     try {
       const refused = await world.api<Json>("POST", `/v1/sessions/${parent}/resume`);
-      // The adapter's CONFLICT reaches the API as the tmux driver's AGENT_UNAVAILABLE (503).
-      expect(refused.status).toBeGreaterThanOrEqual(400);
+      // The adapter's own refusal: 409 CONFLICT, not the launch's 503.
+      expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe("CONFLICT");
       expect(refused.body.error).toContain(`Codex conversation ${thread} is open in another Codex`);
       expect((await world.api<Json>("GET", `/v1/sessions/${parent}`)).body.status).toBe("killed");
       const fork = await world.api<Json>("POST", `/v1/sessions/${parent}/fork`);
