@@ -3,11 +3,12 @@
  * tests). Checked here, before anything runs, instead of failing deep inside the suite. What is
  * missing is installed with apt-get the way .ci/run does it, when this user is root or sudo works
  * without a password; otherwise the script stops at once with the exact command to run. Then the
- * agent CLIs that live outside the lock (scripts/agent-tools.ts) are installed if missing.
+ * agent CLIs that live outside the lock and the further pinned versions of agents
+ * (scripts/agent-tools.ts) are installed if missing.
  */
 import { findChromium } from "../src/screenshot/index.ts";
 import { currentInstallEnv, type InstallEnv, installCommand } from "../src/shared/install.ts";
-import { installTools, pinnedTools } from "./agent-tools.ts";
+import { installPins } from "./agent-tools.ts";
 
 export type TestNeed = "tmux" | "chromium";
 
@@ -104,7 +105,7 @@ if (import.meta.main) {
     process.exit(1);
   }
   try {
-    const installed = installTools(pinnedTools());
+    const installed = installPins();
     if (installed.length) console.error(`preflight: installed ${installed.join(", ")} into .tools/`);
   } catch (error) {
     console.error(`preflight: ${(error as Error).message}`);

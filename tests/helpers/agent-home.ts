@@ -76,23 +76,29 @@ export function agentEnv(home: string, mockUrl: string, apiKey = TEST_API_KEY): 
 }
 
 /**
- * The native Claude Code binary: $CLAUDE_BIN, else the platform package
- * (@anthropic-ai/claude-code-<os>-<arch>), else node_modules/.bin/claude when it is the real
- * binary (with npm's install scripts blocked it is a ~500-byte stub).
+ * The native Claude Code binary: $CLAUDE_BIN, else the one installed in the repository's
+ * node_modules (the pinned devDependency).
  */
 export function claudeBinary(): string {
+  const path = process.env.CLAUDE_BIN || claudeBinaryIn(join(REPO, "node_modules"));
+  if (path && existsSync(path) && statSync(path).size > 100_000) return path;
+  throw new Error("the native Claude Code binary is missing: npm install (or set CLAUDE_BIN)");
+}
+
+/**
+ * The native Claude Code binary of the package installed in `modules` (a node_modules folder):
+ * its platform package (@anthropic-ai/claude-code-<os>-<arch>), else .bin/claude when it is the
+ * real binary (with npm's install scripts blocked it is a ~500-byte stub); null when none is.
+ */
+export function claudeBinaryIn(modules: string): string | null {
   const arch = process.arch === "x64" || process.arch === "arm64" ? process.arch : String(process.arch);
-  const scope = join(REPO, "node_modules", "@anthropic-ai");
+  const scope = join(modules, "@anthropic-ai");
   const candidates = [
-    process.env.CLAUDE_BIN,
     join(scope, `claude-code-${process.platform}-${arch}`, "claude"),
     join(scope, `claude-code-${process.platform}-${arch}-musl`, "claude"),
-    join(REPO, "node_modules", ".bin", "claude"),
+    join(modules, ".bin", "claude"),
   ];
-  for (const path of candidates) {
-    if (path && existsSync(path) && statSync(path).size > 100_000) return path;
-  }
-  throw new Error("the native Claude Code binary is missing: npm install (or set CLAUDE_BIN)");
+  return candidates.find((path) => existsSync(path) && statSync(path).size > 100_000) ?? null;
 }
 
 let version: string | null = null;

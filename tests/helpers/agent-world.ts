@@ -8,8 +8,9 @@ import { tempDir } from "./temp.ts";
 import { killTmuxServer } from "./tmux.ts";
 
 /**
- * One machine for real-agent tests: the compiled ag, the REAL Claude Code CLI (as `claude` on
- * PATH) talking to our mock model, a seeded HOME, a workDir ag has never seen (so ag's own
+ * One machine for real-agent tests: the compiled ag, the REAL agent CLIs (Claude Code as `claude`
+ * on PATH, the others as tests/helpers/agents/ links them; the pinned versions unless the options
+ * choose others) talking to our mock model, a seeded HOME, a workDir ag has never seen (so ag's own
  * folder-trust step is exercised), a private tmux socket, and a fixed port so ag can restart.
  */
 export interface AgentWorld {
@@ -30,25 +31,39 @@ export interface AgentWorld {
   stop(): Promise<void>;
 }
 
+export interface AgentWorldOptions {
+  /**
+   * Program name → binary, replacing the pinned one linked into the world's bin: another version
+   * of an agent CLI (`AgentVersion.binaries()`, tests/helpers/agent-versions.ts), e.g.
+   * `{claude: <.tools/claude-code@2.1.328/…/claude>}`.
+   */
+  binaries?: Record<string, string>;
+}
+
 /**
  * Everything of an agent world but the running ag: its folders, the mock model and the
  * environment ag runs in (for tests that start ag their own way, like `ag run`).
  */
-export async function prepareAgentWorld(extraEnv: Record<string, string> = {}) {
+export async function prepareAgentWorld(
+  extraEnv: Record<string, string> = {},
+  options: AgentWorldOptions = {},
+) {
   const root = tempDir("ag-world-");
   const home = join(root, "home");
   const workDir = join(root, "work");
   const bin = join(root, "bin");
   for (const dir of [home, workDir, bin]) mkdirSync(dir, { recursive: true });
   seedAgentHome(home, { trust: [] });
-  symlinkSync(claudeBinary(), join(bin, "claude"));
   const mock = await startMockModel();
   // Every other agent CLI too, each seeded to start at its prompt and talk to the mock.
+  const programs: Record<string, string> = { claude: claudeBinary() };
   const seeded: Record<string, string> = {};
   for (const seed of Object.values(AGENT_SEEDS)) {
-    for (const [name, path] of Object.entries(seed.binaries())) symlinkSync(path, join(bin, name));
+    Object.assign(programs, seed.binaries());
     Object.assign(seeded, seed.seed(home, mock.url));
   }
+  Object.assign(programs, options.binaries);
+  for (const [name, path] of Object.entries(programs)) symlinkSync(path, join(bin, name));
   const port = freePort();
   const base = agEnv();
   const env: Record<string, string> = {
@@ -64,9 +79,12 @@ export async function prepareAgentWorld(extraEnv: Record<string, string> = {}) {
   return { root, workDir, env, mock, port };
 }
 
-export async function startAgentWorld(extraEnv: Record<string, string> = {}): Promise<AgentWorld> {
+export async function startAgentWorld(
+  extraEnv: Record<string, string> = {},
+  options: AgentWorldOptions = {},
+): Promise<AgentWorld> {
   const binary = await compiledBinary();
-  const { root, workDir, env, mock, port } = await prepareAgentWorld(extraEnv);
+  const { root, workDir, env, mock, port } = await prepareAgentWorld(extraEnv, options);
   let ag = await startAg(binary, [], { env, cwd: root });
   const url = `http://127.0.0.1:${port}`;
 

@@ -18,7 +18,9 @@ const KEY_VARIABLE = "AG_TEST_CODEX_KEY";
  * goes to a closed local port (loopback, the mock included, is exempt).
  */
 export const codexSeed: AgentSeed = {
-  binaries: () => ({ codex: codexLauncher() }),
+  binaries: (modules) => ({
+    codex: modules ? join(modules, "@openai", "codex", "bin", "codex.js") : codexLauncher(),
+  }),
   seed(home, mockUrl) {
     const dir = join(home, ".codex");
     mkdirSync(dir, { recursive: true });

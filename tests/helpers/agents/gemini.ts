@@ -11,7 +11,7 @@ const REPO = join(import.meta.dir, "..", "..", "..");
  * GOOGLE_GEMINI_BASE_URL points it at the mock's Gemini face.
  */
 export const geminiSeed: AgentSeed = {
-  binaries: () => ({ gemini: join(REPO, "node_modules", ".bin", "gemini") }),
+  binaries: (modules = join(REPO, "node_modules")) => ({ gemini: join(modules, ".bin", "gemini") }),
   seed(home, mockUrl) {
     mkdirSync(join(home, ".gemini"), { recursive: true });
     const settings = {

@@ -8,8 +8,12 @@ import { opencodeSeed } from "./opencode.ts";
  * file beside this one. No bun:test import here (scripts use the world too).
  */
 export interface AgentSeed {
-  /** Program name → the installed binary (from node_modules), linked into the world's bin. */
-  binaries(): Record<string, string>;
+  /**
+   * Program name → the installed binary, linked into the world's bin: the pinned one (from
+   * node_modules or .tools/), or the one installed in `modules`, another version's node_modules
+   * (tests/helpers/agent-versions.ts).
+   */
+  binaries(modules?: string): Record<string, string>;
   /**
    * Writes the agent's own config under `home` so that it starts straight at its prompt, talks
    * to the mock at `mockUrl` and sends nothing anywhere else; returns the environment it needs.

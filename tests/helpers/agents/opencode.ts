@@ -17,7 +17,7 @@ const MODELS = {
  * keep it offline (as ag does for each session's own config dir). No models.dev fetch either.
  */
 export const opencodeSeed: AgentSeed = {
-  binaries: () => ({ opencode: opencodeBinary() }),
+  binaries: (modules) => ({ opencode: opencodeBinary(modules) }),
   seed(home, mockUrl) {
     const dir = join(home, ".config", "opencode");
     mkdirSync(join(dir, "node_modules"), { recursive: true });
@@ -49,16 +49,20 @@ export const opencodeSeed: AgentSeed = {
 
 /**
  * The native OpenCode binary of the platform package, else its launcher, as scripts/agent-tools.ts
- * installs them into .tools/ (outside the lock: see there).
+ * installs them into .tools/ (outside the lock: see there), or into another version's `modules`.
+ * $OPENCODE_BIN replaces the pinned one.
  */
-export function opencodeBinary(): string {
-  const modules = join(TOOLS_DIR, "node_modules");
+export function opencodeBinary(modules?: string): string {
+  const pinned = modules === undefined;
+  modules ??= join(TOOLS_DIR, "node_modules");
   const candidates = [
-    process.env.OPENCODE_BIN,
+    pinned ? process.env.OPENCODE_BIN : undefined,
     join(modules, `opencode-${process.platform}-${process.arch}`, "bin", "opencode"),
     join(modules, `opencode-${process.platform}-${process.arch}-baseline`, "bin", "opencode"),
     join(modules, ".bin", "opencode"),
   ];
   for (const path of candidates) if (path && existsSync(path) && statSync(path).size > 100_000) return path;
-  throw new Error("the OpenCode binary is missing: bun scripts/agent-tools.ts (or set OPENCODE_BIN)");
+  throw new Error(
+    `the OpenCode binary is missing in ${modules}: bun scripts/agent-tools.ts (or set OPENCODE_BIN)`,
+  );
 }

@@ -1,0 +1,84 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  agentPackages,
+  extraPins,
+  installedNewest,
+  NEWEST_DIR,
+  primaryPins,
+  versionDir,
+} from "../../scripts/agent-tools.ts";
+import { claudeBinary, claudeBinaryIn } from "./agent-home.ts";
+import { AGENT_SEEDS } from "./agents/index.ts";
+
+/**
+ * The agent CLI versions under test, each with its binaries (program name → path) for a test
+ * world (`startAgentWorld(env, {binaries})`):
+ *
+ * - `pin`: the primary pin (the devDependency, or the `agentTools` entry), what every other test
+ *   drives;
+ * - `extra`: the further pins of package.json's `agentVersions`, verified too (always: npm test's
+ *   preflight installs them);
+ * - `newest`: the newest the registry served when scripts/agent-matrix.ts last installed it,
+ *   when it is none of the pins, only with `AG_AGENT_MATRIX=newest` (pins and newest) or
+ *   `AG_AGENT_MATRIX=newest-only`.
+ *
+ * No bun:test import here (scripts/agent-matrix.ts uses it).
+ */
+export interface AgentVersion {
+  agent: string;
+  package: string;
+  version: string;
+  kind: "pin" | "extra" | "newest";
+  /** Program name → binary; throws when that version is not installed (with the command that installs it). */
+  binaries(): Record<string, string>;
+}
+
+export type MatrixMode = "pins" | "newest" | "newest-only";
+
+export function matrixMode(env: Record<string, string | undefined> = process.env): MatrixMode {
+  const mode = env.AG_AGENT_MATRIX ?? "";
+  if (mode === "" || mode === "pins") return "pins";
+  if (mode === "newest" || mode === "newest-only") return mode;
+  throw new Error(`AG_AGENT_MATRIX=${mode}: expected pins, newest or newest-only`);
+}
+
+/** Every (agent, version) under test, agent by agent, in the order pin, extras, newest. */
+export function agentVersions(mode: MatrixMode = matrixMode()): AgentVersion[] {
+  const primary = primaryPins();
+  const extras = extraPins();
+  const newest = mode === "pins" ? {} : installedNewest();
+  return Object.entries(agentPackages()).flatMap(([agent, name]) => {
+    const entry = (version: string, kind: AgentVersion["kind"], modules?: string): AgentVersion => ({
+      agent,
+      package: name,
+      version,
+      kind,
+      binaries: () => binariesOf(agent, modules),
+    });
+    const list: AgentVersion[] = [];
+    if (mode !== "newest-only") {
+      if (primary[name]) list.push(entry(primary[name], "pin"));
+      for (const version of extras[name] ?? [])
+        list.push(entry(version, "extra", join(versionDir(name, version), "node_modules")));
+    }
+    const latest = newest[name];
+    if (latest)
+      list.push(entry(latest, "newest", join(versionDir(name, latest, NEWEST_DIR), "node_modules")));
+    return list;
+  });
+}
+
+/** An agent's programs: the pinned ones (no `modules`), or those installed in `modules`. */
+function binariesOf(agent: string, modules?: string): Record<string, string> {
+  if (modules !== undefined && !existsSync(modules))
+    throw new Error(`${modules} is missing: bun scripts/agent-tools.ts (--newest for the newest versions)`);
+  if (agent === "claude") {
+    const path = modules === undefined ? claudeBinary() : claudeBinaryIn(modules);
+    if (!path) throw new Error(`no native Claude Code binary under ${modules}`);
+    return { claude: path };
+  }
+  const seed = AGENT_SEEDS[agent];
+  if (!seed) throw new Error(`no test seed for agent ${agent} (tests/helpers/agents/)`);
+  return seed.binaries(modules);
+}
