@@ -82,3 +82,30 @@ function binariesOf(agent: string, modules?: string): Record<string, string> {
   if (!seed) throw new Error(`no test seed for agent ${agent} (tests/helpers/agents/)`);
   return seed.binaries(modules);
 }
+
+/**
+ * Each agent's own e2e files: what npm test runs again on each of the agent's extra pins
+ * (scripts/test-pins.ts), and the variable that points them at that pin's program. The contract
+ * (agent-contract.test.ts) runs every pin already and is not repeated.
+ */
+export const AGENT_E2E: Record<string, { program: string; variable: string; files: string[] }> = {
+  claude: {
+    program: "claude",
+    variable: "CLAUDE_BIN",
+    files: [
+      "agent-smoke",
+      "sessions",
+      "session-answers",
+      "dialog-keys",
+      "trust",
+      "orchestration",
+      "cli",
+      "acp-claude",
+    ].map((name) => `tests/e2e/${name}.test.ts`),
+  },
+  codex: {
+    program: "codex",
+    variable: "CODEX_BIN",
+    files: ["tests/e2e/codex.test.ts", "tests/e2e/codex-conversations.test.ts"],
+  },
+};
