@@ -594,3 +594,29 @@ test("a trust dialog at start is a permission prompt of kind trust", () => {
   expect(r.state.status).toBe("permission_prompt");
   expect(r.state.pending?.dialog).toBe("folder-trust");
 });
+
+test("a start-up dialog answered: a frame still showing it leaves the UI booting, the first idle frame is idle at once", () => {
+  const trust = dialog({
+    kind: "trust",
+    detail: "use the API key found in the environment?",
+    dialog: "api-key",
+  });
+  const r = run(initialStatus(0, STALL, "working", { booting: true }), [
+    [300, "screen", trust],
+    [900, "ag", { kind: "keys", keys: "approve", dialog: "perm-1" }],
+    // Captured between the key and the agent's redraw: the dialog answered, still drawn.
+    [950, "screen", trust],
+    [1400, "screen", idleScreen],
+  ]);
+  expect(r.statuses).toEqual(["permission_prompt", "working", "working", "idle"]);
+  // No look is asked for afterwards: the screen agreed.
+  expect(r.last.catchUpAt).toBeNull();
+});
+
+test("a status the screen disagrees with is looked at once at the catch-up deadline, then confirmed, not re-read in a loop", () => {
+  const start = working(0);
+  const first = reduce(start, idleScreen, "screen", CATCH_UP_MS + 1);
+  // The disagreement is being confirmed: its re-read is the one look asked for.
+  expect(first.rereadAt).toBe(CATCH_UP_MS + 1 + CONFIRM_MS);
+  expect(first.catchUpAt).toBeNull();
+});

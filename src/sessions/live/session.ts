@@ -188,7 +188,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     const state = writer.state;
     timers.at("recheck", applied.recheckAt, () => observe({ kind: "tick" }, "timer"));
     lookAgainAt(applied.rereadAt);
-    timers.at("catch-up", applied.catchUpAt, () => void screen.read());
+    catchUpAt(applied.catchUpAt);
     if (applied.changed) {
       managePermissionTimer(before);
       if (isTerminal(state.status)) {
@@ -209,6 +209,20 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
    * for stays asked for until it runs: a later transition that asks for none does not cancel it
    * (a still screen sends no pane output, so nothing else would bring the frame that decides).
    */
+  /**
+   * One look when a status the screen never showed has waited CATCH_UP_MS. Once per deadline:
+   * the look's own reading names the same deadline (now past) while it is being confirmed, and
+   * re-arming it then read the screen in a tight loop (~600 captures a second, seen).
+   */
+  let catchUpLooked: number | null = null;
+  function catchUpAt(at: number | null): void {
+    if (at === null || at === catchUpLooked) return timers.clear("catch-up");
+    timers.at("catch-up", at, () => {
+      catchUpLooked = at;
+      void screen.read();
+    });
+  }
+
   function lookAgainAt(at: number | null): void {
     if (at === null || (rereadDue !== null && rereadDue <= at)) return;
     rereadDue = at;

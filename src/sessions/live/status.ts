@@ -160,6 +160,7 @@ function nextReread(s: StatusState, asked: number | null): number | null {
 
 /** A state the screen has not shown: a look when the screen may judge it (a lost hook). */
 function nextCatchUp(s: StatusState): number | null {
-  if (isDialog(s.status) || s.booting || s.screenCaughtUp || s.screenJudges) return null;
+  // A disagreement being confirmed has its own re-read (nextReread).
+  if (isDialog(s.status) || s.booting || s.screenCaughtUp || s.screenJudges || s.disagreement) return null;
   return s.since + CATCH_UP_MS;
 }

@@ -36,15 +36,17 @@ export function readScreen(step: Step, obs: Observation, at: number): void {
   }
   const view = viewOf(obs);
   if (view === null) return;
-  if (s.booting) {
+  if (s.booting && view !== "dialog") {
     if (view === "working") return; // noise while the UI loads
     s.booting = false;
     // The first idle screen: the UI is up, ready for a prompt (no confirmation needed).
-    if (view === "idle" && !isDialog(s.status)) {
+    if (!isDialog(s.status)) {
       endTurn(step, "completed", at, true);
       return;
     }
   }
+  // (A dialog while booting: the start-up dialog just answered, still drawn, leaves the UI
+  // booting; a new one is raised, which ends the booting.)
   if (view === "dialog") {
     if (obs.kind === "permission") screenDialog(step, obs.request, at);
     return;
