@@ -22,6 +22,7 @@ import { createCodexAdapter } from "../src/agents/codex/adapter.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { codexLauncher, codexSeed, codexVersion } from "../tests/helpers/agents/codex.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
+import { createChecks, createPaneKit } from "./capture-kit.ts";
 
 const VERSION = codexVersion();
 const SAVE = process.argv.includes("--save");
@@ -36,13 +37,8 @@ const [home, work, bin, sessionDir, panes] = ["home", "work", "bin", "session", 
 for (const dir of [home, work, bin, panes]) mkdirSync(dir, { recursive: true });
 symlinkSync(codexLauncher(), join(bin, "codex"));
 
-let passed = 0;
-let failed = 0;
-function check(label: string, ok: boolean, detail = ""): void {
-  if (ok) passed++;
-  else failed++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${label}${ok || !detail ? "" : `\n     ${detail}`}`);
-}
+const checks = createChecks();
+const { check } = checks;
 
 const mock = startMockModel();
 const hooks: Array<{ event: string; payload: Record<string, unknown> }> = [];
@@ -81,11 +77,8 @@ const launch = (permissionMode = "default") =>
 const plan = await launch();
 
 const socket = `ag-capture-codex-${process.pid}`;
-const tmux = (...args: string[]) => {
-  const result = Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...args], { stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`tmux ${args[0]}: ${result.stderr.toString().trim()}`);
-  return result.stdout.toString();
-};
+const kit = createPaneKit({ socket, adapter, panes, checks, target: () => target });
+const { tmux, capture, paneDead, waitFor, save, keys } = kit;
 const env = { ...codexSeed.seed(home, mock.url), ...plan.env, HOME: home, PATH: `${bin}:/usr/bin:/bin` };
 const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
 /** A window running `command` in `dir` (the main session's is "cx"). */
@@ -98,41 +91,8 @@ function open(name: string, command: string[], dir = work, extra: string[] = [])
   );
 }
 let target = "cx";
-const capture = () => tmux("capture-pane", "-p", "-t", target);
-const paneDead = () => tmux("display-message", "-p", "-t", target, "#{pane_dead}").trim() === "1";
-const read = () => adapter.readScreen(capture(), { paneDead: paneDead() });
 
-async function waitFor(
-  what: string,
-  ready: (o: AgentObservation, input: string | null) => boolean,
-  ms = 30_000,
-) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const reading = read();
-    if (ready(reading.observation, reading.input)) return reading;
-    if (Date.now() > deadline) {
-      check(`waiting for ${what}`, false, `${JSON.stringify(reading.observation)}\n${capture()}`);
-      throw new Error(`gave up waiting for ${what}`);
-    }
-    await Bun.sleep(100);
-  }
-}
 const idle = (o: AgentObservation) => o.kind === "screen-idle";
-const save = (name: string, expect: AgentObservation["kind"], input?: string | null) => {
-  const text = capture();
-  writeFileSync(join(panes, `${name}.txt`), text);
-  const reading = adapter.readScreen(text);
-  check(`${name}: ${expect}`, reading.observation.kind === expect, JSON.stringify(reading.observation));
-  if (input !== undefined)
-    check(`${name}: input ${JSON.stringify(input)}`, reading.input === input, JSON.stringify(reading.input));
-};
-const keys = async (...names: string[]) => {
-  for (const key of names) {
-    tmux("send-keys", "-t", target, key);
-    await Bun.sleep(150);
-  }
-};
 /** Waits for the turn's end hook (Stop, Interrupt), or `ms`, then for an idle screen. */
 const turnEnds = async (from: number, ms = 30_000, screen = idle) => {
   const deadline = Date.now() + ms;
@@ -263,7 +223,7 @@ try {
   save("14-after-exit", "exited", null);
 } catch (error) {
   console.error(error);
-  failed++;
+  checks.check("the capture ran to its end", false);
 }
 
 /** The start-up dialogs and a question, each in a Codex of its own (not part of the rollout). */
@@ -344,8 +304,8 @@ const scrub = (text: string) =>
 const hooksText = `${ours.map((h) => JSON.stringify(h)).join("\n")}\n`;
 writeFileSync(join(root, "hooks.jsonl"), hooksText);
 writeFileSync(join(root, "rollout.jsonl"), rollout);
-console.log(`${passed} passed, ${failed} failed (${root})`);
-if (SAVE && failed === 0) {
+console.log(`${checks.passed} passed, ${checks.failed} failed (${root})`);
+if (SAVE && checks.failed === 0) {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(join(OUT, "panes"), { recursive: true });
   for (const file of new Bun.Glob("*.txt").scanSync(panes))
@@ -355,4 +315,4 @@ if (SAVE && failed === 0) {
   console.log(`saved to ${OUT}`);
 }
 if (!KEEP) rmSync(root, { recursive: true, force: true });
-process.exit(failed === 0 ? 0 : 1);
+process.exit(checks.failed === 0 ? 0 : 1);

@@ -20,6 +20,7 @@ import { createOpenCodeAdapter } from "../src/agents/opencode/adapter.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { opencodeBinary, opencodeSeed } from "../tests/helpers/agents/opencode.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
+import { createChecks, createPaneKit } from "./capture-kit.ts";
 
 const VERSION = "1.18.33";
 const SAVE = process.argv.includes("--save");
@@ -33,13 +34,8 @@ const [home, work, bin, sessionDir, panes] = ["home", "work", "bin", "session", 
 for (const dir of [home, work, bin, panes]) mkdirSync(dir, { recursive: true });
 symlinkSync(opencodeBinary(), join(bin, "opencode"));
 
-let passed = 0;
-let failed = 0;
-function check(label: string, ok: boolean, detail = ""): void {
-  if (ok) passed++;
-  else failed++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${label}${ok || !detail ? "" : `\n     ${detail}`}`);
-}
+const checks = createChecks();
+const { check } = checks;
 
 const mock = startMockModel();
 const hooks: Array<{ event: string; payload: Record<string, unknown> }> = [];
@@ -75,11 +71,8 @@ const plan = await adapter.prepareLaunch({
 });
 
 const socket = `ag-capture-opencode-${process.pid}`;
-const tmux = (...args: string[]) => {
-  const result = Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...args], { stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`tmux ${args[0]}: ${result.stderr.toString().trim()}`);
-  return result.stdout.toString();
-};
+const kit = createPaneKit({ socket, adapter, panes, checks, target: () => "oc" });
+const { tmux, capture, paneDead, read, waitFor, save, keys } = kit;
 const env = { ...opencodeSeed.seed(home, mock.url), ...plan.env, HOME: home, PATH: `${bin}:/usr/bin:/bin` };
 const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
 tmux(
@@ -104,41 +97,8 @@ tmux(
     ...plan.command,
   ],
 );
-const capture = () => tmux("capture-pane", "-p", "-t", "oc");
-const paneDead = () => tmux("display-message", "-p", "-t", "oc", "#{pane_dead}").trim() === "1";
-const read = () => adapter.readScreen(capture(), { paneDead: paneDead() });
 
-async function waitFor(
-  what: string,
-  ready: (o: AgentObservation, input: string | null) => boolean,
-  ms = 30_000,
-) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const reading = read();
-    if (ready(reading.observation, reading.input)) return reading;
-    if (Date.now() > deadline) {
-      check(`waiting for ${what}`, false, `${JSON.stringify(reading.observation)}\n${capture()}`);
-      throw new Error(`gave up waiting for ${what}`);
-    }
-    await Bun.sleep(100);
-  }
-}
 const idle = (o: AgentObservation) => o.kind === "screen-idle";
-const save = (name: string, expect: AgentObservation["kind"], input?: string | null) => {
-  const text = capture();
-  writeFileSync(join(panes, `${name}.txt`), text);
-  const reading = adapter.readScreen(text);
-  check(`${name}: ${expect}`, reading.observation.kind === expect, JSON.stringify(reading.observation));
-  if (input !== undefined)
-    check(`${name}: input ${JSON.stringify(input)}`, reading.input === input, JSON.stringify(reading.input));
-};
-const keys = async (...names: string[]) => {
-  for (const key of names) {
-    tmux("send-keys", "-t", "oc", key);
-    await Bun.sleep(150);
-  }
-};
 const turnEnds = async (from: number, ms = 30_000) => {
   const deadline = Date.now() + ms;
   while (!hooks.slice(from).some((h) => h.event === "session.idle") && Date.now() < deadline)
@@ -247,7 +207,7 @@ try {
   save("13-exited", "exited", null);
 } catch (error) {
   console.error(error);
-  failed++;
+  checks.check("the capture ran to its end", false);
 } finally {
   killTmuxServer(socket);
   receiver.stop(true);
@@ -266,8 +226,8 @@ for (const event of adapter.hooks.events)
   );
 
 writeFileSync(join(root, "hooks.jsonl"), hooks.map((h) => JSON.stringify(h)).join("\n"));
-console.log(`${passed} passed, ${failed} failed (${root})`);
-if (SAVE && failed === 0) {
+console.log(`${checks.passed} passed, ${checks.failed} failed (${root})`);
+if (SAVE && checks.failed === 0) {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   cpSync(panes, join(OUT, "panes"), { recursive: true });
@@ -276,4 +236,4 @@ if (SAVE && failed === 0) {
   console.log(`saved to ${OUT}`);
 }
 if (!KEEP) rmSync(root, { recursive: true, force: true });
-process.exit(failed === 0 ? 0 : 1);
+process.exit(checks.failed === 0 ? 0 : 1);
