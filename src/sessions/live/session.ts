@@ -216,7 +216,10 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
    */
   let catchUpLooked: number | null = null;
   function catchUpAt(at: number | null): void {
-    if (at === null || at === catchUpLooked) return timers.clear("catch-up");
+    if (at === null || at === catchUpLooked) {
+      timers.clear("catch-up");
+      return;
+    }
     timers.at("catch-up", at, () => {
       catchUpLooked = at;
       void screen.read();
