@@ -146,7 +146,10 @@ export async function startRuntime({
       if (!result.healthy)
         logger.warn(`tmux is not usable: ${result.error}; sessions cannot start until it is`);
     });
+    // The one environment ag's children start from (ag's settings and secrets out).
+    const childEnv = readChildEnv();
     const control = createControlTmux({
+      env: childEnv,
       socket: config.tmuxSocket,
       session: config.muxSession,
       binary: tmuxBinary,
@@ -205,7 +208,7 @@ export async function startRuntime({
     // The config's fragments first (they win the match), its prices over the built-in ones.
     const prices = { ...config.pricing, ...agents.prices(), ...config.pricing };
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
-    const acp = createAcpDriver({ baseEnv: readChildEnv(), logger, diagnostics });
+    const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
     undo.push(() => void acp.closeAll());
     const domain = createSessions({
       repo,
@@ -228,6 +231,7 @@ export async function startRuntime({
         stateDir: config.stateDir,
         hookBaseUrl: () => hookBaseUrl,
         permissionMode: config.permissionMode,
+        environment: childEnv,
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { EVENT_NAMES, EventNameSchema, isEventName } from "../events/names.ts";
+import { declaredEnvironment } from "../shared/environment.ts";
 import { AgError } from "../shared/errors.ts";
 import { isInContainer } from "./container.ts";
 import { type Config, type ConfigKey, type EnvKind, SETTINGS, type Setting } from "./schema.ts";
@@ -400,7 +401,10 @@ export function readDesktopEnv(
   };
 }
 
-/** The environment ag's own child processes (headless agents) start from: ag's, defined values only. */
+/**
+ * The environment every process ag starts on someone's behalf begins with (agents on both
+ * drivers, the tmux server, commands in a user's folder): ag's, by shared/environment.ts's policy.
+ */
 export function readChildEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  return declaredEnvironment(env);
 }

@@ -45,8 +45,14 @@ export interface SessionDefaults {
  * API key of the session's own (the auth domain mints it).
  */
 export interface McpAccess {
-  /** The server's command and environment for this session: a fresh key (any earlier one deleted). */
-  open(rec: { id: string; tenantId: string | null }): { command: string[]; env: Record<string, string> };
+  /**
+   * The server's command and environment for this session: a fresh key (any earlier one deleted),
+   * kept in a file of the session's folder `dir` (no secret in the command or the environment).
+   */
+  open(
+    rec: { id: string; tenantId: string | null },
+    dir: string,
+  ): { command: string[]; env: Record<string, string> };
   /** Deletes the session's key (it ended). */
   close(id: string): void;
 }
@@ -97,5 +103,11 @@ export interface SessionServiceDeps {
     delivery?: DeliveryOptions;
     /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
     prices?: PriceTable;
+    /**
+     * The environment every agent starts from (shared/environment.ts `declaredEnvironment`); a
+     * session's own variables go over it. Absent: a terminal agent gets its session's variables
+     * over the tmux server's environment.
+     */
+    environment?: Record<string, string>;
   };
 }

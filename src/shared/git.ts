@@ -1,6 +1,17 @@
+import { gitEnvironment } from "./environment.ts";
+
 /**
  * Reading a project's git repository: which commit it is at, and what changed since one. Read
  * only: no index refresh is written (GIT_OPTIONAL_LOCKS=0), no prompt can wait for a terminal.
+ *
+ * The repository is not trusted: its config (.git/config, and what it includes) can name programs
+ * git runs while reading — a filter's clean/process command on every changed file, an fsmonitor
+ * hook, an external diff, a textconv, hooks. None of them runs for ag: the config is listed first
+ * (listing runs nothing), and every filter it names is overridden to none (git's own
+ * GIT_CONFIG_COUNT overrides beat every config file; an empty command means no filter), fsmonitor
+ * and hooks are off, and a diff never runs an external diff or a textconv. `.gitattributes` may
+ * still name a driver: with no command, it does nothing. Nor does git get ag's secrets: it runs
+ * with the declared environment (shared/environment.ts), without any inherited GIT_*.
  */
 
 /** The tree of no files: what a repository without commits is diffed against. */
@@ -13,17 +24,66 @@ export interface GitResult {
   stdout: string;
 }
 
+const FIXED_ENV = {
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_OPTIONAL_LOCKS: "0",
+  GIT_PAGER: "cat",
+  GIT_EDITOR: "true",
+  GIT_ASKPASS: "true",
+  SSH_ASKPASS: "true",
+};
+
+/** Always overridden: nothing of these may run a program for ag. */
+const ALWAYS: ReadonlyArray<readonly [string, string]> = [
+  ["core.quotepath", "off"],
+  ["core.fsmonitor", "false"],
+  ["core.hooksPath", "/dev/null"],
+  ["core.pager", "cat"],
+];
+
 /** Runs git in `dir`; null when git is missing or does not finish in time. */
 export async function git(dir: string, args: string[]): Promise<GitResult | null> {
+  const listed = await run(dir, ["config", "--null", "--name-only", "--list"], gitEnvironment(FIXED_ENV));
+  if (!listed) return null;
+  const overrides = configOverrides(listed.code === 0 ? listed.stdout.split("\0") : []);
+  const safeArgs = args[0] === "diff" ? ["diff", "--no-ext-diff", "--no-textconv", ...args.slice(1)] : args;
+  return run(dir, safeArgs, gitEnvironment({ ...FIXED_ENV, ...asEnvironment(overrides) }));
+}
+
+/**
+ * The overrides that neutralise the config listed (names as `git config --name-only` gives them:
+ * section and key lower case, a subsection as written): every filter driver named gets no clean,
+ * smudge or process command and is not required (a required filter without a command fails the
+ * read instead of passing the file through).
+ */
+export function configOverrides(names: readonly string[]): Array<[string, string]> {
+  const overrides: Array<[string, string]> = ALWAYS.map(([k, v]) => [k, v]);
+  const filters = new Set<string>();
+  for (const name of names) {
+    const match = /^filter\.(.+)\.(clean|smudge|process|required)$/s.exec(name);
+    if (match?.[1] !== undefined) filters.add(match[1]);
+  }
+  for (const driver of filters) {
+    for (const key of ["clean", "smudge", "process"]) overrides.push([`filter.${driver}.${key}`, ""]);
+    overrides.push([`filter.${driver}.required`, "false"]);
+  }
+  return overrides;
+}
+
+/** git's own channel for `-c` given in the environment: names with any character, and not argv. */
+function asEnvironment(overrides: Array<[string, string]>): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(overrides.length) };
+  overrides.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
+async function run(dir: string, args: string[], env: Record<string, string>): Promise<GitResult | null> {
   let proc: ReturnType<typeof Bun.spawn>;
   try {
-    proc = Bun.spawn(["git", "-c", "core.quotepath=off", ...args], {
-      cwd: dir,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "ignore",
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", GIT_PAGER: "cat" },
-    });
+    proc = Bun.spawn(["git", ...args], { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "ignore", env });
   } catch {
     return null;
   }

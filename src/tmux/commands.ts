@@ -40,6 +40,8 @@ export const SERVER_SETUP: readonly string[][] = [
   ["set-option", "-g", "history-limit", "50000"],
   ["set-option", "-g", "default-size", `${DEFAULT_WIDTH}x${DEFAULT_HEIGHT}`],
   ["set-option", "-wg", "remain-on-exit", "on"],
+  // A person attaching (ag attach) must not hand their DISPLAY, SSH agent… to later agents.
+  ["set-option", "-g", "update-environment", ""],
   // NOT `window-size manual` globally: tmux 3.3a's server crashes creating a window with it while
   // only a size-less control client is attached. newWindow pins each window's size instead.
   // Pane death, event-driven: tmux re-evaluates the format for every pane of the session and
@@ -56,6 +58,15 @@ export function parseDeath(value: string): { status: number | null } | "unreaped
   if (dead !== "1") return null;
   if (status === "" && signal === "") return "unreaped";
   return { status: status === "" ? null : Number(status) };
+}
+
+/**
+ * The names `show-environment` lists (`NAME=value`, or `-NAME` for one marked removed) that are
+ * not in `env`: the ones to unset.
+ */
+export function staleNames(lines: readonly string[], env: Record<string, string>): string[] {
+  const names = lines.map((line) => (line.startsWith("-") ? line.slice(1) : (line.split("=")[0] ?? "")));
+  return names.filter((name) => name !== "" && !Object.hasOwn(env, name));
 }
 
 export const WINDOW_LIST_FORMAT = "#{window_id}|#{@ag_placeholder}|#{@svc_session_id}|#{window_name}";

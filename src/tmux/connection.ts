@@ -1,4 +1,4 @@
-import { withoutAgSettings } from "../shared/env.ts";
+import { declaredEnvironment } from "../shared/environment.ts";
 import { notFound } from "../shared/install.ts";
 import { tmuxArgv, tmuxCommandLine } from "./argv.ts";
 import { type ControlReply, createControlFramer } from "./framing.ts";
@@ -26,6 +26,11 @@ export interface ControlConnectionOptions {
   socket: string;
   /** Read only when this client starts the server; null = none (never the user's ~/.tmux.conf). */
   configFile: string | null;
+  /**
+   * The client's environment: a server this client starts inherits it as its global environment
+   * (shared/environment.ts, the declared one: never ag's settings, nor $TMUX); the default.
+   */
+  env?: Record<string, string>;
   /** The command after `-C`, e.g. `new-session -A -s ag …`; it answers the first block. */
   startup: string[];
   startupTimeoutMs?: number;
@@ -48,12 +53,7 @@ export async function openControlConnection(options: ControlConnectionOptions): 
   const startupTimeoutMs = options.startupTimeoutMs ?? 10_000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 15_000;
   const argv = tmuxArgv(options.binary, options.socket, "-f", options.configFile ?? "/dev/null", "-C");
-  // tmux refuses to nest inside a tmux it finds in $TMUX, and the agents must not inherit it;
-  // nor ag's settings (the auth token among them): every agent inherits this environment.
-  const env = withoutAgSettings(process.env);
-  delete env.TMUX;
-  delete env.TMUX_PANE;
-
+  const env = options.env ?? declaredEnvironment();
   let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
   try {
     proc = Bun.spawn([...argv, ...options.startup], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });

@@ -1,3 +1,4 @@
+import { declaredEnvironment } from "../shared/environment.ts";
 import { isPaneId } from "./argv.ts";
 import { createOutputCoalescer } from "./coalesce.ts";
 import {
@@ -8,6 +9,7 @@ import {
   pasteText,
   placeholderWindowCommand,
   SERVER_SETUP,
+  staleNames,
   startupCommand,
   WINDOW_LIST_FORMAT,
 } from "./commands.ts";
@@ -35,6 +37,13 @@ export interface ControlTmuxOptions {
   /** pane-output is signalled at most once per pane per this interval (trailing edge kept). */
   outputIntervalMs?: number;
   commandTimeoutMs?: number;
+  /**
+   * The environment of ag's children (shared/environment.ts `declaredEnvironment`). At each
+   * connect the server's global and session environments are pruned to its names: a server
+   * started by an earlier ag keeps that ag's environment, and a window gets the global one under
+   * what its launch passes with `-e`.
+   */
+  env?: Record<string, string>;
 }
 
 /**
@@ -50,6 +59,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
   const session = options.session;
   if (!/^[A-Za-z0-9_-]+$/.test(session)) throw new TypeError(`invalid tmux session name: ${session}`);
   const target = `=${session}`;
+  const env = options.env ?? declaredEnvironment();
   const log = options.logger;
   const listeners = new Set<(event: TmuxEvent) => void>();
   const coalescer = createOutputCoalescer(options.outputIntervalMs ?? 30, (paneId) =>
@@ -132,6 +142,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
       binary,
       socket: options.socket,
       configFile: options.configFile ?? null,
+      env,
       startup: startupCommand(session),
       commandTimeoutMs: options.commandTimeoutMs,
       onNotification: (line) => {
@@ -153,6 +164,7 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
     connection = conn;
     try {
       await Promise.all(SERVER_SETUP.map((args) => conn.run(args)));
+      await pruneEnvironment(conn);
       await ensurePlaceholder(conn);
     } catch (error) {
       connection = null;
@@ -162,6 +174,21 @@ export function createControlTmux(options: ControlTmuxOptions): Tmux {
     health = { healthy: true, error: null };
     backoffMs = 100;
     emit({ type: "connected" });
+  }
+
+  /**
+   * Unsets every variable of the server's global and session environments that ag's declared
+   * environment lacks: what an earlier ag (or a person attaching) left there would otherwise reach
+   * every new window. Only names travel (on the control client's stdin); the values a window gets
+   * are passed with its launch.
+   */
+  async function pruneEnvironment(conn: ControlConnection): Promise<void> {
+    const prune = async (scope: string[]) => {
+      const names = staleNames(await conn.run(["show-environment", ...scope]), env);
+      await Promise.all(names.map((name) => conn.run(["set-environment", ...scope, "-u", name])));
+    };
+    await prune(["-g"]);
+    await prune(["-t", target]);
   }
 
   async function ensurePlaceholder(conn: ControlConnection): Promise<void> {

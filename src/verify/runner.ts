@@ -1,4 +1,4 @@
-import { withoutAgSettings } from "../shared/env.ts";
+import { declaredEnvironment } from "../shared/environment.ts";
 import { describeError } from "../shared/errors.ts";
 
 /**
@@ -47,7 +47,7 @@ export const runCommand: RunCommand = async (run) => {
   try {
     child = Bun.spawn(run.argv, {
       cwd: run.cwd,
-      env: { ...run.defaultEnv, ...withoutAgSettings(process.env) },
+      env: { ...run.defaultEnv, ...declaredEnvironment() },
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",

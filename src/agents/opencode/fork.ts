@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { declaredEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 
 /**
@@ -24,7 +25,7 @@ export async function forkConversation(options: {
   try {
     server = Bun.spawn([options.program, "serve", "--port", "0", "--hostname", "127.0.0.1", "--pure"], {
       cwd: options.workDir,
-      env: { ...process.env, ...options.env, OPENCODE_SERVER_PASSWORD: password },
+      env: { ...declaredEnvironment(), ...options.env, OPENCODE_SERVER_PASSWORD: password },
       stdout: "pipe",
       stderr: "ignore",
     });

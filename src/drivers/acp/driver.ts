@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AgentAdapter, AgentObservation } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import { sessionEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
@@ -94,7 +95,7 @@ export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
 const STATE_FILE = "acp.json";
 
 export function createAcpDriver(deps: {
-  /** The environment every child starts from (ag's own); the adapter's entries go over it. */
+  /** The environment every child starts from (shared/environment.ts, declared); the adapter's entries go over it. */
   baseEnv: Record<string, string>;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
@@ -227,7 +228,7 @@ export function createAcpDriver(deps: {
     mkdirSync(spec.sessionDir, { recursive: true, mode: 0o700 });
     let run: Running | null = null;
     const conn = await openAcpConnection(
-      { command: spec.command, env: { ...deps.baseEnv, ...spec.env }, cwd: spec.workDir },
+      { command: spec.command, env: sessionEnvironment(deps.baseEnv, spec.env), cwd: spec.workDir },
       {
         update: (n) => run && onUpdate(run, n.update),
         permission: (request, signal) =>

@@ -79,13 +79,13 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const approveAll = plan.approveAll === true;
     const mode = entry.modes?.[rec.permissionMode] ?? null;
     const spec = { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env };
-    return { spec: { ...spec, approveAll, mode, mcpServers: mcpServers(rec) }, warnings };
+    return { spec: { ...spec, approveAll, mode, mcpServers: mcpServers(rec, dir) }, warnings };
   }
 
   /** ag's own MCP server over stdio, for a session that offers it (a fresh key at each launch). */
-  function mcpServers(rec: SessionRecord): acp.McpServer[] {
+  function mcpServers(rec: SessionRecord, dir: string): acp.McpServer[] {
     if (!rec.offerMcp || !deps.mcp) return [];
-    const { command, env } = deps.mcp.open(rec);
+    const { command, env } = deps.mcp.open(rec, dir);
     const [program = "", ...args] = command;
     return [
       {

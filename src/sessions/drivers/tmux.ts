@@ -1,6 +1,7 @@
 import type { KeyStep } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { Clock } from "../../shared/clock.ts";
+import { sessionEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
@@ -37,7 +38,7 @@ export interface TmuxDriverDeps {
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   delivery: DeliveryOptions;
-  settings: { stateDir: string; hookBaseUrl: () => string };
+  settings: { stateDir: string; hookBaseUrl: () => string; environment?: Record<string, string> };
 }
 
 /**
@@ -132,7 +133,10 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       }
       spec.warnings.push(...plan.warnings);
       try {
-        const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env: plan.env };
+        // The whole environment goes with the window (new-window -e, on the control client's
+        // stdin: no argv), so the agent has this ag's, not what the tmux server started with.
+        const env = sessionEnvironment(deps.settings.environment ?? {}, plan.env);
+        const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env };
         session.placed(
           spec.splitOf
             ? await deps.tmux.splitWindow(spec.splitOf, placement)

@@ -5,7 +5,7 @@ import type { AgentSeed } from "./index.ts";
 const REPO = join(import.meta.dir, "..", "..", "..");
 
 /** The variable that holds the mock provider's key (any non-empty value: the mock checks none). */
-const KEY_VARIABLE = "AG_TEST_CODEX_KEY";
+const KEY_VARIABLE = "MOCK_CODEX_KEY";
 
 /**
  * Codex CLI (0.169.0; CODEX_BIN, the launcher bin/codex.js of another install, tries another
