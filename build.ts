@@ -5,6 +5,7 @@
 import { linkSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { buildDashboard } from "./scripts/dashboard.ts";
+import { productionMode } from "./scripts/production-mode.ts";
 
 const outdirFlag = process.argv.indexOf("--outdir");
 const outdir = resolve(outdirFlag === -1 ? "dist" : process.argv[outdirFlag + 1]!);
@@ -33,7 +34,10 @@ const result = await Bun.build({
   minify: { whitespace: true, syntax: true, identifiers: false },
   bytecode: true,
   sourcemap: "linked",
+  // Production whatever NODE_ENV the binary meets: for code reading process.env.NODE_ENV (define),
+  // and for Elysia, which reads Bun.env at run time (the plugin).
   define: { "process.env.NODE_ENV": '"production"' },
+  plugins: [productionMode],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -375,6 +375,7 @@ export async function startRuntime({
       keys,
       sseTokens,
       rateLimitPerMin: config.rateLimitPerMin,
+      bodyLimits: { depth: config.maxBodyDepth, members: config.maxBodyMembers },
       plugins: [
         authRoutes({ keys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
@@ -414,7 +415,12 @@ export async function startRuntime({
         ),
       ],
     });
-    const server = await listen(app, { host: config.host, port: config.port, maxBodyBytes: MAX_BODY_BYTES });
+    const server = await listen(app, {
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: MAX_BODY_BYTES,
+      logger,
+    });
     const url = localUrl(config.host, server.port);
     // With port 0 the derived base URL names no real port: hooks call back where we are bound.
     if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;

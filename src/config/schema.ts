@@ -565,6 +565,22 @@ export const SETTINGS = [
     description: "Requests per minute per API key (per address when anonymous); 0 turns it off",
   }),
   setting({
+    key: "maxBodyDepth",
+    env: "SVC_MAX_BODY_DEPTH",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 8, maximum: 1024 }),
+    default: 64,
+    description: "Deepest nesting of arrays and objects a request body may have (past it a 400)",
+  }),
+  setting({
+    key: "maxBodyMembers",
+    env: "SVC_MAX_BODY_MEMBERS",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1000 }),
+    default: 100_000,
+    description: "Most array elements and object members a request body may have (past it a 400)",
+  }),
+  setting({
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
@@ -633,6 +649,8 @@ export interface Config {
   memoryBridge: { enabled: boolean; persistPath: string | null; reaperIntervalMs: number };
   verificationProtocol: { autoVerifyOnStop: boolean; criticalOnly: boolean };
   rateLimitPerMin: number;
+  maxBodyDepth: number;
+  maxBodyMembers: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;

@@ -8,7 +8,7 @@ import type { HealthService } from "../health/service.ts";
 import type { HookReceiver, SessionService } from "../sessions/index.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
-import type { Logger } from "../shared/log.ts";
+import { createRepeatFilter, type Logger, repeatsNote } from "../shared/log.ts";
 import {
   extractContext,
   otelContext,
@@ -21,9 +21,9 @@ import {
   tracingEnabled,
 } from "../telemetry/index.ts";
 import { rewriteAlias } from "./aliases.ts";
-import { createGuard } from "./auth.ts";
-import { parseChunkedBody } from "./body.ts";
-import { toErrorBody } from "./errors.ts";
+import { createGuard, hostProblem } from "./auth.ts";
+import { type BodyLimits, DEFAULT_BODY_LIMITS, readBoundedBody } from "./body.ts";
+import { jsonEnvelope, toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { hookRoutes } from "./routes/hooks.ts";
@@ -33,7 +33,7 @@ import { bindSocketOffer, type SocketOffer } from "./sockets.ts";
 import { dashboardRoutes } from "./static.ts";
 
 /** CONTRACT §2: a request body is at most 2 MiB. */
-export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+export const MAX_BODY_BYTES = DEFAULT_BODY_LIMITS.bytes;
 
 export interface AppDeps {
   version: string;
@@ -47,6 +47,8 @@ export interface AppDeps {
   /** More route plugins; each later domain adds its own. */
   plugins?: AnyElysia[];
   maxBodyBytes?: number;
+  /** Nesting and members a body may have (src/server/body.ts); the defaults when absent. */
+  bodyLimits?: Partial<Pick<BodyLimits, "depth" | "members">>;
   /** Where the requests that change things, and every refusal, are recorded. */
   audit?: Pick<AuditLog, "append">;
   /** API keys; without them only the master token (or no-auth local use) gets in. */
@@ -83,7 +85,25 @@ export interface HttpApp {
 
 export function createApp(deps: AppDeps): HttpApp {
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
+  const bodyLimits: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...deps.bodyLimits, bytes: maxBodyBytes };
   const clock = deps.clock ?? systemClock;
+  // Lines a stranger can cause at will (a refused body or Host, an unexpected error's stack)
+  // are let through once a minute per kind; the next one counts the rest.
+  const repeats = createRepeatFilter({ now: () => clock.now() });
+  const logOnce = (key: string, write: (note: string) => void) => {
+    const held = repeats.admit(key);
+    if (held !== null) write(repeatsNote(held));
+  };
+  const logError = (line: string, error: unknown) =>
+    logOnce(`error ${line} ${(error as Error)?.message}`, (note) =>
+      deps.logger.error(`${line}${note}`, error),
+    );
+  function logRefusal(request: Request, ip: string | null | undefined, reason: string): void {
+    const where = `${request.method} ${pathOf(request)}`;
+    logOnce(`refused ${addressBudget(ip ?? null)} ${reason}`, (note) =>
+      deps.logger.warn(`refused ${where} from ${ip ?? "an unknown address"}: ${reason}${note}`),
+    );
+  }
   const scopes = { ...ROUTE_SCOPES, ...deps.scopes };
   const guard = createGuard({
     authToken: deps.authToken,
@@ -153,7 +173,7 @@ export function createApp(deps: AppDeps): HttpApp {
   const app = new Elysia({ normalize: false })
     .headers({ "x-content-type-options": "nosniff", "cache-control": "no-store" })
     .onError(({ error, code, request, set, route }) => {
-      const body = toErrorBody(error, code, request, deps.logger);
+      const body = toErrorBody(error, code, request, logError);
       const span = spans.get(request);
       if (span) {
         if (code !== "NOT_FOUND") nameSpan(request, route);
@@ -179,7 +199,14 @@ export function createApp(deps: AppDeps): HttpApp {
       confine(principal, route, params, body);
       clients.get(request)?.handling?.();
     })
-    .onParse(({ request, contentType }) => parseChunkedBody(request, contentType, maxBodyBytes))
+    .onParse(async ({ request, contentType }) => {
+      try {
+        return await readBoundedBody(request, contentType, bodyLimits);
+      } catch (error) {
+        if (error instanceof AgError) logRefusal(request, clients.get(request)?.ip, error.message);
+        throw error;
+      }
+    })
     .use(healthRoutes(deps.health))
     .use(sessionRoutes(deps.sessions))
     .use(hookRoutes(deps.hooks))
@@ -256,8 +283,25 @@ export function createApp(deps: AppDeps): HttpApp {
     return response;
   }
 
+  /** The path for a log line: never the whole of what a stranger sent. */
+  function pathOf(request: Request): string {
+    // A malformed Host leaves a URL nothing parses: its path is read off the text.
+    const path = URL.canParse(request.url)
+      ? new URL(request.url).pathname
+      : (/^(?:[a-z]+:\/\/[^/]*)?(\/[^?#]*)/i.exec(request.url)?.[1] ?? "/");
+    return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+  }
+
   return {
     async handle(request, client) {
+      // Before anything reads the URL: a Host that makes no URL (`[zz]`, `127.999.999.999`, none
+      // on HTTP/1.0) would throw in every `new URL(request.url)` below, and Bun answered that
+      // with its developer page.
+      const problem = hostProblem(request);
+      if (problem) {
+        logRefusal(request, client?.ip, problem);
+        return jsonEnvelope("VALIDATION_ERROR", problem);
+      }
       const routed = rewriteAlias(request);
       if (client) clients.set(routed, client);
       if (client?.socket) bindSocketOffer(routed, client.socket);

@@ -139,6 +139,24 @@ function bearerToken(header: string | null): string | null {
   return match?.[1] ?? null;
 }
 
+/** RFC 9110's Host: a registered name, an IPv4 address or a bracketed IPv6 literal, and a port. */
+const HOST_HEADER = /^(?:\[[0-9a-f:.]+\]|[a-z0-9._~!$&'()*+,;=%-]+)(?::\d{0,5})?$/i;
+
+/**
+ * Why the request's Host cannot be served, or null. Bun builds `request.url` from the Host
+ * header: a malformed one (`[zz]`, `127.999.999.999`, empty, absent on HTTP/1.0) leaves a URL
+ * nothing can parse. Says nothing of the value itself.
+ */
+export function hostProblem(request: Request): string | null {
+  const host = request.headers.get("host");
+  if (host === "") return "the Host header is empty";
+  if (host !== null && !HOST_HEADER.test(host)) return "the Host header is malformed";
+  if (!URL.canParse(request.url)) {
+    return host === null ? "the request has no Host header" : "the Host header is malformed";
+  }
+  return null;
+}
+
 /** "Host: [::1]:9100" → "::1"; "LOCALHOST:9100" → "localhost". */
 export function hostName(hostHeader: string): string {
   const host = hostHeader.trim().toLowerCase();

@@ -1,6 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { AgError, ERROR_STATUS, type ErrorCode } from "../shared/errors.ts";
-import type { Logger } from "../shared/log.ts";
 
 export const ErrorBody = Type.Object({
   error: Type.String(),
@@ -9,8 +8,20 @@ export const ErrorBody = Type.Object({
 });
 export type ErrorBody = Static<typeof ErrorBody>;
 
+/** An answer never echoes what it refuses at length: a message is cut past this many characters. */
+export const MAX_MESSAGE_CHARS = 500;
+
 export function envelope(code: ErrorCode, message: string): ErrorBody {
-  return { error: message, code, statusCode: ERROR_STATUS[code] };
+  return { error: clip(message, MAX_MESSAGE_CHARS), code, statusCode: ERROR_STATUS[code] };
+}
+
+/** The envelope as a whole response, for answers given before the framework sees the request. */
+export function jsonEnvelope(code: ErrorCode, message: string): Response {
+  const body = envelope(code, message);
+  return Response.json(body, {
+    status: body.statusCode,
+    headers: { "x-content-type-options": "nosniff", "cache-control": "no-store" },
+  });
 }
 
 interface ElysiaValidationError {
@@ -27,7 +38,7 @@ export function toErrorBody(
   error: unknown,
   frameworkCode: string | number,
   request: Request,
-  logger?: Logger,
+  log?: (line: string, error: unknown) => void,
 ): ErrorBody {
   if (error instanceof AgError) return envelope(error.code, error.message);
   // Elysia wraps whatever a body parser throws (our 413 among it) in its own ParseError.
@@ -41,12 +52,12 @@ export function toErrorBody(
     case "PARSE":
       return envelope("VALIDATION_ERROR", "the request body is not valid JSON");
     case "NOT_FOUND":
-      return envelope("NOT_FOUND", `no route ${request.method} ${new URL(request.url).pathname}`);
+      return envelope("NOT_FOUND", `no route ${request.method} ${clip(new URL(request.url).pathname, 200)}`);
     case "INVALID_COOKIE_SIGNATURE":
     case "INVALID_FILE_TYPE":
       return envelope("VALIDATION_ERROR", (error as Error).message);
   }
-  logger?.error(`unhandled error in ${request.method} ${new URL(request.url).pathname}`, error);
+  log?.(`unhandled error in ${request.method} ${new URL(request.url).pathname}`, error);
   return envelope("INTERNAL_ERROR", "internal error");
 }
 
@@ -57,7 +68,14 @@ function describeValidation(error: ElysiaValidationError): string {
   const field = detail.path ? `${part}${detail.path.replaceAll("/", ".")}` : part;
   const choices = detail.schema?.anyOf?.map((s) => s.const).filter((c) => typeof c === "string");
   if (choices?.length && choices.length === detail.schema?.anyOf?.length) {
-    return `invalid ${field}: expected one of ${choices.join(", ")}`;
+    return `invalid ${clip(field, MAX_FIELD_CHARS)}: expected one of ${choices.join(", ")}`;
   }
-  return `invalid ${field}: ${detail.message}`;
+  return `invalid ${clip(field, MAX_FIELD_CHARS)}: ${detail.message}`;
+}
+
+/** A field's path holds the client's own keys (an `env` name): named, never echoed at length. */
+const MAX_FIELD_CHARS = 120;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }

@@ -1,5 +1,7 @@
 import { AgError } from "../shared/errors.ts";
+import { createRepeatFilter, type Logger, repeatsNote } from "../shared/log.ts";
 import type { HttpApp } from "./app.ts";
+import { jsonEnvelope } from "./errors.ts";
 import { GOING_AWAY, type ServerSocket, type SocketHandlers, socketDispatch } from "./sockets.ts";
 
 export interface HttpServer {
@@ -20,8 +22,9 @@ export const IDLE_TIMEOUT_S = 10;
 
 export async function listen(
   app: HttpApp,
-  options: { host: string; port: number; maxBodyBytes: number; idleTimeoutS?: number },
+  options: { host: string; port: number; maxBodyBytes: number; idleTimeoutS?: number; logger?: Logger },
 ): Promise<HttpServer> {
+  const repeats = createRepeatFilter();
   const idleTimeout = options.idleTimeoutS ?? IDLE_TIMEOUT_S;
   let inFlight = 0;
   let onDrained: (() => void) | null = null;
@@ -35,6 +38,17 @@ export async function listen(
       // The app answers oversized bodies with a 413 envelope; Bun's own limit is only a backstop.
       maxRequestBodySize: options.maxBodyBytes * 2,
       idleTimeout,
+      // Never Bun's developer page (stack, source lines, working directory), whatever NODE_ENV.
+      development: false,
+      // Out of development mode Bun binds with SO_REUSEPORT unless told not to (measured: a
+      // second server on the same port started and shared the connections). One ag per port.
+      reusePort: false,
+      // What escaped the app (it answers its own errors): the envelope, and one log line a minute.
+      error(error) {
+        const held = repeats.admit(`escaped ${error.message}`);
+        if (held !== null) options.logger?.error(`request failed outside the app${repeatsNote(held)}`, error);
+        return jsonEnvelope("INTERNAL_ERROR", "internal error");
+      },
       websocket: socketDispatch(sockets),
       async fetch(request, bun) {
         inFlight++;

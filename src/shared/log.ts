@@ -83,3 +83,38 @@ function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
     },
   };
 }
+
+/**
+ * Lets the first of a kind of line through and holds back its repeats for a window; the next one
+ * let through counts them (`+N like it since`). For lines a stranger can cause at will (a refused
+ * body, a malformed Host, an error with its stack): the log stays readable and the disk is not
+ * theirs to fill. Remembers at most `maxKeys` kinds; past that the oldest are forgotten.
+ */
+export function createRepeatFilter(
+  options: { windowMs?: number; maxKeys?: number; now?: () => number } = {},
+) {
+  const windowMs = options.windowMs ?? 60_000;
+  const maxKeys = options.maxKeys ?? 1_000;
+  const now = options.now ?? Date.now;
+  const seen = new Map<string, { at: number; held: number }>();
+  return {
+    /** null: hold this one back; otherwise how many were held back since the last let through. */
+    admit(key: string): number | null {
+      const at = now();
+      const last = seen.get(key);
+      if (last && at - last.at < windowMs) {
+        last.held++;
+        return null;
+      }
+      seen.delete(key);
+      seen.set(key, { at, held: 0 });
+      if (seen.size > maxKeys) seen.delete(seen.keys().next().value!);
+      return last?.held ?? 0;
+    },
+  };
+}
+
+/** " (+3 more like it since the last such line)", or "": the tail of a line a repeat filter let through. */
+export function repeatsNote(held: number): string {
+  return held > 0 ? ` (+${held} more like it since the last such line)` : "";
+}
