@@ -86,29 +86,48 @@ function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
 
 /**
  * Lets the first of a kind of line through and holds back its repeats for a window; the next one
- * let through counts them (`+N like it since`). For lines a stranger can cause at will (a refused
+ * let through counts them (`+N more like it`). For lines a stranger can cause at will (a refused
  * body, a malformed Host, an error with its stack): the log stays readable and the disk is not
- * theirs to fill. Remembers at most `maxKeys` kinds; past that the oldest are forgotten.
+ * theirs to fill. Kinds a stranger can vary are bounded too: at most `maxPerWindow` lines in all
+ * per window, and at most `maxKeys` kinds remembered (past that the oldest are forgotten).
  */
 export function createRepeatFilter(
-  options: { windowMs?: number; maxKeys?: number; now?: () => number } = {},
+  options: { windowMs?: number; maxKeys?: number; maxPerWindow?: number; now?: () => number } = {},
 ) {
   const windowMs = options.windowMs ?? 60_000;
   const maxKeys = options.maxKeys ?? 1_000;
+  const maxPerWindow = options.maxPerWindow ?? 100;
   const now = options.now ?? Date.now;
   const seen = new Map<string, { at: number; held: number }>();
+  let windowStart = Number.NEGATIVE_INFINITY;
+  let admitted = 0;
+
+  function remember(key: string, entry: { at: number; held: number }): void {
+    seen.delete(key);
+    seen.set(key, entry);
+    if (seen.size > maxKeys) seen.delete(seen.keys().next().value!);
+  }
+
   return {
     /** null: hold this one back; otherwise how many were held back since the last let through. */
     admit(key: string): number | null {
       const at = now();
+      if (at - windowStart >= windowMs) {
+        windowStart = at;
+        admitted = 0;
+      }
       const last = seen.get(key);
       if (last && at - last.at < windowMs) {
         last.held++;
         return null;
       }
-      seen.delete(key);
-      seen.set(key, { at, held: 0 });
-      if (seen.size > maxKeys) seen.delete(seen.keys().next().value!);
+      if (admitted >= maxPerWindow) {
+        // Over the budget of all kinds: counted, to be said by this kind's next line.
+        remember(key, { at: Number.NEGATIVE_INFINITY, held: (last?.held ?? 0) + 1 });
+        return null;
+      }
+      admitted++;
+      remember(key, { at, held: 0 });
       return last?.held ?? 0;
     },
   };

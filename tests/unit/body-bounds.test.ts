@@ -169,6 +169,20 @@ describe("the repeat filter", () => {
     expect(filter.admit("a")).toBeNull();
   });
 
+  test("lets at most so many lines of all kinds through a window; the held ones are counted", () => {
+    let now = 0;
+    const filter = createRepeatFilter({ windowMs: 1000, maxPerWindow: 2, now: () => now });
+    expect([filter.admit("a"), filter.admit("b"), filter.admit("c"), filter.admit("d")]).toEqual([
+      0,
+      0,
+      null,
+      null,
+    ]);
+    expect(filter.admit("c")).toBeNull();
+    now = 1000;
+    expect(filter.admit("c")).toBe(2);
+  });
+
   test("remembers a bounded number of kinds", () => {
     const filter = createRepeatFilter({ maxKeys: 2, now: () => 0 });
     filter.admit("a");
