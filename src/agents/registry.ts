@@ -129,7 +129,9 @@ export function createAgentRegistry(
       if (!probed || Date.now() - probed.at > PROBE_TTL_MS) {
         probed = { at: Date.now(), versions: Promise.all(adapters.map(installedVersion)) };
       }
-      const versions = (await probed.versions).map((v) => versionNumber(v ?? null));
+      const answers = await probed.versions;
+      // "" from the probe: the CLI is there but told no version (in time).
+      const versions = answers.map((v) => versionNumber(v ?? null));
       // A CLI upgraded since its probe is probed again, in the background.
       if (adapters.some((a, i) => versions[i] && probes.get(a.name)?.version !== versions[i]))
         void registry.probeClis();
@@ -139,7 +141,7 @@ export function createAgentRegistry(
         return {
           id: a.name,
           name: a.displayName,
-          installed: version !== null,
+          installed: answers[i] !== null,
           version,
           verifiedVersions: [...a.verifiedVersions],
           verified: version === null ? null : isVerified(a.verifiedVersions, version),

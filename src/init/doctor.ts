@@ -106,6 +106,12 @@ function agentCheck(
   help: string | null,
 ): DoctorCheck {
   const name = `agent ${agent.name}`;
+  if (installed === "")
+    return {
+      name,
+      status: "warn",
+      detail: `${agent.displayName} is on PATH but did not tell its version (${agent.cli.command} ${agent.cli.versionFlag} failed or took over 5 s)`,
+    };
   if (installed) {
     const version = versionNumber(installed);
     const verified = version !== null && isVerified(agent.verifiedVersions, version);

@@ -17,7 +17,9 @@ export interface ProgramOptions {
 /**
  * A program's version: from the manifest of the npm package it was installed by, when `pkg`
  * names it (a file read; some CLIs take seconds to boot for `--version`), else by running
- * `<command> <flag>` with a time limit. Null when the program is missing or fails.
+ * `<command> <flag>` with a time limit. Null when the program is missing; "" when it is there but
+ * told no version (it failed, printed nothing, or did not answer in time — a CLI slow to boot on a
+ * loaded machine is still installed).
  */
 export async function programVersion(
   command: string,
@@ -30,7 +32,7 @@ export async function programVersion(
   const manifest = pkg ? packageVersion(path, pkg) : null;
   if (manifest) return manifest;
   const out = await runProgram([path, flag], options.timeoutMs ?? 5000);
-  return out === null ? null : out.trim().split("\n")[0] || path;
+  return out?.trim().split("\n")[0] ?? "";
 }
 
 /** What `<command> --help` prints (stdout and stderr), or null when it is missing or fails. */
@@ -105,7 +107,8 @@ export function createProgramFacts(file?: string): ProgramFacts {
     if (!asking) {
       asking = ask().then((answer) => {
         pending.delete(id);
-        if (answer !== null) {
+        // Only what a program said is kept: "no answer" may be a busy machine, asked again next time.
+        if (answer) {
           answers.set(id, answer);
           writeFacts(file, answers);
         }

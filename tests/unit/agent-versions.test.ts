@@ -114,6 +114,12 @@ describe("the registry and versions", () => {
     return adapter;
   }
 
+  test("a CLI that is there but tells no version in time (a loaded machine) is installed, its version unknown", async () => {
+    const registry = createAgentRegistry([versioned()], { probe: async () => "" });
+    expect((await registry.describe())[0]).toMatchObject({ installed: true, version: null, verified: null });
+    expect(await registry.launchVersion("claude", { agentCommand: null })).toBeNull();
+  });
+
   test("get with a version is the adapter for that version; without one, the adapter itself", () => {
     const adapter = versioned();
     const registry = createAgentRegistry([adapter], { probe: async () => null });
