@@ -207,13 +207,20 @@ describe("an OpenCode session over ACP", () => {
     const history = turns().at(-1)?.history ?? [];
     expect(history[0]).toBe("say hello");
     await world.restart();
-    const after = await reach("idle", 60_000);
-    expect(after.driver).toBe("acp");
-    expect(after.tokenUsage).toEqual(tokens);
-    const page = (await cursor()).messages;
-    // What OpenCode replays is not written again: the same entries, then ag's note.
+    // From ag's first answer on, the conversation reads whole, however long OpenCode takes to
+    // come back (ag announces itself after at most 5 s of re-adoption: a loaded machine takes longer).
+    expect((await cursor()).messages.slice(0, before.length)).toEqual(before);
+    // Reopened: ag's note follows what it kept (what OpenCode replays is not written again).
+    let page: Json[] = [];
+    await until(async () => {
+      page = (await cursor()).messages;
+      return page.length > before.length;
+    }, 60_000);
     expect(page.slice(0, before.length)).toEqual(before);
     expect(page.slice(before.length)).toMatchObject([{ role: "system", subtype: "reopened" }]);
+    const after = await reach("idle");
+    expect(after.driver).toBe("acp");
+    expect(after.tokenUsage).toEqual(tokens);
 
     expect(await send("what did I say first?")).toEqual({ delivered: true, attempts: 1 });
     await reach("idle");

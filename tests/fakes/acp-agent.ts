@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * A tiny, deterministic ACP agent for tests: `bun tests/fakes/acp-agent.ts [--no-load | --load-fails] [--acp-usage] [--state DIR]`
+ * A tiny, deterministic ACP agent for tests: `bun tests/fakes/acp-agent.ts [--no-load | --load-fails] [--load-gate FILE] [--acp-usage] [--state DIR]`
  * (other arguments, such as the `--acp --approval-mode <mode>` of the Gemini entry or the `acp`
  * of OpenCode's, are ignored).
  * Built on the official SDK's agent side (`acp.agent()` over `ndJsonStream` on stdin/stdout).
@@ -28,6 +28,8 @@
  * `session/load` answers an error, as Gemini CLI 0.61.0 does for an earlier process's session): every update it sends is also appended to
  * `<state>/<sessionId>.jsonl` (the prompts as `user_message_chunk`), and `session/load` replays
  * that file as `session/update` notifications before it answers. An unknown session id is an error.
+ * With `--load-gate FILE`, `session/load` starts only once FILE exists: a test holds an agent
+ * in the middle of its reopening for as long as it looks.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +42,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const args = process.argv.slice(2);
 const canLoad = !args.includes("--no-load");
 const loadFails = args.includes("--load-fails");
+const gateAt = args.indexOf("--load-gate");
+const loadGate = gateAt >= 0 ? args[gateAt + 1] : undefined;
 const acpUsage = args.includes("--acp-usage");
 const stateAt = args.indexOf("--state");
 const stateDir = (stateAt >= 0 && args[stateAt + 1]) || join(tmpdir(), "ag-fake-acp");
@@ -199,6 +203,7 @@ app
   })
   .onRequest("session/load", async ({ params }) => {
     if (!canLoad) throw acp.RequestError.methodNotFound("session/load");
+    while (loadGate && !existsSync(loadGate)) await Bun.sleep(20);
     if (loadFails) {
       process.stderr.write("fake agent: no previous sessions found\n");
       throw acp.RequestError.internalError(undefined, "no previous sessions found (--load-fails)");

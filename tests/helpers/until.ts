@@ -1,7 +1,7 @@
 /** Waits (polling every 5 ms) until `check` holds; throws after `ms`. A test helper, not product code. */
-export async function until(check: () => boolean, ms = 3000): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await Bun.sleep(5);
   }

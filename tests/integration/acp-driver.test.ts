@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../helpers/binary.ts";
 import { pagedIds } from "../helpers/cursor.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -244,6 +245,47 @@ describe("ag restarts while ACP sessions are idle", () => {
 
     // The agent advertises loadSession but session/load fails: crashed (driver_restart) as well.
     expect(await reach(fails.id, "crashed")).toMatchObject({ endReason: "driver_restart" });
+  }, 60_000);
+});
+
+describe("ag answers while an ACP agent is still reopening", () => {
+  test("the conversation reads whole from ag's first answer; a prompt sent meanwhile is the agent's once it is back", async () => {
+    const gate = join(fakeState, `gate-${Date.now()}`);
+    const session = await create("say hello", ["--load-gate", gate]);
+    await reach(session.id, "idle");
+    const before = await messages(session.id);
+    expect(before.length).toBeGreaterThan(2);
+
+    await stop();
+    // ag answers before its start is over: the agent's session/load waits at the gate meanwhile.
+    const port = freePort();
+    const starting = startTestRuntime({ SVC_PORT: String(port) }, { home });
+    const url = `http://127.0.0.1:${port}`;
+    let sent: Promise<Json> | null = null;
+    try {
+      ag = { url } as Runtime;
+      while (!(await fetch(`${url}/v1/health`).catch(() => null))?.ok) await Bun.sleep(5);
+      // What it reads now (its stored status) is what it read before the restart.
+      expect((await api("GET", `/v1/sessions/${session.id}`)).body.status).toBe("idle");
+      expect(await messages(session.id)).toEqual(before);
+      sent = send(session.id, "recall");
+      // Not refused at once for want of a running agent: it waits for the agent.
+      const early = await Promise.race([sent, Bun.sleep(200).then(() => "waiting")]);
+      expect(early).toBe("waiting");
+    } finally {
+      writeFileSync(gate, "");
+      ag = await starting;
+    }
+    expect(await sent).toEqual({ delivered: true, attempts: 1 });
+    await reach(session.id, "idle");
+    const after = await messages(session.id);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toMatchObject([
+      { role: "system", subtype: "reopened" },
+      { role: "user", text: "recall" },
+      { role: "assistant", text: "I remember: say hello" },
+      { role: "system", subtype: "turn_end" },
+    ]);
   }, 60_000);
 });
 

@@ -55,7 +55,7 @@ export interface AcpDriver {
    * false (the caller ends the session). `wasMidTurn`: the turn ag lost is ended as interrupted.
    */
   reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<boolean>;
-  /** Sends a prompt; resolves once the agent has it (the turn runs on). */
+  /** Sends a prompt; resolves once the agent has it (the turn runs on). Waits for a reopen under way. */
   prompt(id: string, text: string): Promise<void>;
   /** The pending permission's options as ag shows them. */
   answer(id: string, choice: PermissionChoice): void;
@@ -101,6 +101,8 @@ export function createAcpDriver(deps: {
   diagnostics?: DiagnosticsSink;
 }): AcpDriver {
   const running = new Map<string, Running>();
+  /** Sessions whose agent is being reopened: a prompt sent meanwhile waits for it. */
+  const reopening = new Map<string, Promise<boolean>>();
   const now = () => new Date().toISOString();
 
   function get(id: string): Running {
@@ -293,6 +295,46 @@ export function createAcpDriver(deps: {
       });
   }
 
+  /** After a restart: `session/load` when the agent can (AcpDriver.reopen). */
+  async function reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<boolean> {
+    const state = join(spec.sessionDir, STATE_FILE);
+    if (!existsSync(state)) return false;
+    const { sessionId } = JSON.parse(readFileSync(state, "utf8")) as { sessionId: string };
+    const run = await start(spec, sink);
+    if (!run.conn.capabilities.loadSession) {
+      await run.conn.close();
+      return false;
+    }
+    run.loading = true;
+    run.sessionId = sessionId;
+    try {
+      const loaded = await run.conn.loadSession({
+        sessionId,
+        cwd: spec.workDir,
+        mcpServers: spec.mcpServers ?? [],
+      });
+      run.model = modelOf(loaded.configOptions);
+      await applyMode(run, loaded.modes);
+    } catch (error) {
+      const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
+      deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
+      await run.conn.close();
+      return false;
+    }
+    run.loading = false;
+    follow(run);
+    await sink.attachTranscript(run.log.path, true);
+    run.log.write({
+      type: "reopened",
+      at: now(),
+      text: "ag restarted: the conversation was reopened (session/load)",
+    });
+    if (wasMidTurn) run.log.write({ type: "turn_end", at: now(), stopReason: "cancelled" });
+    await sink.catchUp();
+    sink.observe({ kind: "turn-ended", interrupted: wasMidTurn });
+    return true;
+  }
+
   const driver: AcpDriver = {
     async launch(spec, sink) {
       const run = await start(spec, sink);
@@ -314,46 +356,16 @@ export function createAcpDriver(deps: {
       return { pid: run.conn.pid };
     },
 
-    async reopen(spec, sink, wasMidTurn) {
-      const state = join(spec.sessionDir, STATE_FILE);
-      if (!existsSync(state)) return false;
-      const { sessionId } = JSON.parse(readFileSync(state, "utf8")) as { sessionId: string };
-      const run = await start(spec, sink);
-      if (!run.conn.capabilities.loadSession) {
-        await run.conn.close();
-        return false;
-      }
-      run.loading = true;
-      run.sessionId = sessionId;
-      try {
-        const loaded = await run.conn.loadSession({
-          sessionId,
-          cwd: spec.workDir,
-          mcpServers: spec.mcpServers ?? [],
-        });
-        run.model = modelOf(loaded.configOptions);
-        await applyMode(run, loaded.modes);
-      } catch (error) {
-        const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
-        deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
-        await run.conn.close();
-        return false;
-      }
-      run.loading = false;
-      follow(run);
-      await sink.attachTranscript(run.log.path, true);
-      run.log.write({
-        type: "reopened",
-        at: now(),
-        text: "ag restarted: the conversation was reopened (session/load)",
-      });
-      if (wasMidTurn) run.log.write({ type: "turn_end", at: now(), stopReason: "cancelled" });
-      await sink.catchUp();
-      sink.observe({ kind: "turn-ended", interrupted: wasMidTurn });
-      return true;
+    reopen(spec, sink, wasMidTurn) {
+      // The session reads its stored status while its agent comes back: a prompt sent in that
+      // time is the agent's once it is back, not refused for want of a running agent.
+      const done = reopen(spec, sink, wasMidTurn).finally(() => reopening.delete(spec.id));
+      reopening.set(spec.id, done);
+      return done;
     },
 
     async prompt(id, text) {
+      await reopening.get(id)?.catch(() => false);
       const run = get(id);
       if (run.turn) throw new AgError("SESSION_BUSY", `session ${id} runs a turn: interrupt it first`);
       run.turns++;

@@ -104,12 +104,19 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
    */
   async function reopen(session: LiveSession): Promise<boolean> {
     const midTurn = session.status().status !== "idle";
+    // The conversation ag kept is readable from the first answer ag gives, however long the
+    // agent takes to come back: the session reads its stored status meanwhile (idle, most
+    // often), and a reader must not find it empty. Started before any await: the cursor then
+    // waits for this first read instead of finding no transcript.
+    const kept = session.record().transcriptPath;
+    const history = kept ? session.attachTranscript(kept, true) : Promise.resolve();
     let reopened = false;
     try {
       if (deps.acp) reopened = await deps.acp.reopen((await specOf(session)).spec, sinkOf(session), midTurn);
     } catch {
       reopened = false;
     }
+    await history.catch(() => {});
     if (!reopened) session.observe({ kind: "driver-lost" }, "ag");
     return reopened;
   }
