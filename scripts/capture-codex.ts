@@ -14,7 +14,7 @@
  * --save writes tests/fixtures/agents/codex/<version>/ (only when every check passed);
  * --keep leaves the temp dir. Prints "N passed, N failed".
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentObservation } from "../src/agents/agent.ts";
@@ -22,7 +22,7 @@ import { createCodexAdapter } from "../src/agents/codex/adapter.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { codexLauncher, codexSeed, codexVersion } from "../tests/helpers/agents/codex.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
-import { createChecks, createPaneKit } from "./capture-kit.ts";
+import { captureFolders, createChecks, createPaneKit, hookReceiver } from "./capture-kit.ts";
 
 const VERSION = codexVersion();
 const SAVE = process.argv.includes("--save");
@@ -30,30 +30,20 @@ const KEEP = process.argv.includes("--keep");
 const REPO = join(import.meta.dir, "..");
 const OUT = join(REPO, "tests", "fixtures", "agents", "codex", VERSION);
 
-const root = mkdtempSync(join(tmpdir(), "ag-capture-codex-"));
-const [home, work, bin, sessionDir, panes] = ["home", "work", "bin", "session", "panes"].map((d) =>
-  join(root, d),
-) as [string, string, string, string, string];
-for (const dir of [home, work, bin, panes]) mkdirSync(dir, { recursive: true });
+const { root, home, work, bin, sessionDir, panes } = captureFolders("ag-capture-codex-");
 symlinkSync(codexLauncher(), join(bin, "codex"));
 
 const checks = createChecks();
 const { check } = checks;
 
 const mock = startMockModel();
-const hooks: Array<{ event: string; payload: Record<string, unknown> }> = [];
-const receiver = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(request) {
-    const event = new URL(request.url).pathname.split("/").at(-1)!;
-    const payload = (await request.json()) as Record<string, unknown>;
-    hooks.push({ event, payload });
-    if (event === "PreToolUse" && JSON.stringify(payload.tool_input).includes("DENYME"))
-      return Response.json(adapter.policy.deny(event, "ag policy: denied (mock)"));
-    return Response.json({});
-  },
-});
+// The policy's refusal of a command that names DENYME, as ag's pre-tool hook gives it.
+const receiver = hookReceiver(({ event, payload }) =>
+  event === "PreToolUse" && JSON.stringify(payload.tool_input).includes("DENYME")
+    ? adapter.policy.deny(event, "ag policy: denied (mock)")
+    : {},
+);
+const { hooks } = receiver;
 
 const environment = {
   home,
@@ -272,7 +262,7 @@ await dialog("23-question", [program, ...flags], {
 });
 
 killTmuxServer(socket);
-receiver.stop(true);
+receiver.stop();
 await mock.stop();
 
 const rollouts = [...new Bun.Glob(".codex/sessions/**/rollout-*.jsonl").scanSync({ cwd: home, dot: true })];

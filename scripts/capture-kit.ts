@@ -4,7 +4,8 @@
  * adapter — waits for a state, saves a pane as a fixture after checking how it reads, presses keys
  * one at a time.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentAdapter, AgentObservation } from "../src/agents/agent.ts";
 
@@ -110,4 +111,40 @@ export function createPaneKit(options: {
       }
     },
   };
+}
+
+/** A capture's scratch folders under one temp root: the agent's HOME, its workDir, a bin for its program, ag's session folder, the panes. */
+export function captureFolders(prefix: string) {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const [home, work, bin, sessionDir, panes] = ["home", "work", "bin", "session", "panes"].map((d) =>
+    join(root, d),
+  ) as [string, string, string, string, string];
+  for (const dir of [home, work, bin, panes]) mkdirSync(dir, { recursive: true });
+  return { root, home, work, bin, sessionDir, panes };
+}
+
+export interface HookEntry {
+  event: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Receives the agent's hook callbacks on 127.0.0.1 (the event is the URL's last segment), keeps
+ * them in order, and answers each with `reply` (the agent's refusal of a tool, or `{}`).
+ */
+export function hookReceiver(reply: (hook: HookEntry) => unknown = () => ({})) {
+  const hooks: HookEntry[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const hook = {
+        event: new URL(request.url).pathname.split("/").at(-1)!,
+        payload: (await request.json()) as Record<string, unknown>,
+      };
+      hooks.push(hook);
+      return Response.json(reply(hook));
+    },
+  });
+  return { hooks, port: server.port, stop: () => server.stop(true) };
 }

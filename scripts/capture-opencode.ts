@@ -12,45 +12,33 @@
  * --save writes tests/fixtures/agents/opencode/<version>/ (only when every check passed);
  * --keep leaves the temp dir. Prints "N passed, N failed".
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentObservation } from "../src/agents/agent.ts";
 import { createOpenCodeAdapter } from "../src/agents/opencode/adapter.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { opencodeBinary, opencodeSeed } from "../tests/helpers/agents/opencode.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
-import { createChecks, createPaneKit } from "./capture-kit.ts";
+import { captureFolders, createChecks, createPaneKit, hookReceiver } from "./capture-kit.ts";
 
 const VERSION = "1.18.33";
 const SAVE = process.argv.includes("--save");
 const KEEP = process.argv.includes("--keep");
 const OUT = join(import.meta.dir, "..", "tests", "fixtures", "agents", "opencode", VERSION);
 
-const root = mkdtempSync(join(tmpdir(), "ag-capture-opencode-"));
-const [home, work, bin, sessionDir, panes] = ["home", "work", "bin", "session", "panes"].map((d) =>
-  join(root, d),
-) as [string, string, string, string, string];
-for (const dir of [home, work, bin, panes]) mkdirSync(dir, { recursive: true });
+const { root, home, work, bin, sessionDir, panes } = captureFolders("ag-capture-opencode-");
 symlinkSync(opencodeBinary(), join(bin, "opencode"));
 
 const checks = createChecks();
 const { check } = checks;
 
 const mock = startMockModel();
-const hooks: Array<{ event: string; payload: Record<string, unknown> }> = [];
-const receiver = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(request) {
-    const event = new URL(request.url).pathname.split("/").at(-1)!;
-    const payload = (await request.json()) as Record<string, unknown>;
-    hooks.push({ event, payload });
-    if (event === "tool.execute.before" && JSON.stringify(payload.args).includes("DENYME"))
-      return Response.json({ decision: "deny", reason: "refused by the capture's policy" });
-    return Response.json({});
-  },
-});
+const receiver = hookReceiver(({ event, payload }) =>
+  event === "tool.execute.before" && JSON.stringify(payload.args).includes("DENYME")
+    ? { decision: "deny", reason: "refused by the capture's policy" }
+    : {},
+);
+const { hooks } = receiver;
 
 const adapter = createOpenCodeAdapter({
   home,
@@ -210,7 +198,7 @@ try {
   checks.check("the capture ran to its end", false);
 } finally {
   killTmuxServer(socket);
-  receiver.stop(true);
+  receiver.stop();
   await mock.stop();
 }
 

@@ -111,6 +111,16 @@ describe("ag's session verbs against a real agent", () => {
 
   test("ag send - reads a 30-line message from stdin: delivered, and the model gets it once, whole", async () => {
     const text = Array.from({ length: 30 }, (_, i) => `step ${i + 1}: ${"·".repeat(i)}`).join("\n");
+    // The first test's second `ag run --no-stream` returns once its prompt is taken: its turn may
+    // still run, and a message typed meanwhile joins that turn instead of starting its own.
+    const status = async () =>
+      (
+        (await (await fetch(`http://127.0.0.1:${port}/v1/sessions/${sessionId}`)).json()) as {
+          status: string;
+        }
+      ).status;
+    for (const deadline = Date.now() + 30_000; (await status()) !== "idle" && Date.now() < deadline; )
+      await Bun.sleep(100);
     const { stdout, stderr, exitCode } = await runAg(binary, ["send", sessionId, "-"], {
       env,
       cwd: root,
