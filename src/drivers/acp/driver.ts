@@ -92,6 +92,16 @@ interface Running {
 }
 
 export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
+
+/** The updates that are a turn's content (not the session's settings: modes, commands, options). */
+const TURN_CONTENT: ReadonlySet<string> = new Set([
+  "user_message_chunk",
+  "agent_message_chunk",
+  "agent_thought_chunk",
+  "tool_call",
+  "tool_call_update",
+  "plan",
+]);
 const STATE_FILE = "acp.json";
 
 export function createAcpDriver(deps: {
@@ -120,6 +130,11 @@ export function createAcpDriver(deps: {
 
   function onUpdate(run: Running, update: acp.SessionUpdate): void {
     if (run.loading) return;
+    // What a turn says comes while its session/prompt is in flight (the protocol's agent sends a
+    // turn's updates before its answer). Outside one it is history replayed by session/load that
+    // arrived after the load's answer (Gemini CLI 0.61.0 does so when it finds the conversation):
+    // written again it glued the whole past onto the next reply.
+    if (run.turn === null && TURN_CONTENT.has(update.sessionUpdate)) return;
     switch (update.sessionUpdate) {
       case "agent_message_chunk":
         run.log.text("assistant", update.content);
