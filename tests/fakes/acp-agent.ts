@@ -29,7 +29,9 @@
  * `<state>/<sessionId>.jsonl` (the prompts as `user_message_chunk`), and `session/load` replays
  * that file as `session/update` notifications before it answers. An unknown session id is an error.
  * With `--load-gate FILE`, `session/load` starts only once FILE exists: a test holds an agent
- * in the middle of its reopening for as long as it looks.
+ * in the middle of its reopening for as long as it looks. With `--replay-late` it answers
+ * `session/load` first and replays the history 50 ms after (as Gemini CLI 0.61.0 does when it
+ * finds the conversation).
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,6 +47,7 @@ const loadFails = args.includes("--load-fails");
 const gateAt = args.indexOf("--load-gate");
 const loadGate = gateAt >= 0 ? args[gateAt + 1] : undefined;
 const acpUsage = args.includes("--acp-usage");
+const replayLate = args.includes("--replay-late");
 const stateAt = args.indexOf("--state");
 const stateDir = (stateAt >= 0 && args[stateAt + 1]) || join(tmpdir(), "ag-fake-acp");
 mkdirSync(stateDir, { recursive: true });
@@ -211,12 +214,19 @@ app
     const file = historyFile(params.sessionId);
     if (!existsSync(file)) throw acp.RequestError.sessionNotFound(params.sessionId);
     const s: FakeSession = { cwd: params.cwd, mcpServers: params.mcpServers, prompts: [], turn: null };
-    for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
-      const update = JSON.parse(line) as acp.SessionUpdate;
+    const history = readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as acp.SessionUpdate);
+    for (const update of history)
       if (update.sessionUpdate === "user_message_chunk" && update.content.type === "text")
         s.prompts.push(update.content.text);
-      await client.notify("session/update", { sessionId: params.sessionId, update });
-    }
+    const replay = async () => {
+      for (const update of history)
+        await client.notify("session/update", { sessionId: params.sessionId, update });
+    };
+    if (replayLate) setTimeout(() => void replay(), 50);
+    else await replay();
     sessions.set(params.sessionId, s);
     return {};
   })

@@ -216,6 +216,9 @@ describe("ag restarts while ACP sessions are idle", () => {
     await reach(cannot.id, "idle");
     const fails = await create("say hello", ["--load-fails"]);
     await reach(fails.id, "idle");
+    const late = await create("say hello", ["--replay-late"]);
+    await reach(late.id, "idle");
+    const beforeLate = await messages(late.id);
     const before = await messages(loads.id);
     const beforeCannot = await messages(cannot.id);
     const tokensBefore = (await api("GET", `/v1/sessions/${loads.id}`)).body.tokenUsage;
@@ -245,6 +248,17 @@ describe("ag restarts while ACP sessions are idle", () => {
 
     // The agent advertises loadSession but session/load fails: crashed (driver_restart) as well.
     expect(await reach(fails.id, "crashed")).toMatchObject({ endReason: "driver_restart" });
+
+    // History replayed after the load's answer is not written again either (not glued onto the
+    // next reply): the kept entries, ag's note, then only the new turn.
+    await reach(late.id, "idle");
+    await Bun.sleep(300);
+    const lateAfter = await messages(late.id);
+    expect(lateAfter.slice(0, beforeLate.length)).toEqual(beforeLate);
+    expect(lateAfter.slice(beforeLate.length)).toMatchObject([{ role: "system", subtype: "reopened" }]);
+    expect(await send(late.id, "say hello")).toEqual({ delivered: true, attempts: 1 });
+    await reach(late.id, "idle");
+    expect((await api("GET", `/v1/sessions/${late.id}/read`)).body.output).toBe("Hello from the fake agent!");
   }, 60_000);
 });
 
