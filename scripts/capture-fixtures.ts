@@ -16,22 +16,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScreenState } from "../src/agents/claude/screen.ts";
 import { claudeDialect } from "../src/agents/claude/versions.ts";
-import { versionNumber } from "../src/agents/versions.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import {
   type AgentPane,
   agentEnv,
-  claudeBinary,
+  claudeVersion,
   launchAgentPane,
   seedAgentHome,
 } from "../tests/helpers/agent-home.ts";
 
 const SAVE = process.argv.includes("--save");
 const KEEP = process.argv.includes("--keep");
-const VERSION = versionNumber(
-  Bun.spawnSync([claudeBinary(), "--version"], { stdout: "pipe", stderr: "ignore" }).stdout.toString(),
-);
-if (!VERSION) throw new Error(`${claudeBinary()} --version printed no version`);
+const VERSION = claudeVersion();
 const DIALECT = claudeDialect(VERSION);
 const OUT =
   VERSION === "2.1.197"

@@ -6,6 +6,7 @@ import { compareVersions } from "../../src/agents/versions.ts";
 import { type AgentVersion, agentVersions } from "../helpers/agent-versions.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { unframedPrompt } from "../helpers/paste-frame.ts";
+import { isAlive } from "../helpers/stream.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -255,14 +256,7 @@ function contract(under: AgentVersion): void {
       const killed = await world.api<Json>("DELETE", `/v1/sessions/${session()}`);
       expect(killed.status).toBe(200);
       expect(killed.body.status).toBe("killed");
-      const alive = () => {
-        try {
-          process.kill(agentPid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
+      const alive = () => isAlive(agentPid);
       for (const deadline = Date.now() + 10_000; alive() && Date.now() < deadline; ) await Bun.sleep(100);
       expect(alive()).toBe(false);
     }, 30_000);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { saturateCores } from "../helpers/load.ts";
+import { isAlive } from "../helpers/stream.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -289,14 +290,7 @@ describe("a Gemini CLI session", () => {
     expect(agentPid).toBeGreaterThan(0);
     const killed = await world.api<Json>("DELETE", `/v1/sessions/${id}`);
     expect(killed.body.status).toBe("killed");
-    const alive = () => {
-      try {
-        process.kill(agentPid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const alive = () => isAlive(agentPid);
     for (const deadline = Date.now() + 10_000; alive() && Date.now() < deadline; ) await Bun.sleep(100);
     expect(alive()).toBe(false);
     const panes = Bun.spawnSync([
