@@ -134,7 +134,7 @@ const listReload = coalesced(() => void reload(), COALESCE_MS);
 const stream = createStream({
   load: reload,
   // Every (re)opened stream: events may have been missed (ag restarted and numbers anew).
-  opened: () => void resync(),
+  opened: resync,
   event(event) {
     if (CHANGES_LIST.test(event.event)) listReload.schedule();
     for (const listener of listeners) listener(event);

@@ -18,8 +18,8 @@ export const liveState = signal<LiveState>("connecting");
 export interface StreamHooks {
   /** Before (re)connecting while nothing is loaded: "ok", "locked" (token refused) or "down". */
   load(): Promise<"ok" | "locked" | "down">;
-  /** The stream opened: what happened before it must be read. */
-  opened(): void;
+  /** The stream opened: what happened before it must be read (settles once it has been). */
+  opened(): Promise<unknown>;
   event(event: AgEvent): void;
   /** Events were lost (too far behind, or the server restarted): the REST view is the truth. */
   gap(): void;
@@ -86,8 +86,10 @@ export function createStream(hooks: StreamHooks) {
       // What happened before is read once more, now that the stream is open and nothing can slip
       // in between: without an id the server starts with the next event, and after ag restarted
       // its ids start again, so a replay from our id may miss what the new run published.
-      hooks.opened();
-      if (source === opened) liveState.value = "live";
+      // "live" says the page is current: shown once that read has answered, not before it is sent.
+      void hooks.opened().finally(() => {
+        if (source === opened) liveState.value = "live";
+      });
     });
     const onEvent = (message: MessageEvent<string>) => {
       if (message.lastEventId) lastEventId = message.lastEventId;

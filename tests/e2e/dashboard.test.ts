@@ -158,8 +158,14 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
     const server = await startAg(ag, [], { env });
     try {
       const { page, problems, requests } = await open(`${server.url}/dashboard/`);
+      // Health answers slowly, as on a busy machine: the list read after the stream opens comes
+      // after it, and "live" must wait for that read (it once showed before it was even sent).
+      await page.route("**/v1/health", async (route) => {
+        await Bun.sleep(500);
+        await route.continue();
+      });
       await enterToken(page, "dash-t0ken");
-      // "live" is shown once the stream is open and the list loaded after it.
+      // "live" is shown once the stream is open and the list read after it has answered.
       await page.waitForSelector('#live[data-state="live"]');
       // Polling every 5 s would load the list in any 6 s; a page following the stream does not
       // load it while nothing happens.
