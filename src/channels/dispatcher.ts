@@ -46,7 +46,10 @@ export interface Dispatcher {
   clear(channel: ChannelName): { cleared: number };
   /** Resolves when nothing is queued or in flight (tests, shutdown). */
   drained(): Promise<void>;
-  /** Stops: in-flight tries are aborted and stay in the outbox for the next start. */
+  /**
+   * Stops: in-flight tries are aborted and stay in the outbox for the next start (at least once);
+   * one that succeeded all the same is recorded as delivered.
+   */
   close(): Promise<void>;
 }
 
@@ -121,13 +124,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (closed) return;
       store.attempted(pending.rowId, attempt);
       const failure = await tracedTry(target, { id: pending.deliveryId, event: pending.event, attempt });
-      if (closed) return;
+      // A try the receiver took is done even when ag is stopping meanwhile: left in the outbox, it
+      // would be sent a second time at the next start.
       if (!failure) {
         store.delivered(pending.rowId);
         state.lastSuccess = clock.now();
         state.failing = false;
         return;
       }
+      if (closed) return;
       state.lastError = `${target.name}: ${failure.message}`;
       state.failing = true;
       const last = attempt >= RETRY_DELAYS_MS.length + 1;

@@ -233,6 +233,46 @@ describe("the dispatcher", () => {
     await before.dispatcher.close();
   });
 
+  test("a try that succeeds while the dispatcher closes is delivered: the next start does not send it again", async () => {
+    const db = freshDb();
+    const answer = Promise.withResolvers<void>();
+    // A receiver that took the message and answers as ag stops (it does not heed the abort).
+    const taking = scripted("chat", "bot", () => answer.promise);
+    const before = world([taking.target], db);
+    before.publish();
+    await settle();
+    expect(taking.tries).toHaveLength(1);
+    const closing = before.dispatcher.close();
+    answer.resolve();
+    await closing;
+    await settle();
+    expect(before.store.pending()).toEqual([]);
+    const again = scripted("chat", "bot", async () => {});
+    const after = world([again.target], db);
+    await after.dispatcher.drained();
+    expect(again.tries).toEqual([]);
+  });
+
+  test("a try aborted by close stays owed and is sent at the next start", async () => {
+    const db = freshDb();
+    const heeding = scripted(
+      "chat",
+      "bot",
+      (_, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+    );
+    const before = world([heeding.target], db);
+    before.publish();
+    await settle();
+    await before.dispatcher.close();
+    await settle();
+    expect(before.store.pending()).toHaveLength(1);
+    const again = scripted("chat", "bot", async () => {});
+    const after = world([again.target], db);
+    await after.dispatcher.drained();
+    expect(again.tries).toHaveLength(1);
+    expect(again.tries[0]!.id).toBe(heeding.tries[0]!.id);
+  });
+
   test("an owed delivery whose target is gone from the config becomes a dead letter", async () => {
     const db = freshDb();
     const store = createChannelStore(db);
