@@ -279,7 +279,10 @@ describe("POST /v1/sessions/:id/verify", () => {
   });
 
   test("a step past its timeout is killed with its whole process tree", async () => {
-    const h = harness({ timeouts: { stepMs: 1_500, testMs: 1_500, killGraceMs: 300 } });
+    // The build's tree must exist before its step times out: npm, sh and node start in well under
+    // 5 s even with the cores busy (1.5 s was not always enough, and the test step's 1.5 s, which
+    // this test is not about, could time out too).
+    const h = harness({ timeouts: { stepMs: 5_000, testMs: 60_000, killGraceMs: 300 } });
     // npm → sh → node build.js → sh → sleep, and the grandchild ignores SIGTERM.
     const build = [
       'const { spawn } = require("node:child_process");',
@@ -293,7 +296,7 @@ describe("POST /v1/sessions/:id/verify", () => {
     const step = byName(result).build!;
     expect(step.ok).toBe(false);
     expect(step.exitCode).toBeNull();
-    expect(step.reason).toBe("timed out after 1500 ms: its whole process tree was killed");
+    expect(step.reason).toBe("timed out after 5000 ms: its whole process tree was killed");
     expect(byName(result).test!.ok).toBe(true);
 
     const buildPid = Number(readFileSync(join(workDir, "build.pid"), "utf8"));
