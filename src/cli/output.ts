@@ -3,19 +3,52 @@ import { AgError, describeError } from "../shared/errors.ts";
 
 /** The only place that prints for humans. Errors and diagnostics go to stderr. */
 
+const isClosedPipe = (error: unknown) => (error as { code?: unknown } | null)?.code === "EPIPE";
+
+/**
+ * A reader that stopped reading (`ag list | head -1`) wants no more: the rest is nobody's, and
+ * the command ends there, quietly, with status 0, as a Unix tool does — not with an EPIPE stack.
+ * Bun throws it from the write itself; a stream may also report it later (see endOnClosedPipe).
+ */
+function write(stream: NodeJS.WriteStream, text: string): void {
+  try {
+    stream.write(text);
+  } catch (error) {
+    if (!isClosedPipe(error)) throw error;
+    process.exit(0);
+  }
+}
+
+/** For a CLI command: a closed stdout or stderr reported after the write ends it the same way. */
+export function endOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on("error", (error) => {
+      if (isClosedPipe(error)) process.exit(0);
+      throw error;
+    });
+}
+
 export function printLine(text = ""): void {
-  process.stdout.write(`${text}\n`);
+  write(process.stdout, `${text}\n`);
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  write(process.stdout, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Every error's code, for scripts that branch on it: ag's own, USAGE_ERROR for what the argument
+ * parser refuses (a missing argument), INTERNAL_ERROR for anything unforeseen.
+ */
+function codeOf(error: unknown): string {
+  if (error instanceof AgError) return error.code;
+  return (error as { name?: unknown } | null)?.name === "CLIError" ? "USAGE_ERROR" : "INTERNAL_ERROR";
 }
 
 /** `ag: <message> [CODE]`; the stack only when asked for (--debug). */
 export function printError(error: unknown, debug: boolean): void {
-  const code = error instanceof AgError ? ` [${error.code}]` : "";
-  process.stderr.write(`ag: ${describeError(error)}${code}\n`);
-  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  write(process.stderr, `ag: ${describeError(error)} [${codeOf(error)}]\n`);
+  if (debug && error instanceof Error && error.stack) write(process.stderr, `${error.stack}\n`);
 }
 
 /** Two aligned columns: `  label   value`. */
@@ -76,7 +109,7 @@ export function printTable(headers: readonly string[], rows: ReadonlyArray<reado
 
 /** Progress and notes for the person, kept off stdout so that stdout stays the command's output. */
 export function printNote(text: string): void {
-  process.stderr.write(`${text}\n`);
+  write(process.stderr, `${text}\n`);
 }
 
 /** One unit, the largest that fits: "42s", "5m", "3h", "2d". */

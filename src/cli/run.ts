@@ -2,7 +2,7 @@ import { type ArgsDef, type CommandDef, runCommand } from "citty";
 import { AgError } from "../shared/errors.ts";
 import { VERSION } from "../version.ts";
 import { nearest, renderCommandHelp, renderRootHelp } from "./help.ts";
-import { printError, printLine } from "./output.ts";
+import { endOnClosedPipe, printError, printLine } from "./output.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
@@ -174,6 +174,8 @@ export async function runCli(argv: string[]): Promise<number> {
       rejectUnknownFlags(argv.slice(0, index), (await loadServe()).args as ArgsDef);
       throw unknownCommand(name);
     }
+    // A command's reader may stop reading (`ag list | head -1`); the server logs on regardless.
+    if (name) endOnClosedPipe();
     const command = name ? await COMMANDS[name]!.load() : await loadServe();
     const rest = index === -1 ? argv : [...argv.slice(0, index), ...argv.slice(index + 1)];
     if (rest.includes("--help") || rest.includes("-h")) {

@@ -85,6 +85,27 @@ export async function ag(args: string[], cwd?: string, env?: Record<string, stri
   return { stdout, stderr, exitCode };
 }
 
+/**
+ * Runs `ag <args> | true` and answers ag's exit status and what it wrote to stderr. `true` has
+ * exited long before ag prints (its start-up takes half a second): every write of ag meets a pipe
+ * nobody reads, as after `head -1` has its line.
+ */
+export async function agIntoClosedPipe(args: string[], env = cliEnv()) {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's, not a template's
+  const script = '"$@" | true; echo "${PIPESTATUS[0]}" >&3';
+  const proc = Bun.spawn(["bash", "-c", `exec 3>&1; ${script}`, "bash", process.execPath, MAIN, ...args], {
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [status, stderr] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { exitCode: Number(status.trim()), stderr };
+}
+
 export function insert(app: TestApp, overrides: Parameters<typeof sampleSession>[0] = {}) {
   const record = sampleSession(overrides);
   app.repo.insert(record);

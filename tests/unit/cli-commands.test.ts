@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { ag, cliEnv, insert, serve, spawnAg } from "../helpers/cli.ts";
+import { ag, agIntoClosedPipe, cliEnv, insert, serve, spawnAg } from "../helpers/cli.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { collect } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -51,6 +51,27 @@ describe("output for people and for scripts", () => {
     const help = (await ag(["run", "--help"], undefined, env)).stdout;
     expect(help).toMatch(/^ {2}--no-stream +Create the session, print it and return/m);
     expect(help).not.toMatch(/^ +--stream/m);
+  });
+
+  test("a reader that stops reading (`| head -1`) ends the command quietly with status 0", async () => {
+    const { ag: app, port } = serve();
+    const dir = tempDir();
+    const transcriptPath = join(dir, "t.jsonl");
+    copyFileSync(SAMPLE, transcriptPath);
+    const session = insert(app, { status: "crashed", transcriptPath, workDir: dir });
+    for (let i = 0; i < 5; i++) insert(app, { status: "idle" });
+    const runs = [["list", "--all"], ["read", session.id], ["status"], ["list", "--all", "--json"]];
+    const results = await Promise.all(runs.map((args) => agIntoClosedPipe([...args, "--port", port])));
+    for (const result of results) expect(result).toEqual({ exitCode: 0, stderr: "" });
+  });
+});
+
+describe("errors", () => {
+  test("every error carries its code, the argument parser's too", async () => {
+    const { port } = serve();
+    const missing = await ag(["read", "--port", port]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toBe("ag: Missing required positional argument: SESSION [USAGE_ERROR]\n");
   });
 });
 
