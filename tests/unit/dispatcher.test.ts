@@ -258,7 +258,8 @@ describe("the dispatcher", () => {
     const heeding = scripted(
       "chat",
       "bot",
-      (_, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+      (_, signal) =>
+        new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
     );
     const before = world([heeding.target], db);
     before.publish();
