@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
+import { createClaudeTranscriptReader } from "../../src/agents/claude/reader.ts";
 import {
   claudeTranscriptFormat,
   parseTranscriptLine,
@@ -335,5 +336,55 @@ describe("where the transcript is", () => {
     expect(await findTranscript(dataDir, other, work)).toBe(elsewhere);
     expect(await findTranscript(dataDir, other)).toBe(elsewhere);
     expect(await findTranscript(dataDir, "0b5e55ed-0000-4000-8000-000000000003", work)).toBeNull();
+  });
+});
+
+describe("a turn read by its links, not by line order", () => {
+  // Claude Code 2.1.328's record of a session (tests/fixtures/agents/claude/2.1.328).
+  const RECORDED = readFileSync(
+    join(import.meta.dir, "../fixtures/agents/claude/2.1.328/transcript.jsonl"),
+    "utf8",
+  )
+    .trimEnd()
+    .split("\n");
+  const fields = (line: string) =>
+    JSON.parse(line) as { type: string; uuid?: string; message?: { content?: unknown } };
+  const indexOf = (test: (line: ReturnType<typeof fields>) => boolean) =>
+    RECORDED.findIndex((l) => test(fields(l)));
+  const prompt = (text: string) => indexOf((l) => l.type === "user" && l.message?.content === text);
+  /** The second turn: "think about it", answered by a thinking line and a text line. */
+  const second = prompt("think about it");
+  const third = prompt("run ls");
+  const replies = [second + 2, second + 3]; // after the prompt and an api-request line
+  const read = (lines: string[]) => {
+    const reader = createClaudeTranscriptReader();
+    for (const line of lines) reader.add(line);
+    return { output: reader.output(), ended: reader.turnEnded() };
+  };
+
+  test("the recording in its order: the reply of each turn", () => {
+    for (const i of replies) expect(fields(RECORDED[i]!).type).toBe("assistant");
+    const inOrder = read(RECORDED.slice(0, third));
+    expect(inOrder.output).toStartWith("After thinking");
+    expect(inOrder.ended).toBe(true);
+  });
+
+  test("a reply written above its prompt's line is that prompt's reply (it read empty)", () => {
+    const moved = [
+      ...RECORDED.slice(0, second),
+      ...replies.map((i) => RECORDED[i]!),
+      ...RECORDED.slice(second, third).filter((_, k) => !replies.includes(second + k)),
+    ];
+    expect(moved).toHaveLength(third);
+    expect(read(moved)).toEqual(read(RECORDED.slice(0, third)));
+  });
+
+  test("a line of the turn before, read after the next prompt, is not this turn's", () => {
+    const first = indexOf((l) => l.type === "assistant");
+    const late = [...RECORDED.slice(0, first), ...RECORDED.slice(first + 1, second + 1), RECORDED[first]!];
+    const reader = createClaudeTranscriptReader();
+    for (const line of late) reader.add(line);
+    expect(reader.output()).toBe("");
+    expect(reader.summary().lastUserMessage).toBe("think about it");
   });
 });

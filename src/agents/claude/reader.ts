@@ -1,6 +1,6 @@
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { clip, clipStrings } from "../clip.ts";
-import { parseTranscriptLine, type TranscriptEntry } from "./transcript.ts";
+import { readTranscriptLine, type TranscriptEntry } from "./transcript.ts";
 import { createTranscriptState } from "./transcript-state.ts";
 
 /**
@@ -35,9 +35,10 @@ export function createClaudeTranscriptReader(): TranscriptReader {
 
   return {
     add(line) {
-      const entry = parseTranscriptLine(line);
+      const read = readTranscriptLine(line);
+      state.add(read?.entry ?? null, read?.link);
+      const entry = read?.entry;
       if (!entry) return { messages: [] };
-      state.add(entry);
       tally(entry);
       const at = entry.timestamp ? Date.parse(entry.timestamp) : Number.NaN;
       const usage = usageOf(entry);

@@ -75,6 +75,24 @@ const INTERRUPT = "[Request interrupted by user";
  * anything that is not JSON. Message entries are exactly the `user`, `assistant` and `system` lines.
  */
 export function parseTranscriptLine(text: string): TranscriptEntry | null {
+  return readTranscriptLine(text)?.entry ?? null;
+}
+
+/**
+ * Where a line sits in the conversation: its uuid and its parent's. Every line of the chain has
+ * them — attachments and hook output too, not only message entries — and a reply's parent chain
+ * leads to its prompt whatever order the lines were written in.
+ */
+export interface TranscriptLink {
+  uuid: string;
+  parentUuid: string | null;
+  sidechain: boolean;
+}
+
+/** A line's message entry (null for bookkeeping) and its link (null for a line without a uuid). */
+export function readTranscriptLine(
+  text: string,
+): { entry: TranscriptEntry | null; link: TranscriptLink | null } | null {
   let line: Json;
   try {
     line = JSON.parse(text);
@@ -82,6 +100,12 @@ export function parseTranscriptLine(text: string): TranscriptEntry | null {
     return null;
   }
   if (typeof line !== "object" || line === null) return null;
+  const uuid = str(line.uuid);
+  const link = uuid ? { uuid, parentUuid: str(line.parentUuid), sidechain: line.isSidechain === true } : null;
+  return { entry: messageEntry(line), link };
+}
+
+function messageEntry(line: Json): TranscriptEntry | null {
   const base: EntryBase = {
     uuid: str(line.uuid),
     timestamp: str(line.timestamp),
