@@ -6,6 +6,7 @@ import {
   lstatSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
 } from "node:fs";
@@ -131,28 +132,39 @@ export function asUser(
   };
 }
 
-/** Throws AGENT_UNAVAILABLE unless `user` can reach and execute (or read) `path`. */
+/**
+ * Throws AGENT_UNAVAILABLE unless `user` can reach and execute (or read) `path` — both the path
+ * as named and, for a link, where it leads.
+ */
 export function assertUsable(user: RunAs, path: string, what: "run" | "read"): void {
-  const closed = closedTo(user, path);
-  let stat: ReturnType<typeof statSync> | null = null;
+  let real = path;
   try {
-    stat = statSync(path);
+    real = realpathSync(path);
   } catch {
     // reported below as not found
   }
-  const bit = what === "run" ? 0o1 : 0o4;
-  const why = closed
-    ? `the folder ${closed} is closed to it`
-    : !stat
-      ? "it does not exist"
-      : !permits(user, stat, bit)
-        ? `its mode is ${(stat.mode & 0o7777).toString(8)} (owner uid ${stat.uid})`
-        : null;
-  if (why)
-    throw new AgError(
-      "AGENT_UNAVAILABLE",
-      `user ${user.name} (runAs) cannot ${what} ${path}: ${why}; install it where that user can ${what} it (docs/security.md)`,
-    );
+  for (const each of new Set([path, real])) {
+    const why = unusable(user, each, what === "run" ? 0o1 : 0o4);
+    if (why)
+      throw new AgError(
+        "AGENT_UNAVAILABLE",
+        `user ${user.name} (runAs) cannot ${what} ${each}: ${why}; install it where that user can ${what} it (docs/security.md)`,
+      );
+  }
+}
+
+function unusable(user: RunAs, path: string, bit: number): string | null {
+  const closed = closedTo(user, path);
+  if (closed) return `the folder ${closed} is closed to it`;
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(path);
+  } catch {
+    return "it does not exist";
+  }
+  return permits(user, stat, bit)
+    ? null
+    : `its mode is ${(stat.mode & 0o7777).toString(8)} (owner uid ${stat.uid})`;
 }
 
 /**
