@@ -57,6 +57,7 @@ import { systemClock } from "./shared/clock.ts";
 import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
 import { createProgramFacts } from "./shared/program.ts";
+import { NO_TENANT_USERS, tenantUsers } from "./shared/run-as.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
@@ -109,7 +110,13 @@ export async function startRuntime({
   tmuxBinary,
 }: RuntimeOptions): Promise<Runtime> {
   const startedAt = Date.now();
-  ensureStateDir(config.stateDir);
+  // Who each tenant's agents run as (runAs), checked before anything is made: a tenant that
+  // cannot be kept apart as configured refuses the start (CONFIG_INVALID, naming it).
+  const owners = tenantUsers(config.tenantWorkdirs, {
+    stateDir: config.stateDir,
+    selfCommand: selfCommand(),
+  });
+  ensureStateDir(config.stateDir, { passable: owners !== NO_TENANT_USERS });
   const lock = acquireInstanceLock(config.stateDir, {
     version: VERSION,
     startedAt: new Date(startedAt).toISOString(),
@@ -225,6 +232,7 @@ export async function startRuntime({
       memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
       templates: { defaults: (id) => templates.defaults(id) },
       tenants: createTenantPolicy(config.tenantWorkdirs),
+      owners,
       diagnostics,
       recorder,
       settings: {
@@ -279,6 +287,7 @@ export async function startRuntime({
       clock: systemClock,
       logger,
       timeoutMs: config.consensusTimeoutMs,
+      owners,
     });
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
@@ -331,6 +340,7 @@ export async function startRuntime({
       sessions,
       bus,
       logger,
+      owners,
       settings: config.verificationProtocol,
     });
     undo.push(

@@ -1,5 +1,6 @@
 import type { EventInput } from "../events/bus.ts";
 import type { MessageEventName } from "../events/names.ts";
+import type { RunAs } from "../shared/run-as.ts";
 
 import type { TranscriptFormat } from "../transcript/cursor.ts";
 import type { PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
@@ -79,6 +80,11 @@ export interface LaunchRequest {
    * recorded it (for an agent that names conversations its own way, the file says which).
    */
   resume?: { conversationId: string; fork: boolean; transcriptPath?: string };
+  /**
+   * The OS user the agent will run as (its tenant's runAs); null or absent: as ag. A helper the
+   * launch itself runs (OpenCode's fork server) runs as it too.
+   */
+  runAs?: RunAs | null;
 }
 
 export interface LaunchPlan {

@@ -1,3 +1,4 @@
+import type { RunAs } from "../shared/run-as.ts";
 import type { AgentAdapter, AgentEnvironment } from "./agent.ts";
 import { createClaudeAdapter } from "./claude/adapter.ts";
 import { createCodexAdapter } from "./codex/adapter.ts";
@@ -22,8 +23,19 @@ export function createAgents(
 ): AgentRegistry {
   return createAgentRegistry(
     ADAPTERS.map((create) => create(env)),
-    options,
+    { ...options, forOwner: (owner) => ADAPTERS.map((create) => create(ownerEnvironment(env, owner))) },
   );
+}
+
+/**
+ * The environment of agents run as another OS user (runAs): that user's HOME, where its CLIs keep
+ * their config and transcripts; not ag's AGENT_DATA_DIR (ag's, shared by every tenant); not root.
+ * ag (root) writes nothing into a folder that user owns — a link it planted could turn the write
+ * onto any file — so the folder-trust question is not pre-accepted: the user's own config trusts
+ * the tenant's root, or the session shows it as a `trust` permission (docs/security.md).
+ */
+export function ownerEnvironment(env: AgentEnvironment, owner: RunAs): AgentEnvironment {
+  return { ...env, home: owner.home, dataDir: null, trustWorkdir: false, isRoot: false };
 }
 
 export type { AgentAdapter, AgentCapability, AgentEnvironment, DriverName } from "./agent.ts";

@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { AgError } from "../shared/errors.ts";
 import type { ProgramOptions } from "../shared/program.ts";
+import type { RunAs } from "../shared/run-as.ts";
 import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
 import { splitCommand } from "./launch-files.ts";
 import { type AgentProbe, missingFlagsWarning, probeOf } from "./probe.ts";
@@ -48,8 +49,10 @@ export interface AgentRegistry {
   /**
    * The adapter of an agent id, or UNKNOWN_AGENT (400). Given a version (a session's
    * `agentVersion`, null when unknown): the adapter as it drives that version (`forVersion`).
+   * Given the OS user the session's agent runs as (runAs): the adapter of that user's agents
+   * (their HOME, their own config and transcripts), not of ag's.
    */
-  get(id: string, version?: string | null): AgentAdapter;
+  get(id: string, version?: string | null, owner?: RunAs | null): AgentAdapter;
   all(): readonly AgentAdapter[];
   /** Every agent's built-in prices, together. */
   prices(): PriceTable;
@@ -82,9 +85,22 @@ export function createAgentRegistry(
     /** Where a CLI found lacking flags is told (the log). */
     warn?: (line: string) => void;
     now?: () => Date;
+    /** The adapters of agents run as another OS user (made once per user); none: ag's own. */
+    forOwner?: (owner: RunAs) => readonly AgentAdapter[];
   },
 ): AgentRegistry {
   const byId = new Map(adapters.map((a) => [a.name, a]));
+  const byOwner = new Map<number, Map<string, AgentAdapter>>();
+  /** The adapters of `owner`'s agents (ag's own without one). */
+  function adaptersOf(owner: RunAs | null | undefined): Map<string, AgentAdapter> {
+    if (!owner || !options.forOwner) return byId;
+    let own = byOwner.get(owner.uid);
+    if (!own) {
+      own = new Map(options.forOwner(owner).map((a) => [a.name, a]));
+      byOwner.set(owner.uid, own);
+    }
+    return own;
+  }
   const defaultAgent = options.defaultAgent ?? adapters[0]!.name;
   if (!byId.has(defaultAgent)) throw new AgError("CONFIG_INVALID", `unknown default agent ${defaultAgent}`);
   let probed: { at: number; versions: Promise<Array<string | null>> } | null = null;
@@ -114,8 +130,8 @@ export function createAgentRegistry(
 
   const registry: AgentRegistry = {
     defaultAgent,
-    get(id, version) {
-      const adapter = byId.get(id);
+    get(id, version, owner) {
+      const adapter = adaptersOf(owner).get(id);
       if (!adapter)
         throw new AgError(
           "UNKNOWN_AGENT",

@@ -34,7 +34,17 @@ export const WebhookTarget = Type.Object(
 export type WebhookTarget = Static<typeof WebhookTarget>;
 
 export const TenantWorkdir = Type.Object(
-  { root: NonEmpty, allowedPaths: Type.Optional(Type.Array(Type.String())) },
+  {
+    root: NonEmpty,
+    allowedPaths: Type.Optional(Type.Array(Type.String())),
+    /**
+     * The OS user every agent of the tenant (and every command ag runs in its folders for its
+     * sessions) runs as; checked at start (shared/run-as.ts, docs/security.md).
+     */
+    runAs: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 32, pattern: "^[A-Za-z_][A-Za-z0-9_.-]*\\$?$" }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -584,7 +594,7 @@ export const SETTINGS = [
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
-    description: "Tenant id → {root, allowedPaths?}",
+    description: "Tenant id → {root, allowedPaths?, runAs?} (runAs: the OS user its agents run as)",
   }),
 ] as const satisfies readonly Setting[];
 
@@ -651,7 +661,7 @@ export interface Config {
   rateLimitPerMin: number;
   maxBodyDepth: number;
   maxBodyMembers: number;
-  tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[] }>;
+  tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
 }

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import { EMPTY_TREE, git, headCommit, isWorkTree } from "../shared/git.ts";
+import { EMPTY_TREE, git as gitIn, headCommit, isWorkTree } from "../shared/git.ts";
+import { closedTo, permits, type RunAs } from "../shared/run-as.ts";
 import type { ReviewedChange } from "./consensus.ts";
 
 /** What the reviewers are given of the change: at most this much (they can read the files for more). */
@@ -20,34 +21,40 @@ export interface CollectedChange {
 /**
  * The work of a session, as reviewers read it. In a git repository: the diff of the work tree
  * against the commit the session started from (its commits and what it left uncommitted), new
- * files in full. Elsewhere: the files its transcript says it wrote, as they are now.
+ * files in full. Elsewhere: the files its transcript says it wrote, as they are now. With `runAs`
+ * (the session's tenant's OS user), only what that user can read: git runs as it, and a file it
+ * could not read (a link its agent made to another user's file) is named, not shown.
  */
-export async function collectChange(session: {
-  workDir: string;
-  baseCommit: string | null;
-  filesTouched: readonly string[];
-}): Promise<CollectedChange> {
-  if (await isWorkTree(session.workDir)) return gitChange(session.workDir, session.baseCommit);
-  return filesChange(session.workDir, session.filesTouched);
+export async function collectChange(
+  session: { workDir: string; baseCommit: string | null; filesTouched: readonly string[] },
+  runAs: RunAs | null = null,
+): Promise<CollectedChange> {
+  if (await isWorkTree(session.workDir, runAs)) return gitChange(session.workDir, session.baseCommit, runAs);
+  return filesChange(session.workDir, session.filesTouched, runAs);
 }
 
-async function gitChange(dir: string, startedAt: string | null): Promise<CollectedChange> {
-  const head = startedAt ? null : await headCommit(dir);
+async function gitChange(
+  dir: string,
+  startedAt: string | null,
+  runAs: RunAs | null,
+): Promise<CollectedChange> {
+  const git = (args: string[]) => gitIn(dir, args, runAs);
+  const head = startedAt ? null : await headCommit(dir, runAs);
   const base = startedAt ?? head ?? EMPTY_TREE;
   const described = startedAt
     ? `a git diff of the work tree against ${startedAt.slice(0, 12)}, the commit the session started from`
     : head
       ? "a git diff of the work tree against HEAD (the session's start commit is unknown: only what is not committed)"
       : "every file of the repository (it has no commits yet)";
-  const diff = await git(dir, ["diff", "--no-color", "--no-ext-diff", "--find-renames", base, "--"]);
-  const names = await git(dir, ["diff", "--name-only", "--find-renames", base, "--"]);
-  const untracked = await git(dir, ["ls-files", "--others", "--exclude-standard", "-z"]);
+  const diff = await git(["diff", "--no-color", "--no-ext-diff", "--find-renames", base, "--"]);
+  const names = await git(["diff", "--name-only", "--find-renames", base, "--"]);
+  const untracked = await git(["ls-files", "--others", "--exclude-standard", "-z"]);
   const changed = lines(names?.stdout ?? "");
   const added = (untracked?.stdout ?? "").split("\0").filter(Boolean);
   let text = diff?.stdout ?? "";
   for (const file of added.slice(0, MAX_NEW_FILES)) {
     // Exit code 1: the files differ, which is the point.
-    const shown = await git(dir, ["diff", "--no-color", "--no-index", "--", "/dev/null", file]);
+    const shown = await git(["diff", "--no-color", "--no-index", "--", "/dev/null", file]);
     text += shown?.stdout ?? "";
   }
   if (added.length > MAX_NEW_FILES)
@@ -55,7 +62,7 @@ async function gitChange(dir: string, startedAt: string | null): Promise<Collect
   return finish("git", startedAt ?? head, [...changed, ...added], text, described);
 }
 
-function filesChange(workDir: string, touched: readonly string[]): CollectedChange {
+function filesChange(workDir: string, touched: readonly string[], runAs: RunAs | null): CollectedChange {
   if (touched.length === 0) {
     return finish("none", null, [], "", "no files: the session's transcript records no file written");
   }
@@ -63,7 +70,10 @@ function filesChange(workDir: string, touched: readonly string[]): CollectedChan
     const path = isAbsolute(file) ? file : join(workDir, file);
     const shown = relative(workDir, path).startsWith("..") ? path : relative(workDir, path);
     try {
-      if (!statSync(path).isFile()) return `=== ${shown} (not a file now)\n`;
+      const stat = statSync(path);
+      if (!stat.isFile()) return `=== ${shown} (not a file now)\n`;
+      if (runAs && (closedTo(runAs, path) || !permits(runAs, stat, 0o4)))
+        return `=== ${shown} (not readable by the session's user ${runAs.name})\n`;
       const content = readFileSync(path, "utf8");
       const cut = content.length > MAX_FILE_CHARS;
       return `=== ${shown}\n${cut ? `${content.slice(0, MAX_FILE_CHARS)}\n[… cut]` : content}\n`;

@@ -5,6 +5,7 @@ import { normalizeText, type Owner, type SessionService, sumTokens, turnEnd } fr
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { readAnswer } from "./answer.ts";
 import { restateBrief, reviewBrief } from "./brief.ts";
@@ -60,6 +61,8 @@ export function createConsensusService(deps: {
   logger: Logger;
   /** How long one reviewer may take, restatement included. */
   timeoutMs: number;
+  /** The OS user a tenant's commands run as (runAs): the reviewed change is read as it. */
+  owners?: TenantUsers;
 }): ConsensusService {
   const repo = createConsensusRepo(deps.db);
   const runs = new Map<string, Promise<Consensus>>();
@@ -286,11 +289,10 @@ export function createConsensusService(deps: {
         deps.sessions.summary(sessionId),
         deps.sessions.read(sessionId),
       ]);
-      const change = await collectChange({
-        workDir: target.workDir,
-        baseCommit: target.baseCommit,
-        filesTouched: summary.filesTouched,
-      });
+      const change = await collectChange(
+        { workDir: target.workDir, baseCommit: target.baseCommit, filesTouched: summary.filesTouched },
+        deps.owners?.(target.tenantId) ?? null,
+      );
       const count = input.reviewers ?? DEFAULT_REVIEWERS;
       const brief = normalizeText(
         reviewBrief({

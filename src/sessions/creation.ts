@@ -198,7 +198,7 @@ export function createSessionCreation(
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
-      baseCommit: await headCommit(input.workDir),
+      baseCommit: await headCommit(input.workDir, deps.owners?.(input.tenantId) ?? null),
       managedBy: input.managedBy ?? null,
       offerMcp: input.offerMcp,
       id,

@@ -9,6 +9,7 @@ import type { EventBus } from "../events/bus.ts";
 import type { StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { DeliveryOptions } from "./live/delivery.ts";
@@ -78,6 +79,8 @@ export interface SessionServiceDeps {
   templates?: TemplateReader;
   /** Which workDirs a tenant's sessions may use (tenantWorkdirs); none = unrestricted. */
   tenants?: TenantPolicy;
+  /** The OS user a tenant's agents run as (tenantWorkdirs.<tenant>.runAs); none: all run as ag. */
+  owners?: TenantUsers;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
   /**

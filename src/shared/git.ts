@@ -1,4 +1,5 @@
 import { gitEnvironment } from "./environment.ts";
+import { asUser, type RunAs } from "./run-as.ts";
 
 /**
  * Reading a project's git repository: which commit it is at, and what changed since one. Read
@@ -11,7 +12,9 @@ import { gitEnvironment } from "./environment.ts";
  * GIT_CONFIG_COUNT overrides beat every config file; an empty command means no filter), fsmonitor
  * and hooks are off, and a diff never runs an external diff or a textconv. `.gitattributes` may
  * still name a driver: with no command, it does nothing. Nor does git get ag's secrets: it runs
- * with the declared environment (shared/environment.ts), without any inherited GIT_*.
+ * with the declared environment (shared/environment.ts), without any inherited GIT_*. For a
+ * session whose tenant has a runAs user, git runs as that user (shared/run-as.ts): it reads the
+ * user's repository with the user's rights, never ag's.
  */
 
 /** The tree of no files: what a repository without commits is diffed against. */
@@ -41,13 +44,21 @@ const ALWAYS: ReadonlyArray<readonly [string, string]> = [
   ["core.pager", "cat"],
 ];
 
-/** Runs git in `dir`; null when git is missing or does not finish in time. */
-export async function git(dir: string, args: string[]): Promise<GitResult | null> {
-  const listed = await run(dir, ["config", "--null", "--name-only", "--list"], gitEnvironment(FIXED_ENV));
+/**
+ * Runs git in `dir` (as `runAs` when given: a tenant's OS user); null when git is missing or
+ * does not finish in time.
+ */
+export async function git(
+  dir: string,
+  args: string[],
+  runAs: RunAs | null = null,
+): Promise<GitResult | null> {
+  const list = ["config", "--null", "--name-only", "--list"];
+  const listed = await run(dir, list, gitEnvironment(FIXED_ENV), runAs);
   if (!listed) return null;
   const overrides = configOverrides(listed.code === 0 ? listed.stdout.split("\0") : []);
   const safeArgs = args[0] === "diff" ? ["diff", "--no-ext-diff", "--no-textconv", ...args.slice(1)] : args;
-  return run(dir, safeArgs, gitEnvironment({ ...FIXED_ENV, ...asEnvironment(overrides) }));
+  return run(dir, safeArgs, gitEnvironment({ ...FIXED_ENV, ...asEnvironment(overrides) }), runAs);
 }
 
 /**
@@ -80,10 +91,22 @@ function asEnvironment(overrides: Array<[string, string]>): Record<string, strin
   return env;
 }
 
-async function run(dir: string, args: string[], env: Record<string, string>): Promise<GitResult | null> {
+async function run(
+  dir: string,
+  args: string[],
+  env: Record<string, string>,
+  runAs: RunAs | null,
+): Promise<GitResult | null> {
   let proc: ReturnType<typeof Bun.spawn>;
   try {
-    proc = Bun.spawn(["git", ...args], { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "ignore", env });
+    const as = asUser(runAs, ["git", ...args], env);
+    proc = Bun.spawn(as.command, {
+      cwd: dir,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "ignore",
+      env: as.env,
+    });
   } catch {
     return null;
   }
@@ -98,14 +121,14 @@ async function run(dir: string, args: string[], env: Record<string, string>): Pr
 }
 
 /** The commit HEAD is at, or null outside a repository (or in one without commits). */
-export async function headCommit(dir: string): Promise<string | null> {
-  const result = await git(dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+export async function headCommit(dir: string, runAs: RunAs | null = null): Promise<string | null> {
+  const result = await git(dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], runAs);
   const sha = result?.code === 0 ? result.stdout.trim() : "";
   return /^[0-9a-f]{40,64}$/.test(sha) ? sha : null;
 }
 
 /** `dir` is inside a git work tree. */
-export async function isWorkTree(dir: string): Promise<boolean> {
-  const result = await git(dir, ["rev-parse", "--is-inside-work-tree"]);
+export async function isWorkTree(dir: string, runAs: RunAs | null = null): Promise<boolean> {
+  const result = await git(dir, ["rev-parse", "--is-inside-work-tree"], runAs);
   return result?.code === 0 && result.stdout.trim() === "true";
 }

@@ -1,5 +1,6 @@
 import { declaredEnvironment } from "../shared/environment.ts";
 import { describeError } from "../shared/errors.ts";
+import { asUser, type RunAs } from "../shared/run-as.ts";
 
 /**
  * Runs one verification command as the leader of its own process group, so that a timeout (or
@@ -16,6 +17,8 @@ export interface CommandRun {
   defaultEnv?: Record<string, string>;
   /** Aborting ends the command like a timeout does (ag shutting down). */
   signal?: AbortSignal;
+  /** The OS user the command runs as (the session's tenant's runAs); none: as ag. */
+  runAs?: RunAs | null;
 }
 
 export interface CommandOutcome {
@@ -45,9 +48,13 @@ export const runCommand: RunCommand = async (run) => {
   const elapsed = () => Math.round(performance.now() - started);
   let child: Bun.Subprocess<"ignore", "pipe", "pipe">;
   try {
-    child = Bun.spawn(run.argv, {
+    const { command, env } = asUser(run.runAs ?? null, run.argv, {
+      ...run.defaultEnv,
+      ...declaredEnvironment(),
+    });
+    child = Bun.spawn(command, {
       cwd: run.cwd,
-      env: { ...run.defaultEnv, ...declaredEnvironment() },
+      env,
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",

@@ -2,6 +2,7 @@ import type { EventBus } from "../events/bus.ts";
 import type { SessionService } from "../sessions/index.ts";
 import { describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { readProject } from "./project.ts";
 import { type RunCommand, runCommand } from "./runner.ts";
@@ -32,6 +33,8 @@ export interface VerificationServiceDeps {
   settings: VerificationSettings;
   /** Runs one command; the real process-group runner unless a test gives another. */
   run?: RunCommand;
+  /** The OS user a tenant's commands run as (runAs); none: as ag. */
+  owners?: TenantUsers;
 }
 
 export interface VerifyOptions {
@@ -72,7 +75,7 @@ export function createVerificationService(deps: VerificationServiceDeps): Verifi
   const queued = new Map<string, Promise<VerificationResult>>();
 
   async function execute(
-    session: { id: string; name: string; workDir: string },
+    session: { id: string; name: string; workDir: string; tenantId: string | null },
     criticalOnly: boolean,
     trigger: "api" | "auto",
   ): Promise<VerificationResult> {
@@ -107,6 +110,7 @@ export function createVerificationService(deps: VerificationServiceDeps): Verifi
               killGraceMs,
               defaultEnv: CHILD_ENV_DEFAULTS,
               signal: shutdown.signal,
+              runAs: deps.owners?.(session.tenantId) ?? null,
             });
             const done = stepFromOutcome(plan, outcome);
             span.setAttributes({

@@ -38,6 +38,11 @@ export interface AgentWorldOptions {
    * `{claude: <.tools/claude-code@2.1.328/…/claude>}`.
    */
   binaries?: Record<string, string>;
+  /**
+   * Called with the world's folder (ag's cwd: a `svc.config.json` there is ag's config) and
+   * environment once they are made, before ag starts.
+   */
+  beforeStart?: (root: string, env: Record<string, string>) => void | Promise<void>;
 }
 
 /**
@@ -85,6 +90,7 @@ export async function startAgentWorld(
 ): Promise<AgentWorld> {
   const binary = await compiledBinary();
   const { root, workDir, env, mock, port } = await prepareAgentWorld(extraEnv, options);
+  await options.beforeStart?.(root, env);
   let ag = await startAg(binary, [], { env, cwd: root });
   const url = `http://127.0.0.1:${port}`;
 

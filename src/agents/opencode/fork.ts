@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { declaredEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
+import { asUser, type RunAs } from "../../shared/run-as.ts";
 
 /**
  * Forks an OpenCode conversation before the session's UI starts. The UI's own `--fork` first
@@ -19,13 +20,20 @@ export async function forkConversation(options: {
   conversationId: string;
   workDir: string;
   env: Record<string, string>;
+  /** The OS user the session's agent runs as (its conversations are that user's). */
+  runAs?: RunAs | null;
 }): Promise<string> {
   const password = randomBytes(16).toString("hex");
   let server: ReturnType<typeof Bun.spawn> | null = null;
   try {
-    server = Bun.spawn([options.program, "serve", "--port", "0", "--hostname", "127.0.0.1", "--pure"], {
+    const { command, env } = asUser(
+      options.runAs ?? null,
+      [options.program, "serve", "--port", "0", "--hostname", "127.0.0.1", "--pure"],
+      { ...declaredEnvironment(), ...options.env, OPENCODE_SERVER_PASSWORD: password },
+    );
+    server = Bun.spawn(command, {
       cwd: options.workDir,
-      env: { ...declaredEnvironment(), ...options.env, OPENCODE_SERVER_PASSWORD: password },
+      env,
       stdout: "pipe",
       stderr: "ignore",
     });

@@ -98,6 +98,7 @@ async function resumeFlags(request: LaunchRequest, program: string): Promise<str
     conversationId: id,
     workDir: request.workDir,
     env: request.env,
+    runAs: request.runAs,
   });
   await copyConversation(file, join(request.sessionDir, CONVERSATION_FILE), copy);
   return ["-s", copy];

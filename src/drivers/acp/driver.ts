@@ -6,6 +6,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { sessionEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
+import { asUser, handOver, type RunAs } from "../../shared/run-as.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
 import { createRecorder, type Recorder, type ToolCallSeen } from "./recorder.ts";
 import { modelOf, protocolUsage } from "./usage.ts";
@@ -36,6 +37,8 @@ export interface HeadlessSpec {
   command: string[];
   env: Record<string, string>;
   sessionDir: string;
+  /** The OS user the agent runs as (its tenant's runAs); null: as ag. */
+  runAs?: RunAs | null;
   /** ag answers every permission request with its allow option (the entry's `approveAll`). */
   approveAll?: boolean;
   /** The agent's ACP session mode for the session's permission mode (`session/set_mode`), if any. */
@@ -243,9 +246,12 @@ export function createAcpDriver(deps: {
 
   async function start(spec: HeadlessSpec, sink: DriverSink): Promise<Running> {
     mkdirSync(spec.sessionDir, { recursive: true, mode: 0o700 });
+    const runAs = spec.runAs ?? null;
+    // The launch's files are the agent's user's; ag's record of the session stays ag's alone.
+    if (runAs) handOver(runAs, spec.sessionDir, [TRANSCRIPT_FILE, STATE_FILE]);
     let run: Running | null = null;
     const conn = await openAcpConnection(
-      { command: spec.command, env: sessionEnvironment(deps.baseEnv, spec.env), cwd: spec.workDir },
+      { ...asUser(runAs, spec.command, sessionEnvironment(deps.baseEnv, spec.env)), cwd: spec.workDir },
       {
         update: (n) => run && onUpdate(run, n.update),
         permission: (request, signal) =>

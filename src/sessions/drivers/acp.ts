@@ -4,6 +4,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
+import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { McpAccess } from "../deps.ts";
 import type { Exits } from "../exits.ts";
 import { sessionDir } from "../lifecycle.ts";
@@ -33,6 +34,8 @@ export interface AcpSessionDriverDeps {
   exits: Pick<Exits, "ending">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
+  /** The OS user a tenant's agents run as (runAs); none: ag's own. */
+  owners?: TenantUsers;
   settings: { stateDir: string };
 }
 
@@ -65,6 +68,8 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const entry = session.agent.acp;
     if (!entry) throw new AgError("DRIVER_UNSUPPORTED", `agent ${session.agent.name} has no ACP entry point`);
     const dir = sessionDir(deps.settings.stateDir, rec.id);
+    const runAs = deps.owners?.(rec.tenantId) ?? null;
+    if (runAs) reclaim(runAs, dir);
     const plan = await entry.prepare({
       sessionId: rec.id,
       workDir: rec.workDir,
@@ -74,11 +79,20 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       hookUrl: "",
       hookSecret: rec.hookSecret,
       env: rec.env ?? {},
+      runAs,
     });
     const { command, env, warnings } = plan;
     const approveAll = plan.approveAll === true;
     const mode = entry.modes?.[rec.permissionMode] ?? null;
-    const spec = { id: rec.id, workDir: rec.workDir, agent: session.agent, sessionDir: dir, command, env };
+    const spec = {
+      id: rec.id,
+      workDir: rec.workDir,
+      agent: session.agent,
+      sessionDir: dir,
+      command,
+      env,
+      runAs,
+    };
     return { spec: { ...spec, approveAll, mode, mcpServers: mcpServers(rec, dir) }, warnings };
   }
 

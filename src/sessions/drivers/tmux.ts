@@ -4,6 +4,7 @@ import type { Clock } from "../../shared/clock.ts";
 import { sessionEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
+import { asUser, handOver, reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
 import type { Exits } from "../exits.ts";
 import { assertTypeable, sessionDir } from "../lifecycle.ts";
@@ -38,6 +39,8 @@ export interface TmuxDriverDeps {
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   delivery: DeliveryOptions;
+  /** The OS user a tenant's agents run as (runAs); none: ag's own. */
+  owners?: TenantUsers;
   settings: { stateDir: string; hookBaseUrl: () => string; environment?: Record<string, string> };
 }
 
@@ -115,28 +118,33 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
 
     async launch(session, spec, failed) {
       const rec = spec.record;
-      let plan: Awaited<ReturnType<typeof session.agent.prepareLaunch>>;
+      const owner = deps.owners?.(rec.tenantId) ?? null;
+      const dir = sessionDir(deps.settings.stateDir, rec.id);
+      let window: ReturnType<typeof asUser>;
       try {
-        plan = await session.agent.prepareLaunch({
+        if (owner) reclaim(owner, dir);
+        const plan = await session.agent.prepareLaunch({
           sessionId: rec.id,
           workDir: rec.workDir,
           permissionMode: rec.permissionMode,
           agentCommand: rec.agentCommand,
-          sessionDir: sessionDir(deps.settings.stateDir, rec.id),
+          sessionDir: dir,
           hookUrl: `${deps.settings.hookBaseUrl().replace(/\/+$/, "")}/v1/hooks/${rec.agent}`,
           hookSecret: rec.hookSecret,
           env: rec.env ?? {},
           resume: spec.resume,
+          runAs: owner,
         });
+        spec.warnings.push(...plan.warnings);
+        // The whole environment goes with the window (new-window -e, on the control client's
+        // stdin: no argv), so the agent has this ag's, not what the tmux server started with.
+        window = asUser(owner, plan.command, sessionEnvironment(deps.settings.environment ?? {}, plan.env));
+        if (owner) handOver(owner, dir);
       } catch (error) {
         throw failed(error, "AGENT_UNAVAILABLE", "could not prepare the agent's launch");
       }
-      spec.warnings.push(...plan.warnings);
       try {
-        // The whole environment goes with the window (new-window -e, on the control client's
-        // stdin: no argv), so the agent has this ag's, not what the tmux server started with.
-        const env = sessionEnvironment(deps.settings.environment ?? {}, plan.env);
-        const placement = { tag: rec.id, cwd: rec.workDir, command: plan.command, env };
+        const placement = { tag: rec.id, cwd: rec.workDir, ...window };
         session.placed(
           spec.splitOf
             ? await deps.tmux.splitWindow(spec.splitOf, placement)

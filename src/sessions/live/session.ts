@@ -5,6 +5,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
+import type { TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
 import { transcriptSource } from "../drivers/driver.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
@@ -20,8 +21,10 @@ import { createStatusWriter } from "./writer.ts";
 
 export interface LiveDeps {
   tmux: Pick<Tmux, "capturePane" | "sendKeys">;
-  /** Each session's adapter is its agent's (record.agent). */
+  /** Each session's adapter is its agent's (record.agent), as its tenant's OS user runs it. */
   agents: Pick<AgentRegistry, "get">;
+  /** The OS user a tenant's agents run as (runAs); none: ag's own. */
+  owners?: TenantUsers;
   repo: Pick<SessionRepo, "saveStatus" | "get" | "update">;
   bus: EventBus;
   clock: Clock;
@@ -80,7 +83,7 @@ export interface LiveSession {
 
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
   let record = initial;
-  const agent = deps.agents.get(initial.agent, initial.agentVersion);
+  const agent = deps.agents.get(initial.agent, initial.agentVersion, deps.owners?.(initial.tenantId));
   let disposed = false;
   const timers = createTimers(deps.clock);
   const changeWaiters = new Set<() => void>();
