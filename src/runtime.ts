@@ -414,6 +414,7 @@ export async function startRuntime({
           createMetricsService({
             repo,
             agents,
+            owners,
             host: { agentProcesses: () => sessions.agentProcesses(), available: host.available },
             recorder,
             clock: systemClock,

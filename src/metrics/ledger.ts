@@ -31,7 +31,8 @@ export interface LedgerSnapshot {
  * stays counted: the totals never go down while ag runs (they are counters).
  */
 /** A session's transcript, and the agent (and its version, null: unknown) that writes it. */
-export type TranscriptFile = { path: string; agent: string; agentVersion?: string | null };
+/** `owner`: the uid that must own the file (a tenant's runAs user; transcript/tail.ts openTranscript). */
+export type TranscriptFile = { path: string; agent: string; agentVersion?: string | null; owner?: number };
 
 export interface TokenLedger {
   /**
@@ -100,10 +101,10 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
       tails.delete(path);
       perFile.delete(path);
     }
-    for (const [path, { agent, agentVersion }] of wanted) {
+    for (const [path, { agent, agentVersion, owner }] of wanted) {
       let tail = tails.get(path);
       if (!tail) {
-        tail = createTranscriptTail(path);
+        tail = createTranscriptTail(path, { owner });
         tails.set(path, tail);
       }
       // One unreadable transcript must not take the metrics down: it is tried again next time.

@@ -4,6 +4,7 @@ import type { AgentProcess, SessionRepo } from "../sessions/index.ts";
 import { estimateCost, type PriceTable, sumTokens } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
 import { tracingStats } from "../telemetry/index.ts";
 import { toFamilies } from "./exposition.ts";
 import { createTokenLedger } from "./ledger.ts";
@@ -15,6 +16,8 @@ export interface MetricsServiceDeps {
   /** Sessions by state, and where their transcripts are. */
   repo: Pick<SessionRepo, "list" | "stats">;
   agents: Pick<AgentRegistry, "get">;
+  /** A tenant's runAs user: its sessions' transcripts must be that user's files. */
+  owners?: TenantUsers;
   /** The totals the live sessions report to (also given to the session service). */
   recorder: MetricsRecorder;
   clock: Clock;
@@ -44,7 +47,16 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
     const records = deps.repo.list();
     await ledger.refresh(
       records.flatMap((r) =>
-        r.transcriptPath ? [{ path: r.transcriptPath, agent: r.agent, agentVersion: r.agentVersion }] : [],
+        r.transcriptPath
+          ? [
+              {
+                path: r.transcriptPath,
+                agent: r.agent,
+                agentVersion: r.agentVersion,
+                owner: deps.owners?.(r.tenantId)?.uid,
+              },
+            ]
+          : [],
       ),
     );
     const { tokens, tokensByModel, byTranscript } = ledger.snapshot();

@@ -1,6 +1,7 @@
 import { emptySummary } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { Logger } from "../shared/log.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { transcriptSource } from "./drivers/driver.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
@@ -20,6 +21,8 @@ export function createSessionReading(deps: {
   record(id: string): SessionRecord;
   live: Pick<LiveSessions, "get">;
   agents: Pick<AgentRegistry, "get">;
+  /** A tenant's runAs user: its sessions' transcripts must be that user's files. */
+  owners?: TenantUsers;
   logger: Logger;
 }) {
   /** The live session's transcript, or, for one that ended, a reading of its file as history. */
@@ -36,7 +39,12 @@ export function createSessionReading(deps: {
     }
     const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, id));
     if (!path) return null;
-    const follower = createTranscriptFollower({ agent, logger: deps.logger, onLine: () => {} });
+    const follower = createTranscriptFollower({
+      agent,
+      owner: deps.owners?.(rec.tenantId)?.uid,
+      logger: deps.logger,
+      onLine: () => {},
+    });
     await follower.attach(path, true);
     // Watched only while this request looks at it (read's settle wait), then let go.
     setTimeout(() => follower.stop(), READ_SETTLE_MS + 500).unref?.();

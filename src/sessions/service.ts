@@ -103,7 +103,13 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     drivers,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
   });
-  const reading = createSessionReading({ record, live, agents: deps.agents, logger: deps.logger });
+  const reading = createSessionReading({
+    record,
+    live,
+    agents: deps.agents,
+    owners: deps.owners,
+    logger: deps.logger,
+  });
   const insight = createSessionInsight({
     record,
     reading,

@@ -1,4 +1,4 @@
-import { open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { AgError } from "../shared/errors.ts";
 import {
   type CursorQuery,
@@ -9,7 +9,7 @@ import {
   type TranscriptCursorPage,
   type TranscriptFormat,
 } from "./cursor.ts";
-import type { TailRead } from "./tail.ts";
+import { openTranscript, type TailRead } from "./tail.ts";
 
 export interface ScanResult {
   bytes: number;
@@ -50,7 +50,8 @@ const decoder = new TextDecoder();
 export function createTranscriptIndex(
   path: string,
   format: TranscriptFormat,
-  options: { chunkBytes?: number } = {},
+  /** `owner`: the uid that must own the file (tail.ts openTranscript). */
+  options: { chunkBytes?: number; owner?: number } = {},
 ): TranscriptIndex {
   const chunkBytes = options.chunkBytes ?? 8 * 1024 * 1024;
   let offsets = new Float64Array(1024); // Float64: exact past 4 GiB
@@ -109,29 +110,33 @@ export function createTranscriptIndex(
 
   async function scanToEnd(): Promise<ScanResult> {
     const started = performance.now();
-    const info = await stat(path).catch(() => null);
-    if (!info) return { bytes: 0, entries: 0, ms: 0 };
+    const file = await openTranscript(path, options.owner);
+    if (!file) return { bytes: 0, entries: 0, ms: 0 };
+    try {
+      return await scanFrom(file, started);
+    } finally {
+      await file.close();
+    }
+  }
+
+  async function scanFrom(file: FileHandle, started: number): Promise<ScanResult> {
+    const info = await file.stat();
     if (info.size < end || (inode !== null && info.ino !== inode)) reset();
     inode = info.ino;
     if (info.size === end) return { bytes: 0, entries: 0, ms: performance.now() - started };
     const from = end;
     const before = count;
-    const file = await open(path, "r");
-    try {
-      let buffer: Uint8Array = new Uint8Array(chunkBytes);
-      let filled = 0; // bytes of a partial line carried over at the start of `buffer`
-      let position = end;
-      for (;;) {
-        if (filled === buffer.length) buffer = growBytes(buffer, filled); // one line longer than a chunk
-        const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, position);
-        if (bytesRead === 0) break;
-        position += bytesRead;
-        const used = indexChunk(buffer, filled + bytesRead, position - filled - bytesRead);
-        buffer.copyWithin(0, used, filled + bytesRead);
-        filled = filled + bytesRead - used;
-      }
-    } finally {
-      await file.close();
+    let buffer: Uint8Array = new Uint8Array(chunkBytes);
+    let filled = 0; // bytes of a partial line carried over at the start of `buffer`
+    let position = end;
+    for (;;) {
+      if (filled === buffer.length) buffer = growBytes(buffer, filled); // one line longer than a chunk
+      const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const used = indexChunk(buffer, filled + bytesRead, position - filled - bytesRead);
+      buffer.copyWithin(0, used, filled + bytesRead);
+      filled = filled + bytesRead - used;
     }
     return { bytes: end - from, entries: count - before, ms: performance.now() - started };
   }
@@ -193,8 +198,18 @@ export function createTranscriptIndex(
   /** The text of each entry, reading nearby entries in one go; null when the file no longer fits. */
   async function readEntries(ids: number[]): Promise<string[] | null> {
     const runs = groupRuns(ids.map((id) => [offsets[id - 1]!, lengths[id - 1]!] as const));
-    const file = Bun.file(path);
-    const chunks = await Promise.all(runs.map((run) => file.slice(run.from, run.to).bytes()));
+    const file = await openTranscript(path, options.owner);
+    if (!file) return null;
+    const chunks: Uint8Array[] = [];
+    try {
+      for (const run of runs) {
+        const bytes = new Uint8Array(run.to - run.from);
+        const { bytesRead } = await file.read(bytes, 0, bytes.length, run.from);
+        chunks.push(bytes.subarray(0, bytesRead));
+      }
+    } finally {
+      await file.close();
+    }
     const texts: string[] = [];
     for (const [r, run] of runs.entries()) {
       const bytes = chunks[r]!;

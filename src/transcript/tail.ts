@@ -1,5 +1,5 @@
 import { existsSync, type FSWatcher, watch } from "node:fs";
-import { stat } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { AgError } from "../shared/errors.ts";
 
@@ -39,7 +39,7 @@ const decoder = new TextDecoder();
  */
 export function createTranscriptTail(
   path: string,
-  options: { startOffset?: number; maxBytes?: number } = {},
+  options: { startOffset?: number; maxBytes?: number; owner?: number } = {},
 ): TranscriptTail {
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   let offset = options.startOffset ?? 0; // start of the pending bytes = first unreturned line
@@ -48,8 +48,17 @@ export function createTranscriptTail(
   let chain: Promise<unknown> = Promise.resolve();
 
   async function readOnce(): Promise<TailRead> {
-    const info = await stat(path).catch(() => null);
-    if (!info) return { lines: [], truncated: false, more: false };
+    const file = await openTranscript(path, options.owner);
+    if (!file) return { lines: [], truncated: false, more: false };
+    try {
+      return await readFrom(file);
+    } finally {
+      await file.close();
+    }
+  }
+
+  async function readFrom(file: FileHandle): Promise<TailRead> {
+    const info = await file.stat();
     let truncated = false;
     // A shorter file, or another file under the same name (rewritten via rename), starts over.
     // (A rewrite in place that is already longer than what was read cannot be told from appends.)
@@ -62,8 +71,10 @@ export function createTranscriptTail(
     const from = offset + pending.length;
     const to = Math.min(info.size, from + maxBytes);
     if (to <= from) return { lines: [], truncated, more: false };
-    // A fresh Bun.file per read: a handle caches the size it saw first (BUN-NOTES).
-    const fresh = await Bun.file(path).slice(from, to).bytes();
+    // Read through the handle that was checked: a name swapped meanwhile changes nothing.
+    const fresh = new Uint8Array(to - from);
+    const { bytesRead } = await file.read(fresh, 0, fresh.length, from);
+    if (bytesRead < fresh.length) return { lines: [], truncated, more: true };
     const bytes = pending.length > 0 ? concat(pending, fresh) : fresh;
     const { lines, consumed } = splitLines(bytes, offset);
     pending = bytes.slice(consumed);
@@ -82,6 +93,25 @@ export function createTranscriptTail(
       return offset;
     },
   };
+}
+
+/**
+ * Opens a transcript to read, or null when it is not there (yet). With `owner` (the uid that runs
+ * the session's agent: a tenant's runAs user), a file that uid does not own is refused: ag runs as
+ * root then, and the agent controls the file's name — a link to, or a hook naming, another
+ * tenant's transcript must not make ag read it. The owner is checked on the open handle itself,
+ * so swapping the name after the check reaches nothing.
+ */
+export async function openTranscript(path: string, owner?: number): Promise<FileHandle | null> {
+  const file = await open(path, "r").catch(() => null);
+  if (!file || owner === undefined) return file;
+  const info = await file.stat();
+  if (info.uid === owner && info.isFile()) return file;
+  await file.close();
+  throw new AgError(
+    "FORBIDDEN",
+    `transcript ${path} is owned by uid ${info.uid}, not by uid ${owner} that runs the session's agent: not read`,
+  );
 }
 
 /** Complete lines of `bytes` (which starts at file offset `base`); empty lines are skipped. */

@@ -1,14 +1,19 @@
 import { describe, expect, test } from "bun:test";
 import {
   appendFileSync,
+  chownSync,
   type FSWatcher,
   mkdirSync,
   readFileSync,
   renameSync,
+  rmSync,
+  symlinkSync,
   watch,
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { claudeTranscriptFormat } from "../../src/agents/claude/transcript.ts";
+import { createTranscriptIndex } from "../../src/transcript/index.ts";
 import { createTranscriptTail, type TailLine, watchTranscript } from "../../src/transcript/tail.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -234,4 +239,43 @@ describe("watching a transcript", () => {
     stop();
     expect(calls).toBe(1);
   });
+});
+
+describe("a transcript that must be its agent's user's (runAs)", () => {
+  // The tests chown files to a uid that runs nothing here; only root may (CI runs as root).
+  const asRoot = process.getuid?.() === 0;
+  const OTHER = 54_321;
+  const line = (text: string) => `${JSON.stringify({ type: "user", text })}\n`;
+
+  test.if(asRoot)("the agent's own file is read; another uid's file, named or linked, is not", async () => {
+    const dir = tempDir();
+    const own = join(dir, "own.jsonl");
+    const theirs = join(dir, "theirs.jsonl");
+    writeFileSync(own, line("mine"));
+    writeFileSync(theirs, line("another tenant's"));
+    chownSync(theirs, OTHER, OTHER);
+    expect((await createTranscriptTail(own, { owner: 0 }).read()).lines).toHaveLength(1);
+    await expect(createTranscriptTail(theirs, { owner: 0 }).read()).rejects.toThrow(/owned by uid 54321/);
+    // Without an owner (ag's own uid runs the agent) nothing is checked, as before.
+    expect((await createTranscriptTail(theirs).read()).lines).toHaveLength(1);
+    const index = createTranscriptIndex(theirs, claudeTranscriptFormat, { owner: 0 });
+    await expect(index.scan()).rejects.toThrow(/owned by uid 54321/);
+  });
+
+  test.if(asRoot)(
+    "a name swapped for a link to another uid's file after it was read reads nothing of it",
+    async () => {
+      const dir = tempDir();
+      const path = join(dir, "t.jsonl");
+      const theirs = join(dir, "theirs.jsonl");
+      writeFileSync(path, line("one"));
+      writeFileSync(theirs, line("secret one") + line("secret two"));
+      chownSync(theirs, OTHER, OTHER);
+      const tail = createTranscriptTail(path, { owner: 0 });
+      expect((await tail.read()).lines.map((l) => l.text)).toEqual([line("one").trim()]);
+      rmSync(path);
+      symlinkSync(theirs, path);
+      await expect(tail.read()).rejects.toThrow(/not read/);
+    },
+  );
 });

@@ -36,6 +36,8 @@ const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest
 
 export function createTranscriptFollower(deps: {
   agent: Pick<AgentAdapter, "transcript">;
+  /** The uid that must own the file: a tenant's runAs user (transcript/tail.ts openTranscript). */
+  owner?: number;
   logger: Logger;
   onLine: (meaning: TranscriptLineMeaning) => void;
 }): TranscriptFollower {
@@ -79,8 +81,8 @@ export function createTranscriptFollower(deps: {
       deps.logger.debug(`following transcript ${next}${history ? " (history first)" : ""}`);
       unwatch?.();
       path = next;
-      index = createTranscriptIndex(next, deps.agent.transcript.format);
-      tail = createTranscriptTail(next);
+      index = createTranscriptIndex(next, deps.agent.transcript.format, { owner: deps.owner });
+      tail = createTranscriptTail(next, { owner: deps.owner });
       reader = deps.agent.transcript.createReader();
       unwatch = watchTranscript(next, () => void catchUp());
       reading = reading

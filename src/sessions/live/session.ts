@@ -144,6 +144,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   });
   const transcript = createTranscriptFollower({
     agent: transcriptSource(initial, agent),
+    owner: deps.owners?.(initial.tenantId)?.uid,
     logger: deps.logger,
     onLine(meaning) {
       // A fork's transcript starts with its parent's conversation: lines from before this launch
