@@ -1,7 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { AgentProcess, SessionRepo } from "../sessions/index.ts";
-import { estimateCost, type PriceTable, sumTokens } from "../sessions/index.ts";
+import { estimateCost, type PriceTable, sumTokens, transcriptOwner } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
@@ -53,7 +53,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
                 path: r.transcriptPath,
                 agent: r.agent,
                 agentVersion: r.agentVersion,
-                owner: deps.owners?.(r.tenantId)?.uid,
+                owner: transcriptOwner(r, deps.owners),
               },
             ]
           : [],

@@ -3,7 +3,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
-import { transcriptSource } from "./drivers/driver.ts";
+import { transcriptOwner, transcriptSource } from "./drivers/driver.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { SessionRecord } from "./repo.ts";
@@ -41,7 +41,7 @@ export function createSessionReading(deps: {
     if (!path) return null;
     const follower = createTranscriptFollower({
       agent,
-      owner: deps.owners?.(rec.tenantId)?.uid,
+      owner: transcriptOwner(rec, deps.owners),
       logger: deps.logger,
       onLine: () => {},
     });

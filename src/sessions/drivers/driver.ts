@@ -1,6 +1,7 @@
 import type { DriverName } from "../../agents/agent.ts";
 import { acpTranscript } from "../../drivers/acp/index.ts";
 import { AgError, type ErrorCode } from "../../shared/errors.ts";
+import type { TenantUsers } from "../../shared/run-as.ts";
 import type { LaunchSpec } from "../launcher.ts";
 import type { DeliveryResult } from "../live/delivery.ts";
 import type { LiveSession } from "../live/session.ts";
@@ -65,6 +66,18 @@ export function assertTerminal(rec: Pick<SessionRecord, "id" | "driver">, what: 
  * Where a session's transcript comes from: the agent's own file for a terminal session; for a
  * headless one, ag's own record of the protocol.
  */
+/**
+ * The uid that must own the session's transcript file (transcript/tail.ts openTranscript): a
+ * terminal agent of a tenant with runAs writes it as that user; a headless session's is ag's own
+ * record, never the agent's to name.
+ */
+export function transcriptOwner(
+  rec: Pick<SessionRecord, "driver" | "tenantId">,
+  owners: TenantUsers | undefined,
+): number | undefined {
+  return rec.driver === "acp" ? undefined : owners?.(rec.tenantId)?.uid;
+}
+
 export function transcriptSource<T extends { transcript: unknown }>(
   rec: Pick<SessionRecord, "driver">,
   agent: T,

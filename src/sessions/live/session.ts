@@ -7,7 +7,7 @@ import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
-import { transcriptSource } from "../drivers/driver.ts";
+import { transcriptOwner, transcriptSource } from "../drivers/driver.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal } from "../session.ts";
 import { createAutoAnswerer } from "./auto-answer.ts";
@@ -144,7 +144,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   });
   const transcript = createTranscriptFollower({
     agent: transcriptSource(initial, agent),
-    owner: deps.owners?.(initial.tenantId)?.uid,
+    owner: transcriptOwner(initial, deps.owners),
     logger: deps.logger,
     onLine(meaning) {
       // A fork's transcript starts with its parent's conversation: lines from before this launch
