@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Runtime } from "../../src/runtime.ts";
+import { ag } from "../helpers/cli.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { mountSmallDisk, type SmallDisk } from "../helpers/tmpfs.ts";
@@ -186,8 +187,19 @@ describe("the state database removed while ag runs", () => {
     ]);
     await until(() => second.logs.some((line) => line.includes("without a record") && line.includes(id)));
     expect((await api(second, "DELETE", "/v1/untracked/no-such-id")).body.code).toBe("NOT_FOUND");
-    const ended = await api(second, "DELETE", `/v1/untracked/${id}`);
-    expect(ended.status).toBe(200);
+    // `ag doctor` names it, and ends it when asked.
+    const port = String(second.server.port);
+    const doctor = await ag(["doctor", "--json", "--port", port]);
+    const untrackedCheck = (out: string) =>
+      (JSON.parse(out) as { checks: Array<{ name: string; status: string; detail: string }> }).checks.find(
+        (c) => c.name === "untracked agents",
+      );
+    expect(untrackedCheck(doctor.stdout)).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining(id),
+    });
+    const ended = await ag(["doctor", "--json", "--end-untracked", "--port", port]);
+    expect(untrackedCheck(ended.stdout)).toEqual({ name: "untracked agents", status: "ok", detail: "none" });
     expect(panesTagged(socket, id)).toEqual([]);
     expect((await api(second, "GET", "/v1/untracked")).body.agents).toEqual([]);
     const audit = (await api(second, "GET", "/v1/audit")).body as unknown as Array<Json>;

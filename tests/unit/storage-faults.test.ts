@@ -2,7 +2,9 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
+import { loadConfig } from "../../src/config/load.ts";
 import { createHealthService } from "../../src/health/service.ts";
+import { doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { toErrorBody } from "../../src/server/errors.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { storageFault } from "../../src/store/faults.ts";
@@ -162,4 +164,31 @@ test("a store opened read-only refuses writes as STORAGE_UNAVAILABLE (real SQLit
   } finally {
     readonly.close();
   }
+});
+
+test("ag doctor: a store refusing writes fails the server check with its code; untracked agents are a warning", async () => {
+  const cwd = tempDir();
+  const checks = await runDoctor({
+    cwd,
+    agents: [],
+    loadConfig: () => loadConfig({ env: {}, cwd, home: tempDir(), containerRoot: tempDir() }),
+    version: async () => "tmux 3.3a",
+    health: async () => ({
+      url: "http://127.0.0.1:9100",
+      version: "1.0.0",
+      status: "degraded",
+      storage: { healthy: false, error: "the state store is full (SQLITE_FULL)", code: "STORAGE_FULL" },
+      untracked: ["s-1", "s-2"],
+    }),
+  });
+  expect(checks.find((c) => c.name === "server")).toMatchObject({
+    status: "fail",
+    code: "STORAGE_FULL",
+    detail: expect.stringContaining("refuses writes: the state store is full"),
+  });
+  expect(checks.find((c) => c.name === "untracked agents")).toMatchObject({
+    status: "warn",
+    detail: expect.stringContaining("(s-1, s-2); end them: ag doctor --end-untracked"),
+  });
+  expect(doctorPassed(checks)).toBe(false);
 });
