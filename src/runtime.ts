@@ -114,8 +114,8 @@ export async function startRuntime({
   tmuxBinary,
 }: RuntimeOptions): Promise<Runtime> {
   const startedAt = Date.now();
-  ensureStateDir(config.stateDir);
   // A full or unwritable state directory stops ag here, saying so (docs/storage.md).
+  startupStep(config.stateDir, () => ensureStateDir(config.stateDir));
   assertStateDirWritable(config.stateDir);
   const lock = startupStep(config.stateDir, () =>
     acquireInstanceLock(config.stateDir, {

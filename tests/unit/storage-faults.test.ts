@@ -192,3 +192,17 @@ test("ag doctor: a store refusing writes fails the server check with its code; u
   });
   expect(doctorPassed(checks)).toBe(false);
 });
+
+test("an action done whose audit record the store refuses is not passed off as recorded: the answer is the storage code, saying so", async () => {
+  const app = testApp();
+  app.audit.append = () => {
+    throw sqliteError("SQLITE_FULL", "database or disk is full");
+  };
+  const response = await app.request("POST", "/v1/templates", { body: { name: "kept", workDir: tempDir() } });
+  expect(response.status).toBe(507);
+  const body = (await response.json()) as { code: string; error: string };
+  expect(body.code).toBe("STORAGE_FULL");
+  expect(body.error).toContain("answered 201, but its audit record could not be written");
+  // What was done stays done, and the client was told.
+  expect(app.templates.list().map((t) => t.name)).toEqual(["kept"]);
+});
