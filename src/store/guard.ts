@@ -39,11 +39,6 @@ export interface StorageHealth {
   sameFile: boolean;
 }
 
-interface Fault {
-  error: AgError;
-  at: number;
-}
-
 /** Below this much free space a health check tries a write instead of trusting a fault-free past. */
 const LOW_SPACE_BYTES = 64 * 1024;
 
@@ -52,11 +47,10 @@ export function createStorageGuard(deps: {
   path: string;
   logger: { warn(line: string): void; error(line: string): void; info(line: string): void };
   diagnostics?: DiagnosticsSink;
-  now?: () => number;
 }): StorageGuard {
-  const now = deps.now ?? Date.now;
   const opened = identityOf(deps.path);
-  let fault: Fault | null = null;
+  /** The last storage failure, until a write succeeds again. */
+  let fault: AgError | null = null;
   let replaced = false;
   let watcher: FSWatcher | null = null;
   try {
@@ -88,14 +82,15 @@ export function createStorageGuard(deps: {
   }
 
   function noted(error: unknown): AgError | null {
-    if (replaced) return replacedError();
     const mapped = storageFault(error);
     if (!mapped) return null;
+    // A write refused because the file was replaced (query-only) says so, not "read-only".
+    if (replaced) return replacedError();
     if (fault === null) {
       deps.logger.error(`state store fault: ${mapped.message}`);
       deps.diagnostics?.record("storage.fault", mapped.message);
     }
-    fault = { error: mapped, at: now() };
+    fault = mapped;
     return mapped;
   }
 
@@ -124,16 +119,16 @@ export function createStorageGuard(deps: {
     assertWritable(always = false) {
       if (!verifyFile()) throw replacedError();
       if (fault || always) probe();
-      if (fault) throw fault.error;
+      if (fault) throw fault;
     },
     noted,
     check() {
       const sameFile = verifyFile();
       const freeBytes = freeSpace(deps.path);
       if (sameFile && (fault || (freeBytes !== null && freeBytes < LOW_SPACE_BYTES))) probe();
-      const current = !sameFile ? replacedError() : fault?.error;
+      const current = !sameFile ? replacedError() : fault;
       return {
-        healthy: current === undefined,
+        healthy: current === null,
         error: current?.message ?? null,
         code: (current?.code as StorageHealth["code"]) ?? null,
         freeBytes,

@@ -105,6 +105,7 @@ describe("the storage guard", () => {
         db.run("INSERT INTO memory (key, value, created_at, updated_at) VALUES ('a', 'b', '', '')"),
       ).toThrow(expect.objectContaining({ code: "SQLITE_READONLY" }));
       expect(guard.noted(sqliteError("SQLITE_READONLY", "readonly"))?.code).toBe("STORAGE_REPLACED");
+      expect(guard.noted(new Error("not a storage fault"))).toBeNull();
       renameSync(`${path}.moved`, path);
       await until(() => guard.check().sameFile);
       expect(guard.check()).toMatchObject({ healthy: true, code: null });
