@@ -13,7 +13,7 @@ import { channelTargets, createChannelStore, createDispatcher } from "./channels
 import { readChildEnv } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { createConsensusService } from "./consensus/index.ts";
-import { createDiagnostics } from "./diagnostics/index.ts";
+import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts";
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
@@ -45,6 +45,7 @@ import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
 import { terminalRoutes } from "./server/routes/terminal.ts";
 import { toolRoutes } from "./server/routes/tools.ts";
+import { untrackedRoutes } from "./server/routes/untracked.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
 import {
@@ -52,14 +53,18 @@ import {
   createSessions,
   DEFAULT_DELIVERY,
   type SessionService,
+  type UntrackedAgents,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
+import { AgError } from "./shared/errors.ts";
 import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
 import { createProgramFacts } from "./shared/program.ts";
 import { NO_TENANT_USERS, tenantUsers } from "./shared/run-as.ts";
 import { selfCommand } from "./shared/self.ts";
 import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
+import { storageFault } from "./store/faults.ts";
+import { assertStateDirWritable, createStorageGuard } from "./store/guard.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
 import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
@@ -116,22 +121,32 @@ export async function startRuntime({
     stateDir: config.stateDir,
     selfCommand: selfCommand(),
   });
-  ensureStateDir(config.stateDir, { passable: owners !== NO_TENANT_USERS });
-  const lock = acquireInstanceLock(config.stateDir, {
-    version: VERSION,
-    startedAt: new Date(startedAt).toISOString(),
-  });
+  // A full or unwritable state directory stops ag here, saying so (docs/storage.md).
+  startupStep(config.stateDir, () =>
+    ensureStateDir(config.stateDir, { passable: owners !== NO_TENANT_USERS }),
+  );
+  assertStateDirWritable(config.stateDir);
+  const lock = startupStep(config.stateDir, () =>
+    acquireInstanceLock(config.stateDir, {
+      version: VERSION,
+      startedAt: new Date(startedAt).toISOString(),
+    }),
+  );
   let db: Database | undefined;
   /** What a failed start must undo, in reverse order (close() does the same for a good one). */
   const undo: Array<() => void> = [];
   let tmux: Tmux | undefined;
   try {
-    db = openDatabase(stateDbPath(config.stateDir));
+    db = startupStep(config.stateDir, () => openDatabase(stateDbPath(config.stateDir)));
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger, firstId: startedAt * 1000 });
     logSessionEvents(bus, logger);
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
+    const storage = createStorageGuard({ db, path: stateDbPath(config.stateDir), logger, diagnostics });
+    undo.push(() => storage.close());
+    // One real write before anything starts: a store that takes none stops ag now.
+    startupStep(config.stateDir, () => storage.assertWritable(true));
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
     if (memoryDb !== db) undo.push(() => memoryDb.close());
     const memory = createMemoryService({
@@ -331,6 +346,7 @@ export async function startRuntime({
     const adopting = supervisor.start().catch((error) => {
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
+    void adopting.then(() => reportUntracked(domain.untracked, logger, diagnostics));
     const screenshots = createScreenshotService({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
@@ -371,6 +387,7 @@ export async function startRuntime({
           },
         },
         sessions: repo,
+        storage,
         memory: {
           reserveMb: config.memoryReserveMb,
           available: host.available,
@@ -382,6 +399,7 @@ export async function startRuntime({
       hooks,
       logger,
       audit,
+      storage,
       keys,
       sseTokens,
       rateLimitPerMin: config.rateLimitPerMin,
@@ -393,6 +411,7 @@ export async function startRuntime({
         memoryRoutes(memory, sessions),
         templateRoutes(templates),
         diagnosticsRoutes(diagnostics),
+        untrackedRoutes(domain.untracked),
         auditRoutes(audit),
         channelRoutes(dispatcher),
         swarmRoutes(createSwarmService({ sessions, tmux: control, agents })),
@@ -473,6 +492,7 @@ export async function startRuntime({
         void screenshots.close();
         verification.dispose();
         void control.close();
+        storage.close();
         openDb.close();
         lock.release();
       },
@@ -484,6 +504,31 @@ export async function startRuntime({
     lock.release();
     throw error;
   }
+}
+
+/** A start-up step that writes to the state directory: a full or failing disk stops ag, saying so. */
+function startupStep<T>(stateDir: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    const fault = storageFault(error);
+    if (!fault) throw error;
+    throw new AgError(fault.code, `ag cannot start: ${fault.message} (state directory ${stateDir})`);
+  }
+}
+
+/** At start: agents in ag's windows that no record follows are named in the log and diagnostics. */
+async function reportUntracked(
+  untracked: UntrackedAgents,
+  logger: Logger,
+  diagnostics: DiagnosticsSink,
+): Promise<void> {
+  const agents = await untracked.list().catch(() => []);
+  if (agents.length === 0) return;
+  const ids = [...new Set(agents.map((a) => a.sessionId))];
+  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
+  logger.warn(detail);
+  diagnostics.record("storage.untracked", detail);
 }
 
 /** memoryBridge.persistPath: the memory bridge in a SQLite file of its own. */

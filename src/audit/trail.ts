@@ -26,7 +26,14 @@ const AUDITED: ReadonlyArray<{ method: string; pattern: RegExp; action: string; 
   { method: "DELETE", pattern: /^\/v1\/templates\/([^/]+)$/, action: "template.delete" },
   { method: "POST", pattern: /^\/v1\/auth\/keys$/, action: "key.create", target: "body" },
   { method: "DELETE", pattern: /^\/v1\/auth\/keys\/([^/]+)$/, action: "key.revoke" },
+  { method: "DELETE", pattern: /^\/v1\/untracked\/([^/]+)$/, action: "session.untracked.end" },
 ];
+
+/** Whether a request is one the audit log records when it succeeds (an action, not a read). */
+export function isAudited(method: string, path: string): boolean {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  return AUDITED.some((r) => r.method === method && r.pattern.test(trimmed));
+}
 
 export interface RequestParty {
   actor: string;

@@ -1,8 +1,12 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { SessionRepo } from "../sessions/index.ts";
+import type { StorageHealth } from "../store/guard.ts";
 import type { TmuxProbe } from "../tmux/probe.ts";
 
-/** SPEC's Health shape. `status` is "ok", or "degraded" when tmux does not answer. */
+/**
+ * SPEC's Health shape. `status` is "ok", or "degraded" when tmux does not answer or the state
+ * store does not take writes (full, unwritable, its file removed or replaced).
+ */
 export const Health = Type.Object({
   status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
   version: Type.String(),
@@ -10,6 +14,22 @@ export const Health = Type.Object({
   uptime: Type.Number({ description: "seconds since the server started" }),
   sessions: Type.Object({ active: Type.Integer(), total: Type.Integer() }),
   tmux: Type.Object({ healthy: Type.Boolean(), error: Type.Union([Type.String(), Type.Null()]) }),
+  storage: Type.Object(
+    {
+      healthy: Type.Boolean(),
+      error: Type.Union([Type.String(), Type.Null()], { description: "why writes are refused" }),
+      code: Type.Union(
+        [
+          Type.Literal("STORAGE_FULL"),
+          Type.Literal("STORAGE_UNAVAILABLE"),
+          Type.Literal("STORAGE_REPLACED"),
+          Type.Null(),
+        ],
+        { description: "the code a write is refused with while this lasts" },
+      ),
+    },
+    { description: "the state database: does it take writes now (heals by itself once space is freed)" },
+  ),
   memory: Type.Union(
     [
       Type.Object({
@@ -38,6 +58,8 @@ export function createHealthService(deps: {
   startedAt: number;
   tmux: TmuxProbe;
   sessions: Pick<SessionRepo, "stats">;
+  /** The state store's watch; absent: always healthy (a test's in-memory database). */
+  storage?: { check(): Pick<StorageHealth, "healthy" | "error" | "code"> };
   /** The host's memory and what the agents use (bytes); absent: memory is null. */
   memory?: { reserveMb: number; available(): Promise<number | null>; agentsRss(): Promise<number> };
   now?: () => number;
@@ -60,15 +82,18 @@ export function createHealthService(deps: {
   return {
     async check() {
       const [tmux, memory] = await Promise.all([deps.tmux.check(), memoryNow()]);
+      const stored = deps.storage?.check() ?? { healthy: true, error: null, code: null };
+      const storage = { healthy: stored.healthy, error: stored.error, code: stored.code };
       const { active, total } = deps.sessions.stats();
       const at = now();
       return {
-        status: tmux.healthy ? "ok" : "degraded",
+        status: tmux.healthy && storage.healthy ? "ok" : "degraded",
         version: deps.version,
         platform: process.platform,
         uptime: Math.round((at - deps.startedAt) / 10) / 100,
         sessions: { active, total },
         tmux,
+        storage,
         memory,
         timestamp: new Date(at).toISOString(),
       };

@@ -45,10 +45,22 @@ export interface DoctorDeps {
   help?: (command: string) => Promise<string | null>;
   /** The agents ag can run; the config's defaultAgent is the one sessions get when they name none. */
   agents: readonly DoctorAgent[];
-  /** GET /v1/health of the server this config points at: its version and status, and its URL. */
-  health: (loaded: LoadedConfig) => Promise<{ url: string; version: string; status: string }>;
+  /**
+   * GET /v1/health of the server this config points at: its version and status, and its URL;
+   * its state store's health, and the session ids of agents running in its tmux windows without
+   * a record (GET /v1/untracked), where it tells them.
+   */
+  health: (loaded: LoadedConfig) => Promise<ServerHealth>;
   /** Where the install commands of missing programs are worked out; this machine by default. */
   installEnv?: InstallEnv;
+}
+
+export interface ServerHealth {
+  url: string;
+  version: string;
+  status: string;
+  storage?: { healthy: boolean; error: string | null; code: ErrorCode | null };
+  untracked?: string[];
 }
 
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
@@ -89,7 +101,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
     checks.push(agentCheck(agent, agents[i] ?? null, agent.name === defaultAgent, helps[i] ?? null));
   });
   checks.push(configCheck);
-  checks.push(loaded ? await serverCheck(deps, loaded) : notChecked);
+  checks.push(...(loaded ? await serverChecks(deps, loaded) : [notChecked]));
   return checks;
 }
 
@@ -156,17 +168,40 @@ function configDetail(loaded: LoadedConfig): string {
   return [`loads (${from})`, ...loaded.warnings].join("; ");
 }
 
-async function serverCheck(deps: DoctorDeps, loaded: LoadedConfig): Promise<DoctorCheck> {
+/**
+ * The server: reachable (else a warning), its state store taking writes (else a failure: every
+ * change is refused), and agents left in its windows without a record (a warning: end them).
+ */
+async function serverChecks(deps: DoctorDeps, loaded: LoadedConfig): Promise<DoctorCheck[]> {
+  let health: ServerHealth;
   try {
-    const health = await deps.health(loaded);
-    return {
-      name: "server",
-      status: "ok",
-      detail: `ag ${health.version} at ${health.url} (${health.status})`,
-    };
+    health = await deps.health(loaded);
   } catch (error) {
-    return { name: "server", status: "warn", detail: `${describeError(error)}` };
+    return [{ name: "server", status: "warn", detail: `${describeError(error)}` }];
   }
+  const about = `ag ${health.version} at ${health.url} (${health.status})`;
+  const store = health.storage;
+  const checks: DoctorCheck[] = [
+    store && !store.healthy
+      ? {
+          name: "server",
+          status: "fail",
+          detail: `${about}: its state store refuses writes: ${store.error}`,
+          code: store.code ?? "STORAGE_UNAVAILABLE",
+        }
+      : { name: "server", status: "ok", detail: about },
+  ];
+  if (health.untracked) checks.push(untrackedCheck(health.untracked));
+  return checks;
+}
+
+function untrackedCheck(ids: readonly string[]): DoctorCheck {
+  if (ids.length === 0) return { name: "untracked agents", status: "ok", detail: "none" };
+  return {
+    name: "untracked agents",
+    status: "warn",
+    detail: `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}); end them: ag doctor --end-untracked`,
+  };
 }
 
 const notChecked: DoctorCheck = {

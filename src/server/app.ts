@@ -1,5 +1,5 @@
 import { type AnyElysia, Elysia } from "elysia";
-import { type AuditLog, createAuditTrail } from "../audit/index.ts";
+import { type AuditLog, createAuditTrail, isAudited } from "../audit/index.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts";
 import { addressBudget, createRateLimiter, RateLimitedError, rateLimitHeaders } from "../auth/rate-limit.ts";
@@ -7,8 +7,10 @@ import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import type { HealthService } from "../health/service.ts";
 import type { HookReceiver, SessionService } from "../sessions/index.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
-import { AgError } from "../shared/errors.ts";
+import { AgError, describeError } from "../shared/errors.ts";
 import { createRepeatFilter, type Logger, repeatsNote } from "../shared/log.ts";
+import { storageFault } from "../store/faults.ts";
+import type { StorageGuard } from "../store/guard.ts";
 import {
   extractContext,
   otelContext,
@@ -51,6 +53,11 @@ export interface AppDeps {
   bodyLimits?: Partial<Pick<BodyLimits, "depth" | "members">>;
   /** Where the requests that change things, and every refusal, are recorded. */
   audit?: Pick<AuditLog, "append">;
+  /**
+   * The state store's watch: requests that may write are refused while it is faulted (full,
+   * unwritable, replaced), audited ones after a probe write; storage faults are reported to it.
+   */
+  storage?: Pick<StorageGuard, "assertWritable" | "noted">;
   /** API keys; without them only the master token (or no-auth local use) gets in. */
   keys?: Pick<KeyStore, "authenticate">;
   /** Verifies SSE tokens (`?token=` on the event streams); without it they are refused. */
@@ -61,6 +68,9 @@ export interface AppDeps {
   /** Scopes of routes that plugins add beyond ROUTE_SCOPES (a test's own routes). */
   scopes?: Record<string, RouteScope>;
 }
+
+/** Methods that never change state: never held back by a faulted store. */
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Failed authentications an address may make per minute before further failures are slowed. */
 export const AUTH_FAILURES_PER_MIN = 20;
@@ -167,13 +177,23 @@ export function createApp(deps: AppDeps): HttpApp {
     }
   }
   const trail = deps.audit && createAuditTrail(deps.audit);
+
+  /**
+   * A request that may write waits for a store that takes writes: refused (507/503) while it is
+   * full, unwritable or replaced, before anything is done. An audited one (a kill, a key, an
+   * approval) first writes to the store, so its audit record, written after it, has the room.
+   */
+  function admitWrite(request: Request): void {
+    if (!deps.storage || READ_METHODS.has(request.method)) return;
+    deps.storage.assertWritable(trail !== undefined && isAudited(request.method, pathOf(request)));
+  }
   let openApi: unknown;
   const routeTable: { current: () => readonly RouteInfo[] } = { current: () => [] };
 
   const app = new Elysia({ normalize: false })
     .headers({ "x-content-type-options": "nosniff", "cache-control": "no-store" })
     .onError(({ error, code, request, set, route }) => {
-      const body = toErrorBody(error, code, request, logError);
+      const body = toErrorBody(deps.storage?.noted(error) ?? error, code, request, logError);
       const span = spans.get(request);
       if (span) {
         if (code !== "NOT_FOUND") nameSpan(request, route);
@@ -197,6 +217,7 @@ export function createApp(deps: AppDeps): HttpApp {
       const principal = principalOf(request);
       authorize(principal, route, request.method, scopes);
       confine(principal, route, params, body);
+      admitWrite(request);
       clients.get(request)?.handling?.();
     })
     .onParse(async ({ request, contentType }) => {
@@ -277,7 +298,14 @@ export function createApp(deps: AppDeps): HttpApp {
           party,
         );
       } catch (error) {
-        deps.logger.error(`audit record of ${routed.method} ${path} failed`, error);
+        deps.logger.error(`audit record of ${routed.method} ${path} (${response.status}) failed`, error);
+        // Never lost in silence: the client hears that its action stands without its record.
+        const fault = deps.storage?.noted(error) ?? storageFault(error);
+        if (fault && response.status < 400)
+          return jsonEnvelope(
+            fault.code,
+            `${routed.method} ${path} answered ${response.status}, but its audit record could not be written: ${describeError(error)}`,
+          );
       }
     }
     return response;

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { AgError, ERROR_STATUS, type ErrorCode } from "../shared/errors.ts";
+import { storageFault } from "../store/faults.ts";
 
 export const ErrorBody = Type.Object({
   error: Type.String(),
@@ -31,8 +32,9 @@ interface ElysiaValidationError {
 
 /**
  * Turns anything thrown while handling a request into the `{error, code, statusCode}` envelope.
- * `frameworkCode` is Elysia's classification; an unexpected error becomes a 500 that names no
- * internals (the details go to the log).
+ * `frameworkCode` is Elysia's classification; a storage fault (disk full, I/O error) is its own
+ * 507/503 code; any other unexpected error becomes a 500 that names no internals (the details go to
+ * the log).
  */
 export function toErrorBody(
   error: unknown,
@@ -44,6 +46,9 @@ export function toErrorBody(
   // Elysia wraps whatever a body parser throws (our 413 among it) in its own ParseError.
   const cause = (error as Error | undefined)?.cause;
   if (cause instanceof AgError) return envelope(cause.code, cause.message);
+  // A write the disk did not take (SQLite's or the file system's code): 507/503 naming it, never a 500.
+  const fault = storageFault(error);
+  if (fault) return envelope(fault.code, fault.message);
   switch (frameworkCode) {
     case "VALIDATION":
       // A response that does not fit its own schema is our bug, not the client's.

@@ -6,6 +6,7 @@ import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
 import { DEFAULT_DELIVERY } from "./live/delivery.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
+import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";
 
 export interface Sessions {
   /** What clients do with sessions (the routes, MCP, CLI, pipelines, chat). */
@@ -16,6 +17,8 @@ export interface Sessions {
   supervisor: Supervisor;
   /** The sessions followed now, each the one writer of its own state. */
   live: LiveSessions;
+  /** Agents in ag's tmux windows that have no record (a lost state database): listed, endable. */
+  untracked: UntrackedAgents;
 }
 
 /**
@@ -51,5 +54,6 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     live,
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
+    untracked: createUntrackedAgents(deps),
   };
 }

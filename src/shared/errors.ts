@@ -38,6 +38,12 @@ export const ERROR_STATUS = {
   AGENT_UNAVAILABLE: 503,
   /** One more agent would not fit above the memory reserve (memoryReserveMb); Retry-After says when to try. */
   HOST_MEMORY_LOW: 503,
+  /** ag's state store (its SQLite database or state directory) has no space left: nothing was done. */
+  STORAGE_FULL: 507,
+  /** ag's state store cannot be written (I/O error, read-only, cannot open): nothing was done. */
+  STORAGE_UNAVAILABLE: 503,
+  /** ag's state database file was removed or replaced while ag runs: writes are refused until restart. */
+  STORAGE_REPLACED: 503,
   // Process-level failures: they end a CLI command or stop start-up, and never reach an HTTP client.
   CONFIG_INVALID: 500,
   STATE_DIR_LOCKED: 409,

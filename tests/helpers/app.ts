@@ -72,6 +72,7 @@ export const fixedHealth: Health = {
   uptime: 1,
   sessions: { active: 0, total: 0 },
   tmux: { healthy: true, error: null },
+  storage: { healthy: true, error: null, code: null },
   memory: null,
   timestamp: new Date(0).toISOString(),
 };

@@ -23,6 +23,7 @@ test("health has SPEC's shape and reflects tmux and session counts", async () =>
     uptime: 6,
     sessions: { active: 2, total: 5 },
     tmux: { healthy: true, error: null },
+    storage: { healthy: true, error: null, code: null },
     memory: null,
     timestamp: new Date(10_000).toISOString(),
   });

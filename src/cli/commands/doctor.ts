@@ -2,11 +2,12 @@ import { defineCommand } from "citty";
 import { agentAdapters } from "../../agents/index.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
-import { doctorPassed, runDoctor } from "../../init/doctor.ts";
+import { doctorPassed, runDoctor, type ServerHealth } from "../../init/doctor.ts";
+import type { UntrackedAgent } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { programHelp, programVersion } from "../../shared/program.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
-import { createApiClient, resolveServerUrl } from "../client.ts";
+import { type ApiClient, createApiClient, resolveServerUrl } from "../client.ts";
 import { printJson, printLine } from "../output.ts";
 
 const MARK = { ok: "✓", warn: "✗", fail: "✗" } as const;
@@ -19,6 +20,10 @@ export default defineCommand({
   args: {
     ...GLOBAL_ARGS,
     json: { type: "boolean", description: "Machine-readable output" },
+    "end-untracked": {
+      type: "boolean",
+      description: "End the agents running in ag's tmux windows without a record (a lost state database)",
+    },
   },
   async run({ args }) {
     const port = parsePortFlag(args.port);
@@ -28,11 +33,25 @@ export default defineCommand({
       version: programVersion,
       help: (command) => programHelp(command),
       agents: agentAdapters(),
-      async health(loaded) {
+      async health(loaded): Promise<ServerHealth> {
         const url = resolveServerUrl(loaded, port);
         const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });
         const health = await client.get<Health>("/v1/health");
-        return { url, version: health.version, status: health.status };
+        let untracked = await listUntracked(client);
+        if (untracked && args["end-untracked"]) {
+          for (const id of new Set(untracked.map((a) => a.sessionId))) {
+            await client.send("DELETE", `/v1/untracked/${encodeURIComponent(id)}`);
+            if (!args.json) printLine(`ended untracked agent ${id}`);
+          }
+          untracked = await listUntracked(client);
+        }
+        return {
+          url,
+          version: health.version,
+          status: health.status,
+          storage: health.storage,
+          ...(untracked ? { untracked: [...new Set(untracked.map((a) => a.sessionId))] } : {}),
+        };
       },
     });
     const passed = doctorPassed(checks);
@@ -49,3 +68,17 @@ export default defineCommand({
     }
   },
 });
+
+/**
+ * The untracked agents, or undefined when this credential may not list them (an admin's route)
+ * or the server is older than the route.
+ */
+async function listUntracked(client: ApiClient): Promise<UntrackedAgent[] | undefined> {
+  try {
+    return (await client.get<{ agents: UntrackedAgent[] }>("/v1/untracked")).agents;
+  } catch (error) {
+    if (error instanceof AgError && ["FORBIDDEN", "UNAUTHORIZED", "NOT_FOUND"].includes(error.code))
+      return undefined;
+    throw error;
+  }
+}

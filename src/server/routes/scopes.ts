@@ -94,6 +94,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/audit": ADMIN,
   "/v1/audit/verify": ADMIN,
   "/v1/diagnostics": ADMIN,
+  "/v1/untracked": ADMIN,
+  "/v1/untracked/:sessionId": ADMIN,
   "/v1/channels/health": ADMIN,
   "/v1/webhooks/dead-letter": ADMIN,
   "/v1/channels/:channel/dead-letters/retry": ADMIN,

@@ -183,8 +183,10 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
 
     async end(session, close) {
       // What the agent started outside its process group (a command under setsid) goes with it too.
-      await deps.exits.ending(session.id, acp().pid(session.id));
+      // Recorded first: a record the store refuses stops the kill with nothing done.
+      const pid = acp().pid(session.id);
       close();
+      await deps.exits.ending(session.id, pid);
       await acp().stop(session.id);
     },
 

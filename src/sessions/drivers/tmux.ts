@@ -190,9 +190,10 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       const pid = rec.paneId
         ? ((await deps.tmux.listPanes().catch(() => [])).find((p) => p.paneId === rec.paneId)?.pid ?? null)
         : null;
-      await deps.exits.ending(rec.id, pid);
-      // The end is recorded before the window goes, so its closing reads as ag's doing, not a crash.
+      // The end is recorded before anything is touched: its closing reads as ag's doing, not a
+      // crash, and a record the store refuses (disk full) stops the kill with nothing done.
       close();
+      await deps.exits.ending(rec.id, pid);
       const shared =
         rec.windowId && deps.repo.live().some((s) => s.id !== rec.id && s.windowId === rec.windowId);
       if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});

@@ -68,6 +68,19 @@ export function createStatusWriter(
     deps.saved(deps.repo.get(record.id) ?? record);
   }
 
+  /**
+   * A state the store did not take is not the state: ag keeps the one on record (a kill whose
+   * record failed leaves the session running and recorded as running) and the caller hears why.
+   */
+  function saveOrUndo(previous: StatusState, transition: Transition): void {
+    try {
+      save(previous, transition);
+    } catch (error) {
+      state = previous;
+      throw error;
+    }
+  }
+
   function publish(previous: StatusState, transition: Transition, source: ObservationSource): void {
     const record = deps.record();
     const session = { id: record.id, name: record.name, workDir: record.workDir };
@@ -108,16 +121,16 @@ export function createStatusWriter(
       const statusChanged = state.status !== previous.status;
       const changed =
         statusChanged || !samePending(previous.pending, state.pending) || transition.events.length > 0;
-      if (statusChanged) measure(previous, source);
       if (changed) {
         const why = transition.detail ? `: ${transition.detail}` : "";
         deps.logger.debug(
           `session ${deps.record().id}: ${previous.status} → ${state.status} (${source} ${observation.kind}${why})`,
         );
-        save(previous, transition);
+        saveOrUndo(previous, transition);
+        if (statusChanged) measure(previous, source);
         publish(previous, transition, source);
       } else if (state.lastActivityAt - activitySavedAt >= ACTIVITY_SAVE_MS) {
-        save(previous, transition);
+        saveOrUndo(previous, transition);
       }
       return { ...transition, previous, changed };
     },

@@ -1,0 +1,29 @@
+import { Elysia, t } from "elysia";
+import { UntrackedAgent, type UntrackedAgents } from "../../sessions/index.ts";
+
+/**
+ * Agents in ag's tmux windows without a record (the state database was lost under them):
+ * listed, and ended one session id at a time. Adopting them is not possible (src/sessions/untracked.ts).
+ */
+export function untrackedRoutes(untracked: UntrackedAgents) {
+  return new Elysia({ name: "routes/untracked" })
+    .get("/v1/untracked", async () => ({ agents: await untracked.list() }), {
+      response: t.Object({ agents: t.Array(UntrackedAgent) }),
+      detail: {
+        summary: "Agents in ag's tmux windows that carry a session id with no record (docs/storage.md)",
+        tags: ["sessions"],
+      },
+    })
+    .delete(
+      "/v1/untracked/:sessionId",
+      async ({ params }) => ({ ended: await untracked.end(params.sessionId) }),
+      {
+        params: t.Object({ sessionId: t.String({ minLength: 1, maxLength: 200 }) }),
+        response: t.Object({ ended: t.Array(UntrackedAgent) }),
+        detail: {
+          summary: "Ends the untracked agent tagged with this session id (its panes close)",
+          tags: ["sessions"],
+        },
+      },
+    );
+}
