@@ -22,6 +22,7 @@ import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
 import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
+import { notStarted } from "./start-failure.ts";
 
 export interface CreateResult {
   session: Session;
@@ -144,6 +145,9 @@ export function createSessionCreation(
   ) {
     span?.setAttributes({ "ag.session.id": session.id, "ag.session.reused": reused });
     const promptDelivery = prompt === undefined ? null : await deps.deliver(session, prompt);
+    // A new agent that exited before it took its prompt never will: the client hears why now.
+    if (promptDelivery?.delivered === false && !reused && isTerminal(session.status().status))
+      throw await notStarted(deps, session);
     if (promptDelivery)
       span?.addEvent("prompt.delivery", {
         "ag.delivery.delivered": promptDelivery.delivered,
