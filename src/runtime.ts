@@ -103,16 +103,27 @@ export interface Runtime {
 export interface RuntimeOptions {
   config: Config;
   logger: Logger;
-  /** Overrides for tests: another dashboard folder, a fake tmux binary. */
+  /** Overrides for tests: another dashboard folder, a fake tmux binary, the host's free memory (bytes). */
   dashboardRoot?: string;
   tmuxBinary?: string;
+  hostMemory?: () => Promise<number | null>;
 }
+
+/** What says a session's agent is up (its prompt box, a dialog) or gone: its launch holds no room. */
+const AGENT_UP: ReadonlySet<string> = new Set([
+  "session.idle",
+  "status.permission",
+  "status.question",
+  "status.plan",
+  "session.ended",
+]);
 
 export async function startRuntime({
   config,
   logger,
   dashboardRoot,
   tmuxBinary,
+  hostMemory,
 }: RuntimeOptions): Promise<Runtime> {
   const startedAt = Date.now();
   // Who each tenant's agents run as (runAs), checked before anything is made: a tenant that
@@ -220,8 +231,10 @@ export async function startRuntime({
         logger.warn(detail);
         diagnostics.record("host.memory_low", detail);
       },
+      available: hostMemory,
     });
     bus.subscribe((event) => {
+      if (event.session && AGENT_UP.has(event.event)) host.agentStarted(event.session.id);
       if (event.event === "session.ended") host.sessionEnded();
       if (event.event === "session.working") host.turnStarted();
     });

@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { AgError } from "../shared/errors.ts";
+import { agentNotFound } from "../shared/install.ts";
 import type { ProgramOptions } from "../shared/program.ts";
 import type { RunAs } from "../shared/run-as.ts";
 import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
@@ -65,6 +66,11 @@ export interface AgentRegistry {
    */
   launchVersion(id: string, launch: { agentCommand: string | null; path?: string }): Promise<string | null>;
   /**
+   * Why the program a launch runs is not there — the agent CLI, with the command that installs
+   * it, or the agentCommand's own program — or null when it is found on the agent's PATH.
+   */
+  notInstalled(id: string, launch: { agentCommand: string | null; path?: string }): string | null;
+  /**
    * Reads each installed agent's `--help` for the flags its launch relies on (one at a time; the
    * probe functions remember each binary's answers), logging the missing ones.
    */
@@ -84,6 +90,8 @@ export function createAgentRegistry(
     help?: HelpProbe;
     /** Where a CLI found lacking flags is told (the log). */
     warn?: (line: string) => void;
+    /** Finds a program on a PATH (ag's own when none is given); Bun.which unless given. */
+    which?: (program: string, path?: string) => string | null;
     now?: () => Date;
     /** The adapters of agents run as another OS user (made once per user); none: ag's own. */
     forOwner?: (owner: RunAs) => readonly AgentAdapter[];
@@ -109,6 +117,8 @@ export function createAgentRegistry(
   const warned = new Set<string>();
   let probing: Promise<void> | null = null;
 
+  const which =
+    options.which ?? ((program: string, path?: string) => Bun.which(program, path ? { PATH: path } : {}));
   const installedVersion = (a: AgentAdapter) =>
     options.probe(a.cli.command, a.cli.versionFlag, a.cli.package).catch(() => null);
 
@@ -190,6 +200,14 @@ export function createAgentRegistry(
       });
       const line = await Promise.race([reading, late]).finally(() => clearTimeout(timer));
       return versionNumber(line);
+    },
+    notInstalled(id, launch) {
+      const { cli } = registry.get(id);
+      const program = launch.agentCommand ? splitCommand(launch.agentCommand)[0] : cli.command;
+      if (!program || which(program, launch.path) !== null) return null;
+      return basename(program) === cli.command
+        ? agentNotFound(cli)
+        : `${program} (the session's agentCommand) is not found${program.includes("/") ? "" : " on the agent's PATH"}`;
     },
     probeClis() {
       if (!options.help) return Promise.resolve();

@@ -163,7 +163,8 @@ export async function streamTurn(
     await askTask.catch(() => {});
     out.release();
     interrupt.release();
-    // Where to go on: the session's own page (its pending card, terminal, transcript).
-    printNote(`dashboard: ${created ? sessionUrl(dashboard, created.id) : dashboard}`);
+    // Where to go on: the session's own page (its pending card, terminal, transcript). A create
+    // that was refused made no page to go to.
+    if (created) printNote(`dashboard: ${sessionUrl(dashboard, created.id)}`);
   }
 }

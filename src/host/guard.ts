@@ -1,4 +1,4 @@
-import { type Admission, createAdmission, RETRY_AFTER_SECONDS } from "./admission.ts";
+import { type Admission, createAdmission, RETRY_AFTER_SECONDS, type Reservation } from "./admission.ts";
 import { createPressureWatch } from "./pressure.ts";
 import { availableBytes } from "./procfs.ts";
 import { createAdmissionQueue, type Waiting } from "./queue.ts";
@@ -18,6 +18,8 @@ export interface AdmissionState {
   reserveMb: number;
   availableMb: number | null;
   expectedMb: Record<string, number>;
+  /** Launches whose agent has not started yet, and the room each still holds. */
+  starting: Array<{ agent: string; sessionId: string | null; heldMb: number }>;
   waiting: Waiting[];
 }
 
@@ -26,8 +28,13 @@ export interface HostGuard {
   trees: HostUsage["trees"];
   /** What the host can still give (bytes), or null without /proc. */
   available(): Promise<number | null>;
-  /** Room for one more agent: refused at once, or (given who waits) queued until there is. */
-  admit(agent: string, waitAs?: string): Promise<void>;
+  /**
+   * Room for one more agent, held for its launch: refused at once, or (given who waits) queued
+   * until there is. Released by the launch if it fails, else when its agent has started.
+   */
+  admit(agent: string, waitAs?: string): Promise<Reservation>;
+  /** The session's agent has started (its first prompt box or dialog) or its session ended. */
+  agentStarted(sessionId: string): void;
   /** A session ended (memory may come back) or a turn started (agents grow while they work). */
   sessionEnded(): void;
   /** Ends what killed sessions' agents left running; the queue looks again when it did. */
@@ -65,6 +72,8 @@ export function createHostGuard(deps: {
     reserveMb: deps.reserveMb,
     available,
     running: deps.running,
+    // Room a launch held came back (it failed, or its agent is measured from now on).
+    freed: () => queue.poke(),
   });
   // Batch items, pipeline stages and reviewers wait for room instead of failing.
   const queue = createAdmissionQueue({ admission, maxWaiting: 100, retryMs: RETRY_AFTER_SECONDS * 1000 });
@@ -92,7 +101,8 @@ export function createHostGuard(deps: {
       },
     },
     available,
-    admit: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : admission.check(agent)),
+    admit: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : admission.reserve(agent)),
+    agentStarted: (sessionId) => admission.started(sessionId),
     sessionEnded() {
       queue.poke();
       if (queue.waiting().length) for (const ms of EXIT_SETTLE_MS) pokeSoon(ms);
@@ -106,6 +116,11 @@ export function createHostGuard(deps: {
         expectedMb: Object.fromEntries(
           Object.entries(admission.measured()).map(([agent, b]) => [agent, Math.round(b / MB)]),
         ),
+        starting: admission.holding().map(({ agent, sessionId, bytes }) => ({
+          agent,
+          sessionId,
+          heldMb: Math.round(bytes / MB),
+        })),
         waiting: queue.waiting(),
       };
     },

@@ -1,4 +1,11 @@
-export { type Admission, createAdmission, DEFAULT_AGENT_BYTES, RETRY_AFTER_SECONDS } from "./admission.ts";
+export {
+  type Admission,
+  createAdmission,
+  DEFAULT_AGENT_BYTES,
+  type MeasuredAgent,
+  RETRY_AFTER_SECONDS,
+  type Reservation,
+} from "./admission.ts";
 export { type AdmissionState, createHostGuard, type HostGuard, type RunningAgent } from "./guard.ts";
 export { createPressureWatch, type PressureWatch } from "./pressure.ts";
 export { availableBytes, type HostMemory } from "./procfs.ts";

@@ -1,5 +1,5 @@
 import { AgError, isAgError } from "../shared/errors.ts";
-import type { Admission } from "./admission.ts";
+import type { Admission, Reservation } from "./admission.ts";
 
 /** One create waiting for room, as GET /v1/admission shows it. */
 export interface Waiting {
@@ -16,8 +16,8 @@ export interface Waiting {
  * every `retryMs`. At most `maxWaiting` wait; one more is refused at once.
  */
 export interface AdmissionQueue {
-  /** Resolves once one more `agent` fits; throws HOST_MEMORY_LOW only when the queue is full. */
-  enter(agent: string, who: string): Promise<void>;
+  /** Resolves with its room once one more `agent` fits; throws HOST_MEMORY_LOW only when the queue is full. */
+  enter(agent: string, who: string): Promise<Reservation>;
   /** Something freed memory (a session ended): try the head now. */
   poke(): void;
   waiting(): Waiting[];
@@ -26,13 +26,13 @@ export interface AdmissionQueue {
 }
 
 export function createAdmissionQueue(deps: {
-  admission: Pick<Admission, "check">;
+  admission: Pick<Admission, "reserve">;
   maxWaiting: number;
   retryMs: number;
   now?: () => number;
 }): AdmissionQueue {
   const now = deps.now ?? Date.now;
-  const queue: Array<Waiting & { resolve(): void; reject(error: unknown): void }> = [];
+  const queue: Array<Waiting & { resolve(room: Reservation): void; reject(error: unknown): void }> = [];
   let trying = false;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -46,8 +46,9 @@ export function createAdmissionQueue(deps: {
     try {
       while (queue.length > 0) {
         const head = queue[0]!;
+        let room: Reservation;
         try {
-          await deps.admission.check(head.agent);
+          room = await deps.admission.reserve(head.agent);
         } catch (error) {
           if (isAgError(error) && error.code === "HOST_MEMORY_LOW") break; // still no room
           queue.shift();
@@ -55,7 +56,7 @@ export function createAdmissionQueue(deps: {
           continue;
         }
         queue.shift();
-        head.resolve();
+        head.resolve(room);
       }
     } finally {
       trying = false;
@@ -81,7 +82,7 @@ export function createAdmissionQueue(deps: {
           }),
         );
       // In line, even with nobody ahead: the head is tried at once, and order is kept.
-      const entered = new Promise<void>((resolve, reject) => {
+      const entered = new Promise<Reservation>((resolve, reject) => {
         queue.push({ agent, for: who, since: new Date(now()).toISOString(), resolve, reject });
       });
       void tryHead();

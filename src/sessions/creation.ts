@@ -4,7 +4,7 @@ import { AgError, isAgError } from "../shared/errors.ts";
 import { headCommit } from "../shared/git.ts";
 import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
-import type { SessionServiceDeps } from "./deps.ts";
+import type { AdmissionHold, SessionServiceDeps } from "./deps.ts";
 import { assertTerminal, DRIVER_TRAITS, type SessionDrivers } from "./drivers/index.ts";
 import type { Exits } from "./exits.ts";
 import { assertCapacity, type LauncherDeps, launchSession } from "./launcher.ts";
@@ -22,6 +22,7 @@ import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
 import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
+import { notStarted } from "./start-failure.ts";
 
 export interface CreateResult {
   session: Session;
@@ -54,6 +55,9 @@ export interface CreateOptions {
   /** Wait for memory under this name (a batch's items) instead of failing. */
   waitAs?: string;
 }
+
+/** Without admission by memory (no host guard) a launch holds no room. */
+const NO_ROOM_HELD: AdmissionHold = { bind() {}, release() {} };
 
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
 const BATCH_CONCURRENCY = 3;
@@ -141,6 +145,9 @@ export function createSessionCreation(
   ) {
     span?.setAttributes({ "ag.session.id": session.id, "ag.session.reused": reused });
     const promptDelivery = prompt === undefined ? null : await deps.deliver(session, prompt);
+    // A new agent that exited before it took its prompt never will: the client hears why now.
+    if (promptDelivery?.delivered === false && !reused && isTerminal(session.status().status))
+      throw await notStarted(deps, session);
     if (promptDelivery)
       span?.addEvent("prompt.delivery", {
         "ag.delivery.delivered": promptDelivery.delivered,
@@ -176,10 +183,24 @@ export function createSessionCreation(
     return { ...input, agent: agent.name, driver };
   }
 
-  /** Room for one more agent of this kind: the session limit, then the host's memory. */
-  async function admit(agent: string, waitAs?: string): Promise<void> {
+  /**
+   * Room for one more agent of this kind (the session limit, then the host's memory), held while
+   * `launch` runs: given back if it fails, else held until the agent has started (the host
+   * domain hears of that), so that concurrent creates cannot all be let into the same room.
+   */
+  async function withRoom<T>(
+    agent: string,
+    waitAs: string | undefined,
+    launch: (room: AdmissionHold) => Promise<T>,
+  ): Promise<T> {
     assertCapacity(launcher);
-    await deps.admission?.(agent, waitAs);
+    const room = (await deps.admission?.(agent, waitAs)) ?? NO_ROOM_HELD;
+    try {
+      return await launch(room);
+    } catch (error) {
+      room.release();
+      throw error;
+    }
   }
 
   /** A new session's record; its base commit is where its workDir's repository is now. */
@@ -246,11 +267,13 @@ export function createSessionCreation(
     const prompt = promptOf(input, tenantId, warnings);
     const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
-    await admit(input.agent, options.waitAs ?? options.managedBy);
-    const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
-    deps.repo.insert(fresh);
-    span.setAttribute("ag.session.id", fresh.id);
-    const session = await launchSession(launcher, { record: fresh, warnings });
+    const session = await withRoom(input.agent, options.waitAs ?? options.managedBy, async (room) => {
+      const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
+      deps.repo.insert(fresh);
+      room.bind(fresh.id);
+      span.setAttribute("ag.session.id", fresh.id);
+      return launchSession(launcher, { record: fresh, warnings });
+    });
     span.addEvent("session.launched");
     return result(session, prompt, warnings, false, span);
   }
@@ -258,15 +281,17 @@ export function createSessionCreation(
   async function forkNow(id: string): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
-    await admit(parent.agent);
-    const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
-    deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
-    const session = await launchSession(launcher, {
-      record: record(fresh.id),
-      resume: { conversationId: parent.id, fork: true, transcriptPath },
-      origin: { forkedFrom: parent.id },
-      warnings,
+    const session = await withRoom(parent.agent, undefined, async (room) => {
+      const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      room.bind(fresh.id);
+      return launchSession(launcher, {
+        record: record(fresh.id),
+        resume: { conversationId: parent.id, fork: true, transcriptPath },
+        origin: { forkedFrom: parent.id },
+        warnings,
+      });
     });
     return result(session, undefined, warnings, false);
   }
@@ -275,25 +300,28 @@ export function createSessionCreation(
     live.running(id);
     const parent = record(id);
     assertTerminal(parent, "a split pane");
-    if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
+    const windowId = parent.windowId;
+    if (!windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
     const text = normalizeText(prompt, "prompt");
-    await admit(parent.agent);
-    const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
-    const fresh = {
-      ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
-      parentId: id,
-    };
-    deps.repo.insert({ ...fresh, permissions: parent.permissions });
     const warnings: string[] = [];
-    const session = await launchSession(launcher, {
-      record: record(fresh.id),
-      splitOf: parent.windowId,
-      origin: { parentId: id },
-      warnings,
+    const session = await withRoom(parent.agent, undefined, async (room) => {
+      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+      const fresh = {
+        ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
+        parentId: id,
+      };
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      room.bind(fresh.id);
+      return launchSession(launcher, {
+        record: record(fresh.id),
+        splitOf: windowId,
+        origin: { parentId: id },
+        warnings,
+      });
     });
     deps.bus.publish({
       event: "swarm.teammate_spawned",
-      session: sessionOf(record(fresh.id)),
+      session: sessionOf(session.record()),
       detail: `teammate of ${parent.name}`,
       meta: { parentId: id },
     });
@@ -305,19 +333,21 @@ export function createSessionCreation(
     if (!isTerminal(ended.status))
       throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
     const transcript = await conversationOf(ended, "resume");
-    await admit(ended.agent);
-    // Its agent may still be on its way out: one conversation is never run by two agents.
-    await deps.exits.gone(id);
-    // A new secret (and so new per-launch settings files): the ended agent may still be
-    // shutting down, and its last hooks must not reach the relaunched session. Its state
-    // becomes "working" when the launch is observed, like any other change of state.
-    deps.repo.update(id, { hookSecret: newHookSecret() });
     const warnings: string[] = [];
-    const session = await launchSession(launcher, {
-      record: record(id),
-      resume: { conversationId: id, fork: false, transcriptPath: transcript },
-      origin: { resumed: true },
-      warnings,
+    const session = await withRoom(ended.agent, undefined, async (room) => {
+      room.bind(id);
+      // Its agent may still be on its way out: one conversation is never run by two agents.
+      await deps.exits.gone(id);
+      // A new secret (and so new per-launch settings files): the ended agent may still be
+      // shutting down, and its last hooks must not reach the relaunched session. Its state
+      // becomes "working" when the launch is observed, like any other change of state.
+      deps.repo.update(id, { hookSecret: newHookSecret() });
+      return launchSession(launcher, {
+        record: record(id),
+        resume: { conversationId: id, fork: false, transcriptPath: transcript },
+        origin: { resumed: true },
+        warnings,
+      });
     });
     // What the conversation held before is history: it must not replay as new prompts.
     await session.attachTranscript(transcript, true);

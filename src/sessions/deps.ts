@@ -19,6 +19,12 @@ import type { SessionRepo } from "./repo.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
 
+/** Room held for one launch by admission: bound to its session, given back if the launch fails. */
+export interface AdmissionHold {
+  bind(sessionId: string): void;
+  release(): void;
+}
+
 /** Where memoryKeys come from; the memory bridge provides it. */
 export interface MemoryReader {
   /** False when the bridge is switched off (memoryKeys are then ignored, with a warning). */
@@ -86,8 +92,9 @@ export interface SessionServiceDeps {
   /**
    * Whether one more agent of this kind fits in the host's memory: throws HOST_MEMORY_LOW when
    * not, or, given who waits (`batch`, `pipeline:<id>`…), waits in the admission queue for room.
+   * The room is held for the launch (the host domain ends the hold once its agent has started).
    */
-  admission?: (agent: string, waitAs?: string) => Promise<void>;
+  admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
   /** Ends what a killed session's agent left running (the host domain); none = not looked for. */
   strays?: StrayReaper;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */

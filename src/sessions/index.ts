@@ -4,7 +4,13 @@
  */
 export { normalizeText, type SendResult } from "./actions.ts";
 export type { BatchResult, CreateOptions, CreateResult, Owner } from "./creation.ts";
-export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
+export type {
+  AdmissionHold,
+  MemoryReader,
+  SessionDefaults,
+  SessionServiceDeps,
+  TemplateReader,
+} from "./deps.ts";
 export { transcriptOwner } from "./drivers/driver.ts";
 export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
 export type { Supervisor } from "./feed/supervisor.ts";

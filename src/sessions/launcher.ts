@@ -24,7 +24,7 @@ export interface LaunchSpec {
 
 export interface LauncherDeps {
   repo: Pick<SessionRepo, "stats" | "update">;
-  agents: Pick<AgentRegistry, "get" | "launchVersion">;
+  agents: Pick<AgentRegistry, "get" | "launchVersion" | "notInstalled">;
   logger: Pick<Logger, "warn">;
   live: Pick<LiveSessions, "follow" | "forget">;
   drivers: Pick<SessionDrivers, "of">;
@@ -48,7 +48,13 @@ export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Prom
     if (isTerminal(session.status().status)) deps.live.forget(rec.id);
     // A refusal the adapter gave for a reason of its own (a Codex thread another process writes:
     // CONFLICT) keeps its code; anything else is the launch's failure.
-    return new AgError(error instanceof AgError ? error.code : code, `${what}: ${message}`, { cause: error });
+    const kept = error instanceof AgError ? error.code : code;
+    // An agent that could not start may simply not be installed: how to install it goes along.
+    const hint =
+      kept === "AGENT_UNAVAILABLE"
+        ? deps.agents.notInstalled(rec.agent, { agentCommand: rec.agentCommand, path: rec.env?.PATH })
+        : null;
+    return new AgError(kept, `${what}: ${message}${hint ? `\n${hint}` : ""}`, { cause: error });
   };
   const driver = deps.drivers.of(rec);
   await driver.launch(session, spec, failed);

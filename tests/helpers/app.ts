@@ -24,6 +24,7 @@ import { memoryRoutes } from "../../src/server/routes/memory.ts";
 import type { RouteScope } from "../../src/server/routes/scopes.ts";
 import { templateRoutes } from "../../src/server/routes/templates.ts";
 import {
+  type AdmissionHold,
   createSessionRepo,
   createSessions,
   type LiveSessions,
@@ -115,7 +116,7 @@ export function testApp(
     /** What each CLI's `--help` says (GET /v1/agents `probe`); none: no agent is probed. */
     help?: HelpProbe;
     /** Admission by memory (the host domain's check); none: every create is admitted. */
-    admission?: (agent: string, waitAs?: string) => Promise<void>;
+    admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
   } = {},
 ): TestApp {
   const db = new Database(":memory:", { strict: true });

@@ -10,7 +10,13 @@ import { privateSocket } from "./tmux.ts";
 /** The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process. */
 export async function startTestRuntime(
   env: Record<string, string> = {},
-  options: { tmuxBinary?: string; home?: string; configFile?: Record<string, unknown> } = {},
+  options: {
+    tmuxBinary?: string;
+    home?: string;
+    configFile?: Record<string, unknown>;
+    /** What the host can still give (bytes), in place of /proc/meminfo. */
+    hostMemory?: () => Promise<number | null>;
+  } = {},
 ): Promise<Runtime & { stateDir: string; logs: string[] }> {
   const home = options.home ?? tempDir("ag-home-");
   if (options.configFile) {
@@ -35,7 +41,12 @@ export async function startTestRuntime(
     json: true,
     stream: { write: (l: string) => logs.push(l) } as never,
   });
-  const runtime = await startRuntime({ config, logger, tmuxBinary: options.tmuxBinary });
+  const runtime = await startRuntime({
+    config,
+    logger,
+    tmuxBinary: options.tmuxBinary,
+    hostMemory: options.hostMemory,
+  });
   runtime.bus.subscribe(checkAgainstCatalog);
   return Object.assign(runtime, { stateDir, logs });
 }

@@ -10,39 +10,42 @@ import { AgError } from "../../src/shared/errors.ts";
 import { testApp } from "../helpers/app.ts";
 import { simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 const MB = 1024 * 1024;
 
 describe("admission by memory", () => {
   test("one more agent must fit above the reserve; before any was measured, the default is expected", async () => {
     let available = 2000 * MB;
-    let running: Array<{ agent: string; rssBytes: number }> = [];
+    let running: Array<{ id: string; agent: string; rssBytes: number }> = [];
     const admission = createAdmission({
       reserveMb: 1000,
       available: async () => available,
       running: async () => running,
     });
     expect(admission.expected("claude")).toBe(DEFAULT_AGENT_BYTES);
-    await admission.check("claude"); // 2000 - 512 ≥ 1000
+    (await admission.reserve("claude")).release(); // 2000 - 512 ≥ 1000
     available = 1400 * MB;
-    const refused = await admission.check("claude").catch((e) => e);
+    const refused = await admission.reserve("claude").catch((e) => e);
     expect(refused).toMatchObject({ code: "HOST_MEMORY_LOW", retryAfterSeconds: 30 });
     expect(refused.message).toContain("1400 MB available");
     expect(refused.message).toContain("1000 MB are kept free");
     // Measured agents teach what one more takes: small codex agents fit where the default did not.
-    running = [{ agent: "codex", rssBytes: 200 * MB }];
-    await admission.check("codex");
+    running = [{ id: "s1", agent: "codex", rssBytes: 200 * MB }];
+    (await admission.reserve("codex")).release();
     expect(admission.expected("codex")).toBe(200 * MB);
-    running = [{ agent: "codex", rssBytes: 300 * MB }];
-    await admission.check("codex");
+    running = [{ id: "s1", agent: "codex", rssBytes: 300 * MB }];
+    await admission.reserve("codex");
     expect(admission.expected("codex")).toBe(230 * MB); // a weighted mean moves 30 % toward a new measure
   });
 
   test("reserve 0 turns it off; without /proc nothing is refused", async () => {
     const off = createAdmission({ reserveMb: 0, available: async () => 0, running: async () => [] });
-    await off.check("claude");
+    await off.reserve("claude");
+    await off.reserve("claude");
     const blind = createAdmission({ reserveMb: 1000, available: async () => null, running: async () => [] });
-    await blind.check("claude");
+    await blind.reserve("claude");
+    await blind.reserve("claude");
   });
 
   test("a refused create is 503 HOST_MEMORY_LOW with Retry-After, and nothing starts", async () => {
@@ -51,7 +54,7 @@ describe("admission by memory", () => {
       available: async () => 100 * MB,
       running: async () => [],
     });
-    const app = testApp({ admission: (agent) => admission.check(agent) });
+    const app = testApp({ admission: (agent) => admission.reserve(agent) });
     simulateAgents(app);
     const response = await app.request("POST", "/v1/sessions", {
       body: { workDir: tempDir(), prompt: "hello" },
@@ -64,11 +67,97 @@ describe("admission by memory", () => {
   });
 });
 
+describe("launches hold their room until their agent has started", () => {
+  test("concurrent reserves against room for one: exactly one is admitted, 4 or 20 at once", async () => {
+    for (const count of [4, 20]) {
+      // Each look takes a while (as reading tmux and /proc does): all of them overlap.
+      const admission = createAdmission({
+        reserveMb: 1000,
+        available: async () => {
+          await Bun.sleep(5);
+          return 1600 * MB; // one more (512 MB expected) leaves 1088 MB; two would leave 576
+        },
+        running: async () => [],
+      });
+      const tries = await Promise.allSettled(
+        Array.from({ length: count }, () => admission.reserve("claude")),
+      );
+      expect(tries.filter((t) => t.status === "fulfilled")).toHaveLength(1);
+      const refused = tries.flatMap((t) => (t.status === "rejected" ? [t.reason] : []));
+      expect(refused).toHaveLength(count - 1);
+      for (const error of refused) {
+        expect(error).toMatchObject({ code: "HOST_MEMORY_LOW", retryAfterSeconds: 30 });
+        expect(error.message).toContain("512 MB of it held for an agent still starting");
+      }
+      expect(admission.holding()).toEqual([{ agent: "claude", sessionId: null, bytes: 512 * MB }]);
+    }
+  });
+
+  test("a hold shrinks by what its agent takes already, and ends when the agent started or the launch failed", async () => {
+    let available = 1600 * MB;
+    let running: Array<{ id: string; agent: string; rssBytes: number }> = [];
+    let freed = 0;
+    const admission = createAdmission({
+      reserveMb: 1000,
+      available: async () => available,
+      running: async () => running,
+      freed: () => freed++,
+    });
+    const first = await admission.reserve("claude");
+    first.bind("s1");
+    // Its agent is starting: 5 MB so far, which the host's reading already shows.
+    running = [{ id: "s1", agent: "claude", rssBytes: 5 * MB }];
+    available = 1595 * MB;
+    expect(await admission.reserve("claude").catch((e) => e.code)).toBe("HOST_MEMORY_LOW");
+    expect(admission.holding()).toEqual([{ agent: "claude", sessionId: "s1", bytes: 507 * MB }]);
+    // A starting agent teaches nothing of what one more takes.
+    expect(admission.expected("claude")).toBe(DEFAULT_AGENT_BYTES);
+
+    // Started: it takes 300 MB, the host shows it, and the hold is gone.
+    running = [{ id: "s1", agent: "claude", rssBytes: 300 * MB }];
+    available = 1300 * MB;
+    admission.started("s1");
+    expect([admission.holding(), freed]).toEqual([[], 1]);
+    const second = await admission.reserve("claude"); // 1300 - 300 (learnt) ≥ 1000
+    expect(admission.expected("claude")).toBe(300 * MB);
+    expect(await admission.reserve("claude").catch((e) => e.code)).toBe("HOST_MEMORY_LOW");
+    // Its launch failed: the room is back at once (released twice: once counts).
+    second.release();
+    second.release();
+    expect(freed).toBe(2);
+    (await admission.reserve("claude")).release();
+  });
+
+  test("the guard's queue looks again when a launch gives its room back", async () => {
+    const guard = createHostGuard({
+      reserveMb: 1000,
+      running: async () => [],
+      report: () => {},
+      available: async () => 1600 * MB,
+    });
+    const first = await guard.admit("claude");
+    let admitted = false;
+    const waiting = guard.admit("claude", "batch").then((room) => {
+      admitted = true;
+      return room;
+    });
+    await until(async () => (await guard.state()).waiting.length === 1);
+    expect((await guard.state()).starting).toEqual([{ agent: "claude", sessionId: null, heldMb: 512 }]);
+    expect(admitted).toBe(false);
+    first.bind("s1");
+    guard.agentStarted("s1"); // not the 30 s retry: the queue is poked
+    (await waiting).bind("s2");
+    expect((await guard.state()).starting).toEqual([{ agent: "claude", sessionId: "s2", heldMb: 512 }]);
+    guard.close();
+  });
+});
+
 describe("the admission queue", () => {
   const refusing = (room: { free: boolean }, tried: string[]) => ({
-    async check(agent: string) {
+    async reserve(agent: string) {
       tried.push(agent);
       if (!room.free) throw new AgError("HOST_MEMORY_LOW", "no room", { retryAfterSeconds: 30 });
+      return { bind() {}, release() {} };
     },
   });
 
@@ -136,7 +225,7 @@ describe("the admission queue", () => {
     const room = { free: true };
     const queue = createAdmissionQueue({ admission: refusing(room, []), maxWaiting: 10, retryMs: 60_000 });
     const app = testApp({
-      admission: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : refusing(room, []).check(agent)),
+      admission: (agent, waitAs) => (waitAs ? queue.enter(agent, waitAs) : refusing(room, []).reserve(agent)),
     });
     simulateAgents(app);
     room.free = false;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { agentAdapters, createAgentRegistry } from "../../src/agents/index.ts";
 import { testApp } from "../helpers/app.ts";
 import { idleSession, postHook, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -186,6 +187,33 @@ describe("agents as a registry", () => {
     expect(app.repo.get(other.id)!.status).toBe("idle");
     const third = await create(app, { workDir: otherDir, prompt: "hello there", agent: "claude" });
     expect(third.body.reused).toBe(false);
+  });
+});
+
+describe("an agent that is not installed", () => {
+  test("notInstalled: the CLI's install hint, or the agentCommand's own program, looked up on the agent's PATH", () => {
+    const looked: Array<[string, string | undefined]> = [];
+    const registry = createAgentRegistry(agentAdapters(), {
+      probe: async () => null,
+      which: (program, path) => {
+        looked.push([program, path]);
+        return program === "sh" || program === "/opt/bin/claude" ? `/found/${program}` : null;
+      },
+    });
+    expect(registry.notInstalled("opencode", { agentCommand: null, path: "/agent/bin" })).toBe(
+      "the agent CLI not found (opencode); install it: npm install -g opencode-ai",
+    );
+    // The agentCommand's program is what runs: found, nothing is missing.
+    expect(registry.notInstalled("claude", { agentCommand: "sh -c 'exec claude'" })).toBeNull();
+    expect(registry.notInstalled("claude", { agentCommand: "/opt/bin/claude --debug" })).toBeNull();
+    // Named as the agent's CLI, it is the CLI (and how to install it); another program is only named.
+    expect(registry.notInstalled("claude", { agentCommand: "/usr/local/bin/claude" })).toBe(
+      "the agent CLI not found (claude); install it: npm install -g @anthropic-ai/claude-code",
+    );
+    expect(registry.notInstalled("gemini", { agentCommand: "my-wrapper --acp" })).toBe(
+      "my-wrapper (the session's agentCommand) is not found on the agent's PATH",
+    );
+    expect(looked[0]).toEqual(["opencode", "/agent/bin"]);
   });
 });
 

@@ -16,8 +16,10 @@ export type Created = Static<typeof CreatedSession>;
  * confirmed by the agent (or delivery failed after its retries), so there is nothing to poll.
  */
 export async function createSession(client: ApiClient, input: CreateInput): Promise<Created> {
-  // The agent's start-up and the delivery take seconds: show that something is going on.
-  const spinner = startSpinner("waiting for the agent to take the prompt");
+  // The agent's start-up and the delivery take seconds: at a terminal a spinner shows that
+  // something is going on, and goes without a trace. Nothing is written elsewhere: a line saying
+  // "waiting" would stand before a refusal, which the server gives at once.
+  const spinner = process.stderr.isTTY ? startSpinner("waiting for the agent to take the prompt") : null;
   try {
     return await client.send<Created>("POST", "/v1/sessions", input);
   } catch (error) {
@@ -30,7 +32,7 @@ export async function createSession(client: ApiClient, input: CreateInput): Prom
     }
     throw error;
   } finally {
-    spinner.stop();
+    spinner?.stop();
   }
 }
 

@@ -38,6 +38,7 @@ export interface SpawnSpec {
 }
 
 const STDERR_KEEP = 4_000;
+const STDERR_DRAIN_MS = 200;
 
 export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers): Promise<AcpConnection> {
   const child = await inSpan(
@@ -58,13 +59,18 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
     },
   );
   let stderr = "";
-  void (async () => {
+  const reading = (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
       stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_KEEP);
     }
   })().catch(() => {});
-  const exited = child.exited.then((code) => (child.signalCode ? null : code));
+  // Its exit can be seen before its last stderr is read: the exit waits for it (a grandchild
+  // holding stderr open does not hold the exit up for long).
+  const exited = child.exited.then(async (code) => {
+    await Promise.race([reading, Bun.sleep(STDERR_DRAIN_MS)]);
+    return child.signalCode ? null : code;
+  });
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
       process.kill(-child.pid, signal);
@@ -100,26 +106,41 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
   // A child that dies before answering must not leave a request waiting forever.
   void exited.then((code) => connection.close(new Error(`the agent exited (status ${code ?? "signal"})`)));
 
-  const init = await traced("initialize", () =>
-    Promise.race([
-      connection.agent.request("initialize", {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        // ag offers no file system and no terminal: the agent uses its own.
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-        clientInfo: { name: "ag", version: "1" },
-      }),
-      exited.then((code) => {
-        throw new Error(
-          `the agent exited during initialize (status ${code ?? "signal"}): ${stderr.slice(-500)}`,
-        );
-      }),
-    ]),
+  /**
+   * A start-up request the agent did not live to answer: its end closes the connection before
+   * its exit is seen, so the exit is waited for (briefly) and told, with what it wrote to stderr.
+   */
+  const starting = <T>(method: string, request: () => Promise<T>) =>
+    traced(method, () =>
+      Promise.race([
+        request().catch(async (error) => {
+          const code = await Promise.race([
+            exited,
+            Bun.sleep(2 * STDERR_DRAIN_MS).then(() => "alive" as const),
+          ]);
+          throw code === "alive" ? error : died(method, code);
+        }),
+        exited.then((code) => {
+          throw died(method, code);
+        }),
+      ]),
+    );
+  const died = (method: string, code: number | null) =>
+    new Error(`the agent exited during ${method} (status ${code ?? "signal"}): ${stderr.trim().slice(-500)}`);
+
+  const init = await starting("initialize", () =>
+    connection.agent.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      // ag offers no file system and no terminal: the agent uses its own.
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: { name: "ag", version: "1" },
+    }),
   );
 
   return {
     pid: child.pid,
     capabilities: init.agentCapabilities ?? {},
-    newSession: (params) => traced("session/new", () => connection.agent.request("session/new", params)),
+    newSession: (params) => starting("session/new", () => connection.agent.request("session/new", params)),
     loadSession: (params) => traced("session/load", () => connection.agent.request("session/load", params)),
     setMode: (params) =>
       traced("session/set_mode", () => connection.agent.request("session/set_mode", params)),

@@ -65,6 +65,8 @@ export interface AcpDriver {
   interrupt(id: string): Promise<void>;
   stop(id: string): Promise<void>;
   pid(id: string): number | null;
+  /** How a session's agent that exited on its own ended: its status and last stderr lines. */
+  exitOf(id: string): { status: number | null; stderr: string } | null;
   /** Ends every child (ag stops: ACP children cannot outlive it). */
   closeAll(): Promise<void>;
 }
@@ -106,6 +108,8 @@ const TURN_CONTENT: ReadonlySet<string> = new Set([
   "plan",
 ]);
 const STATE_FILE = "acp.json";
+/** How many agents' exits are kept for their sessions' clients to be told (a few KB each). */
+const EXITS_KEPT = 100;
 
 export function createAcpDriver(deps: {
   /** The environment every child starts from (shared/environment.ts, declared); the adapter's entries go over it. */
@@ -114,6 +118,8 @@ export function createAcpDriver(deps: {
   diagnostics?: DiagnosticsSink;
 }): AcpDriver {
   const running = new Map<string, Running>();
+  /** Agents that exited on their own, by session (the latest EXITS_KEPT). */
+  const exits = new Map<string, { status: number | null; stderr: string }>();
   /** Sessions whose agent is being reopened: a prompt sent meanwhile waits for it. */
   const reopening = new Map<string, Promise<boolean>>();
   const now = () => new Date().toISOString();
@@ -236,6 +242,9 @@ export function createAcpDriver(deps: {
     for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
     if (run.stopping) return;
     const tail = run.conn.stderrTail().trim().split("\n").slice(-10).join("\n");
+    exits.delete(run.spec.id);
+    exits.set(run.spec.id, { status, stderr: run.conn.stderrTail() });
+    if (exits.size > EXITS_KEPT) exits.delete(exits.keys().next().value!);
     deps.diagnostics?.record(
       "acp.exit",
       `session ${run.spec.id}: the agent exited (status ${status ?? "signal"}): ${tail}`,
@@ -277,6 +286,7 @@ export function createAcpDriver(deps: {
 
   function follow(run: Running): void {
     running.set(run.spec.id, run);
+    exits.delete(run.spec.id);
     void run.conn.exited.then((status) => onExit(run, status));
   }
 
@@ -460,6 +470,7 @@ export function createAcpDriver(deps: {
     },
 
     pid: (id) => running.get(id)?.conn.pid ?? null,
+    exitOf: (id) => exits.get(id) ?? null,
 
     async closeAll() {
       await Promise.all([...running.keys()].map((id) => driver.stop(id)));

@@ -12,6 +12,17 @@ export function admissionRoutes(admission: Pick<HostGuard, "state">) {
       expectedMb: t.Record(t.String(), t.Integer(), {
         description: "what one more agent of each kind measured so far is expected to take",
       }),
+      starting: t.Array(
+        t.Object({
+          agent: t.String(),
+          sessionId: t.Union([t.String(), t.Null()], { description: "null until its record exists" }),
+          heldMb: t.Integer({ description: "what it is expected to take, less what it takes already" }),
+        }),
+        {
+          description:
+            "launches whose agent has not started yet: each holds room until its agent shows its prompt box, a dialog, or ends",
+        },
+      ),
       waiting: t.Array(
         t.Object({
           agent: t.String(),

@@ -12,7 +12,7 @@ import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
 import { policyRefusal } from "../policy.ts";
 import type { SessionRecord } from "../repo.ts";
-import { assertTerminal, type SessionDriver } from "./driver.ts";
+import { assertTerminal, lastLines, type SessionDriver } from "./driver.ts";
 
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
 const TOOL_CATEGORIES: Record<string, ToolCategory> = {
@@ -201,5 +201,10 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     },
 
     stop() {},
+
+    async lastWords(session) {
+      const exit = deps.acp?.exitOf(session.id);
+      return exit ? { status: exit.status, output: lastLines(exit.stderr) } : { status: null, output: [] };
+    },
   };
 }

@@ -49,6 +49,25 @@ export interface SessionDriver {
   start(records: readonly SessionRecord[]): Promise<void>;
   /** Stops carrying events (ag stops). */
   stop(): void;
+  /** What the agent of an ended session left: its exit status and its last lines of output. */
+  lastWords(session: LiveSession): Promise<LastWords>;
+}
+
+/** What an agent that ended left behind, to tell a client why it did not start. */
+export interface LastWords {
+  /** Its exit status; null when it was ended by a signal or the status is not known. */
+  status: number | null;
+  /** Its last non-blank lines of output (a terminal's screen, a headless agent's stderr). */
+  output: string[];
+}
+
+/** The last `count` non-blank lines of an agent's output. */
+export function lastLines(text: string, count = 5): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== "")
+    .slice(-count);
 }
 
 export type LaunchFailure = (error: unknown, code: ErrorCode, what: string) => AgError;

@@ -15,7 +15,7 @@ import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import type { PendingPermission, QuestionAnswer } from "../session.ts";
-import type { SessionDriver } from "./driver.ts";
+import { lastLines, type SessionDriver } from "./driver.ts";
 
 export interface TmuxDriverDeps {
   tmux: Pick<
@@ -28,6 +28,7 @@ export interface TmuxDriverDeps {
     | "listPanes"
     | "killPane"
     | "killWindow"
+    | "capturePane"
     | "on"
     | "start"
   >;
@@ -210,8 +211,25 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       unsubscribe?.();
       unsubscribe = null;
     },
+
+    /** The dead pane (remain-on-exit keeps it): its exit status, and what it showed last. */
+    async lastWords(session) {
+      const paneId = session.record().paneId;
+      if (!paneId) return { status: null, output: [] };
+      const [panes, screen] = await Promise.all([
+        deps.tmux.listPanes().catch(() => []),
+        deps.tmux.capturePane(paneId, { historyLines: SCROLLBACK_READ }).catch(() => ""),
+      ]);
+      const status = panes.find((p) => p.paneId === paneId)?.deadStatus ?? null;
+      return { status, output: lastLines(screen.replace(PANE_IS_DEAD, "")) };
+    },
   };
 }
+
+/** How far back a dead pane is read: its last lines may have scrolled off the screen. */
+const SCROLLBACK_READ = 200;
+/** tmux's own line in a dead pane, not the agent's. */
+const PANE_IS_DEAD = /^Pane is dead \(.*$/gm;
 
 /** What the agent's question dialog can take from its keys. */
 function assertKeyAnswer(id: string, pending: PendingPermission, answer: QuestionAnswer): void {

@@ -17,6 +17,8 @@ export interface DeliveryPort {
   /** Starts listening for the agent's confirmation; call before pasting so none is missed. */
   expectSubmit(text: string): { confirmed(timeoutMs: number): Promise<boolean>; cancel(): void };
   now(): number;
+  /** The agent has exited: nothing will take the prompt, however long one waits. */
+  ended(): boolean;
   /**
    * The agent records this input late or never (a shell command, written once it has run; a
    * built-in command, never): an input box emptied by Enter is then the proof it was taken.
@@ -48,13 +50,17 @@ export interface DeliveryResult {
   reason?: string;
 }
 
+/** Why a prompt was not delivered when its agent exited first. */
+const EXITED = "the agent exited";
+
 export async function deliverPrompt(
   port: DeliveryPort,
   text: string,
   options: DeliveryOptions = DEFAULT_DELIVERY,
 ): Promise<DeliveryResult> {
   const ready = await waitForInputBox(port, options.readyTimeoutMs);
-  if (ready === null) return { delivered: false, attempts: 0, reason: "the agent shows no input box" };
+  if (ready === null)
+    return { delivered: false, attempts: 0, reason: port.ended() ? EXITED : "the agent shows no input box" };
   if (ready.trim() !== "") await port.clearInput();
 
   const submit = port.expectSubmit(text);
@@ -63,6 +69,7 @@ export async function deliverPrompt(
     await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
     let attempts = 0;
     while (attempts < options.maxAttempts) {
+      if (port.ended()) return { delivered: false, attempts, reason: EXITED };
       attempts++;
       await port.pressEnter();
       if (port.takenWhenEmptied) {
@@ -100,7 +107,7 @@ async function emptiedOrConfirmed(
 ): Promise<boolean> {
   const deadline = port.now() + timeoutMs;
   let emptySince: number | null = null;
-  while (port.now() < deadline) {
+  while (port.now() < deadline && !port.ended()) {
     if (await submit.confirmed(0)) return true;
     const input = await port.readInput();
     const empty = input === null || input.trim() === "";
@@ -117,7 +124,7 @@ async function waitForInputBox(port: DeliveryPort, timeoutMs: number): Promise<s
   for (;;) {
     const input = await port.readInput();
     if (input !== null) return input;
-    if (port.now() >= deadline) return null;
+    if (port.ended() || port.now() >= deadline) return null;
     await port.screenChangeOrTimeout(Math.min(250, deadline - port.now()));
   }
 }
@@ -127,7 +134,7 @@ async function waitForSettledInput(port: DeliveryPort, settleMs: number, timeout
   const deadline = port.now() + timeoutMs;
   let last = await port.readInput();
   let since = port.now();
-  while (port.now() < deadline) {
+  while (port.now() < deadline && !port.ended()) {
     await port.screenChangeOrTimeout(settleMs);
     const input = await port.readInput();
     if (input !== last) {

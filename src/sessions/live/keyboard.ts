@@ -3,6 +3,7 @@ import type { Clock } from "../../shared/clock.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
+import { isTerminal } from "../session.ts";
 import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
 import type { AgKeys } from "./observation.ts";
 import type { LiveSession } from "./session.ts";
@@ -54,6 +55,7 @@ export function deliverTo(
       };
     },
     now: () => clock.now(),
+    ended: () => isTerminal(session.status().status),
     takenWhenEmptied: agent.recordsLate(text),
   };
   return deliverPrompt(port, text, options);
