@@ -226,6 +226,7 @@ export async function startRuntime({
       templates: { defaults: (id) => templates.defaults(id) },
       tenants: createTenantPolicy(config.tenantWorkdirs),
       diagnostics,
+      audit,
       recorder,
       settings: {
         stateDir: config.stateDir,
@@ -237,6 +238,7 @@ export async function startRuntime({
         idleTimeoutMs: config.idleTimeoutMs,
         prices,
         maxSessions: config.maxSessions,
+        sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });

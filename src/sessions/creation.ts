@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { tenantMayUse } from "../memory/service.ts";
+import { mayUseMemory } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { headCommit } from "../shared/git.ts";
 import { inSpan, type Span } from "../telemetry/index.ts";
@@ -17,9 +17,11 @@ import {
   validateWorkDir,
   withMemoryContext,
 } from "./lifecycle.ts";
+import { creatorOf, type Lineage, type Owner, tenantOf } from "./lineage.ts";
 import type { DeliveryResult } from "./live/delivery.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
+import type { Offspring } from "./offspring.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
 import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
 
@@ -36,14 +38,6 @@ export interface BatchResult {
   failed: Array<{ index: number; error: string; code: string; statusCode: number }>;
 }
 
-/**
- * Whose sessions an operation sees: a tenant's own only, or (null, the default) every session.
- * A tenant's new sessions are bound to it and must lie within its workdirs.
- */
-export interface Owner {
-  tenantId?: string | null;
-}
-
 /** What ag's own features ask of a session they create and run (a pipeline's stage, a reviewer). */
 export interface CreateOptions {
   /**
@@ -58,10 +52,6 @@ export interface CreateOptions {
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
 const BATCH_CONCURRENCY = 3;
 
-export const tenantOf = (owner?: Owner) => owner?.tenantId ?? null;
-export const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
-  tenantOf(owner) === null || s.tenantId === tenantOf(owner);
-
 /** Sessions coming to be: created (or reused), in batches, forked, spawned, resumed. */
 export function createSessionCreation(
   deps: SessionServiceDeps & {
@@ -70,6 +60,8 @@ export function createSessionCreation(
     exits: Pick<Exits, "gone">;
     record(id: string): SessionRecord;
     deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
+    lineage: Pick<Lineage, "sees">;
+    offspring: Offspring;
   },
 ) {
   const { live, record } = deps;
@@ -91,12 +83,18 @@ export function createSessionCreation(
 
   /**
    * An idle session of the same owner in the same workDir, launched the same way, and named as
-   * asked: a create that names its session never gets one of another name (CONTRACT §10).
+   * asked: a create that names its session never gets one of another name (CONTRACT §10). A
+   * session key's create reuses only a session its own session created.
    */
-  function reusable(input: ResolvedCreateInput, tenantId: string | null): SessionRecord | null {
+  function reusable(
+    input: ResolvedCreateInput,
+    tenantId: string | null,
+    parentId: string | null,
+  ): SessionRecord | null {
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
+      .filter((s) => parentId === null || s.parentId === parentId)
       .filter((s) => s.managedBy === null && s.agent === input.agent && s.driver === input.driver)
       .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
@@ -108,7 +106,7 @@ export function createSessionCreation(
 
   function promptOf(
     input: ResolvedCreateInput,
-    tenantId: string | null,
+    owner: Owner | undefined,
     warnings: string[],
   ): string | undefined {
     const keys = input.memoryKeys ?? [];
@@ -121,8 +119,8 @@ export function createSessionCreation(
       return normalizeText(input.prompt, "prompt");
     }
     const memories = [];
-    // Another tenant's session memories are as absent here as through the memory routes.
-    const visible = (key: string) => tenantMayUse(key, tenantId, (id) => deps.repo.get(id)?.tenantId);
+    // Memories of sessions the owner cannot see are as absent here as through the memory routes.
+    const visible = (key: string) => mayUseMemory(key, (id) => deps.lineage.sees(owner, id));
     for (const key of keys) {
       const entry = visible(key) ? deps.memory.get(key) : null;
       if (entry) memories.push(entry);
@@ -195,6 +193,7 @@ export function createSessionCreation(
     tenantId: string | null;
     managedBy?: string | null;
     offerMcp?: boolean;
+    parentId?: string | null;
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
@@ -210,6 +209,7 @@ export function createSessionCreation(
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       tenantId: input.tenantId,
+      parentId: input.parentId,
       now: deps.clock.now(),
     });
     return { ...record, env: input.env ?? null };
@@ -241,26 +241,38 @@ export function createSessionCreation(
     const tenantId = tenantOf(owner);
     // The tenant first: outside its root, whether a path exists is none of its business.
     deps.tenants?.check(tenantId, given.workDir);
+    // A session key's session: within its creator's bounds (the template applied), its child.
+    const parentId = deps.offspring.parentFor(owner, given);
     const input = agentFor({ ...given, workDir: validateWorkDir(given.workDir) });
     const warnings: string[] = [];
-    const prompt = promptOf(input, tenantId, warnings);
-    const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
+    const prompt = promptOf(input, owner, warnings);
+    const existing =
+      request.reuse === false || options.managedBy ? null : reusable(input, tenantId, parentId);
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
-    await admit(input.agent, options.waitAs ?? options.managedBy);
-    const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
-    deps.repo.insert(fresh);
+    const fresh = await deps.offspring.within(owner, parentId, async () => {
+      await admit(input.agent, options.waitAs ?? options.managedBy);
+      const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy, parentId });
+      deps.repo.insert(fresh);
+      return fresh;
+    });
     span.setAttribute("ag.session.id", fresh.id);
     const session = await launchSession(launcher, { record: fresh, warnings });
     span.addEvent("session.launched");
     return result(session, prompt, warnings, false, span);
   }
 
-  async function forkNow(id: string): Promise<CreateResult> {
+  async function forkNow(id: string, owner?: Owner): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
-    await admit(parent.agent);
-    const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
-    deps.repo.insert({ ...fresh, permissions: parent.permissions });
+    // Forked with a session key: a child of the key's session (within its bounds, as the forked
+    // session is); otherwise nobody's.
+    const parentId = creatorOf(owner);
+    const fresh = await deps.offspring.within(owner, parentId, async () => {
+      await admit(parent.agent);
+      const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null, parentId });
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      return fresh;
+    });
     const warnings: string[] = [];
     const session = await launchSession(launcher, {
       record: record(fresh.id),
@@ -271,19 +283,20 @@ export function createSessionCreation(
     return result(session, undefined, warnings, false);
   }
 
-  async function spawnNow(id: string, prompt: string): Promise<CreateResult> {
+  async function spawnNow(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {
     live.running(id);
     const parent = record(id);
     assertTerminal(parent, "a split pane");
     if (!parent.windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
     const text = normalizeText(prompt, "prompt");
-    await admit(parent.agent);
-    const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
-    const fresh = {
-      ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
-      parentId: id,
-    };
-    deps.repo.insert({ ...fresh, permissions: parent.permissions });
+    const fresh = await deps.offspring.within(owner, id, async () => {
+      await admit(parent.agent);
+      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+      const name = `${parent.name}-teammate-${siblings + 1}`;
+      const fresh = await freshRecord({ ...parent, name, parentId: id });
+      deps.repo.insert({ ...fresh, permissions: parent.permissions });
+      return fresh;
+    });
     const warnings: string[] = [];
     const session = await launchSession(launcher, {
       record: record(fresh.id),
@@ -300,11 +313,17 @@ export function createSessionCreation(
     return result(session, text, warnings, false);
   }
 
-  async function resumeNow(id: string): Promise<CreateResult> {
+  async function resumeNow(id: string, owner?: Owner): Promise<CreateResult> {
     const ended = record(id);
     if (!isTerminal(ended.status))
       throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
     const transcript = await conversationOf(ended, "resume");
+    // Resumed with a session key: running again, it counts among its parent's children.
+    return deps.offspring.within(owner, ended.parentId, () => relaunch(ended, transcript));
+  }
+
+  async function relaunch(ended: SessionRecord, transcript: string): Promise<CreateResult> {
+    const { id } = ended;
     await admit(ended.agent);
     // Its agent may still be on its way out: one conversation is never run by two agents.
     await deps.exits.gone(id);
@@ -350,21 +369,21 @@ export function createSessionCreation(
       return { created: created.filter(Boolean), failed: failed.sort((a, b) => a.index - b.index) };
     },
 
-    fork(id: string): Promise<CreateResult> {
+    fork(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
-        forkNow(id),
+        forkNow(id, owner),
       );
     },
 
-    spawn(id: string, prompt: string): Promise<CreateResult> {
+    spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "spawn", "ag.session.parent_id": id }, () =>
-        spawnNow(id, prompt),
+        spawnNow(id, prompt, owner),
       );
     },
 
-    resume(id: string): Promise<CreateResult> {
+    resume(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "resume", "ag.session.parent_id": id }, () =>
-        resumeNow(id),
+        resumeNow(id, owner),
       );
     },
   };

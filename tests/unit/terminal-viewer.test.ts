@@ -27,7 +27,14 @@ type Json = Record<string, any>;
 const MIB = 1024 * 1024;
 
 function keyHolder(name: string, scopes: Scope[]): Principal {
-  return { kind: "key", actor: `key:${name}`, scopes: new Set(scopes), tenantId: null, keyId: name };
+  return {
+    kind: "key",
+    actor: `key:${name}`,
+    scopes: new Set(scopes),
+    tenantId: null,
+    sessionId: null,
+    keyId: name,
+  };
 }
 
 /** The client's side as the viewer sees it: what it was sent, its queue, how it was closed. */

@@ -123,8 +123,8 @@ export function sessionRoutes(sessions: SessionService) {
     })
     .post(
       "/v1/sessions/:id/fork",
-      async ({ params, set }) => {
-        const result = await sessions.fork(params.id);
+      async ({ params, set, request }) => {
+        const result = await sessions.fork(params.id, principalOf(request));
         set.status = 201;
         return { ...createdBody(result), forkedFrom: params.id };
       },
@@ -138,9 +138,9 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/spawn",
-      async ({ params, body, set }) => {
+      async ({ params, body, set, request }) => {
         set.status = 201;
-        return createdBody(await sessions.spawn(params.id, body.prompt));
+        return createdBody(await sessions.spawn(params.id, body.prompt, principalOf(request)));
       },
       {
         params: Id,
@@ -149,11 +149,15 @@ export function sessionRoutes(sessions: SessionService) {
         detail: { summary: "A child session in a new pane of this session's window, with the prompt" },
       },
     )
-    .post("/v1/sessions/:id/resume", async ({ params }) => createdBody(await sessions.resume(params.id)), {
-      params: Id,
-      response: CreatedSession,
-      detail: { summary: "Relaunch an ended session's conversation in a new window" },
-    })
+    .post(
+      "/v1/sessions/:id/resume",
+      async ({ params, request }) => createdBody(await sessions.resume(params.id, principalOf(request))),
+      {
+        params: Id,
+        response: CreatedSession,
+        detail: { summary: "Relaunch an ended session's conversation in a new window" },
+      },
+    )
     .get("/v1/sessions/:id", ({ params }) => sessions.get(params.id), {
       params: Id,
       response: Session,
