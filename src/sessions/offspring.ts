@@ -89,6 +89,21 @@ export function createOffspring(deps: {
 
   return {
     /**
+     * A person's decisions stay a person's. A session key approves a permission (or answers
+     * one with the agent's options), or changes a session's permission policy, only when its
+     * own session asks nobody (bypassPermissions): otherwise an agent a person supervises would
+     * approve, for its children, what it could not do unasked itself.
+     */
+    assertDecides(owner: Owner | undefined, what: string): void {
+      const parent = creator(owner);
+      if (!parent || parent.permissionMode === "bypassPermissions") return;
+      throw new AgError(
+        "FORBIDDEN",
+        `a session's key cannot ${what}: its session ${parent.id} runs in ${parent.permissionMode}, so a person decides`,
+      );
+    },
+
+    /**
      * The parent of a session this owner creates: a session key's session, once what is asked
      * (the template applied) is found within its bounds; null for anyone else (no bounds).
      */

@@ -69,9 +69,10 @@ export interface SessionService {
   resume(id: string, owner?: Owner): Promise<CreateResult>;
   /** Types a message; while the agent asks a question, the text answers it. */
   send(id: string, text: string): Promise<SendResult>;
-  answer(id: string, approve: boolean, permissionId?: string): Promise<Session>;
+  /** A session key approves only when its own session asks nobody (docs/auth.md, Session keys). */
+  answer(id: string, approve: boolean, permissionId?: string, owner?: Owner): Promise<Session>;
   /** Answers the agent's question: one of its options (1-based), or text of one's own. */
-  answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session>;
+  answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string, owner?: Owner): Promise<Session>;
   interrupt(id: string): Promise<Session>;
   escape(id: string): Promise<Session>;
   /** Ends the session and closes its window (`idle_timeout`: ag's own idle timeout did). */
@@ -87,8 +88,8 @@ export interface SessionService {
   latency(id: string): Static<typeof SessionLatency>;
   /** What each running session's agent costs the host now (its process tree), by session id. */
   agentProcesses(owner?: Owner): Promise<Map<string, Static<typeof AgentProcess>>>;
-  setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">): PermissionPolicy;
-  setProfile(id: string, profile: PermissionProfile): PermissionPolicy;
+  setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">, owner?: Owner): PermissionPolicy;
+  setProfile(id: string, profile: PermissionProfile, owner?: Owner): PermissionPolicy;
 }
 
 /** The parts of the sessions domain the service drives (put together in setup.ts). */
@@ -185,8 +186,16 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     spawn: creation.spawn,
     resume: creation.resume,
     send: actions.send,
-    answer: actions.answer,
-    answerQuestion: actions.answerQuestion,
+    answer(id, approve, permissionId, owner) {
+      if (approve) offspring.assertDecides(owner, "approve a permission");
+      return actions.answer(id, approve, permissionId);
+    },
+    answerQuestion(id, answer, permissionId, owner) {
+      // A question's answer is the agent's to get; a permission's options are a decision.
+      const pending = deps.repo.get(id)?.pendingPermission;
+      if (pending && pending.kind !== "question") offspring.assertDecides(owner, "answer a permission");
+      return actions.answerQuestion(id, answer, permissionId);
+    },
     interrupt: actions.interrupt,
     escape: actions.escape,
     kill: (id, reason = "killed") => actions.end(id, reason),
@@ -198,8 +207,14 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
       return { paneId: rec.paneId, windowId: rec.windowId };
     },
-    setPolicy: actions.setPolicy,
-    setProfile: actions.setProfile,
+    setPolicy(id, policy, owner) {
+      offspring.assertDecides(owner, "change a permission policy");
+      return actions.setPolicy(id, policy);
+    },
+    setProfile(id, profile, owner) {
+      offspring.assertDecides(owner, "change a permission policy");
+      return actions.setProfile(id, profile);
+    },
     read: reading.read,
     health: insight.health,
     summary: insight.summary,

@@ -240,3 +240,45 @@ describe("a session key reaches its own session and the sessions it created, not
     expect(session.endReason).toBe("killed");
   }, 30_000);
 });
+
+describe("a person's decisions stay a person's", () => {
+  /** A child of a new creator in `mode`, waiting for its permission to write a file. */
+  async function waitingChild(mode: string) {
+    const creator = await created(MASTER, { name: `creator-${mode}`, permissionMode: mode });
+    const key = keyOf(creator.id);
+    const child = await created(key, {
+      name: `child-${mode}`,
+      permissionMode: mode,
+      prompt: "write file x.txt",
+    });
+    await until(async () => (await statusOf(child.id)) === "permission_prompt", 15_000);
+    return { creator, key, child };
+  }
+
+  test("a key whose session a person supervises cannot approve for its children, nor loosen their policy", async () => {
+    const { creator, key, child } = await waitingChild("default");
+    for (const [method, path, body] of [
+      ["POST", "approve", {}],
+      ["POST", "answer", { option: 1 }],
+      ["PUT", "permission-profile", { profile: "full" }],
+      ["PUT", "permissions", { allowRead: true, allowWrite: true, allowBash: true }],
+    ] as const) {
+      const answer = await api(key, method, `/v1/sessions/${child.id}/${path}`, body);
+      expect(answer.status).toBe(403);
+      expect(answer.body).toMatchObject({ code: "FORBIDDEN" });
+      expect(answer.body.error).toContain(`runs in default, so a person decides`);
+    }
+    expect(await statusOf(child.id)).toBe("permission_prompt");
+    // Refusing is no decision a person must make.
+    expect((await api(key, "POST", `/v1/sessions/${child.id}/reject`, {})).status).toBe(200);
+    await until(async () => (await statusOf(child.id)) === "idle", 15_000);
+    expect((await api(MASTER, "DELETE", `/v1/sessions/${creator.id}`)).status).toBe(200);
+  }, 30_000);
+
+  test("a key whose session asks nobody (bypassPermissions) may approve for its children", async () => {
+    const { creator, key, child } = await waitingChild("bypassPermissions");
+    expect((await api(key, "POST", `/v1/sessions/${child.id}/approve`, {})).status).toBe(200);
+    await until(async () => (await statusOf(child.id)) === "idle", 15_000);
+    expect((await api(MASTER, "DELETE", `/v1/sessions/${creator.id}`)).status).toBe(200);
+  }, 30_000);
+});

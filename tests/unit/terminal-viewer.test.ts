@@ -312,6 +312,25 @@ describe("control and input", () => {
     expect(fake.inputs(pane.paneId)).toEqual([]);
   });
 
+  test("a session's own key watches but never types: its keys would answer the dialogs of the sessions it made", async () => {
+    const agent = {
+      ...keyHolder("session s0 (ag mcp)", ["sessions:read", "sessions:write"]),
+      sessionId: "s0",
+    };
+    const { peer, connection } = open(agent);
+    await until(() => snapshotsOf(peer).length === 1);
+    connection.received('{"type":"control"}');
+    expect(peer.last()).toEqual({
+      type: "control",
+      granted: false,
+      reason: "a session's own key watches a terminal; it does not type into one",
+    });
+    connection.received('{"type":"input","data":"1"}');
+    expect(peer.last()).toMatchObject({ type: "error", code: "FORBIDDEN" });
+    await Bun.sleep(5);
+    expect(fake.inputs(pane.paneId)).toEqual([]);
+  });
+
   test("input before control is refused and ignored; too large an input too", async () => {
     const { peer, connection } = open();
     await until(() => snapshotsOf(peer).length === 1);

@@ -179,12 +179,12 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/answer",
-      ({ params, body }) => {
+      ({ params, body, request }) => {
         const { option, text, permissionId } = body;
         if ((option === undefined) === (text === undefined))
           throw new AgError("VALIDATION_ERROR", "give exactly one of option (a number) and text");
         const answer = option !== undefined ? { option } : { text: text! };
-        return sessions.answerQuestion(params.id, answer, permissionId);
+        return sessions.answerQuestion(params.id, answer, permissionId, principalOf(request));
       },
       {
         params: Id,
@@ -199,7 +199,8 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/approve",
-      ({ params, body }) => sessions.answer(params.id, true, body?.permissionId),
+      ({ params, body, request }) =>
+        sessions.answer(params.id, true, body?.permissionId, principalOf(request)),
       {
         params: Id,
         body: Type.Optional(PermissionAnswer),
@@ -257,18 +258,22 @@ export function sessionRoutes(sessions: SessionService) {
         },
       },
     )
-    .put("/v1/sessions/:id/permissions", ({ params, body }) => sessions.setPolicy(params.id, body), {
-      params: Id,
-      body: PolicyInput,
-      response: PermissionPolicy,
-      detail: {
-        summary:
-          "Set what ag refuses this session (enforced in the agent's pre-tool hook; over ACP, on its permission requests)",
+    .put(
+      "/v1/sessions/:id/permissions",
+      ({ params, body, request }) => sessions.setPolicy(params.id, body, principalOf(request)),
+      {
+        params: Id,
+        body: PolicyInput,
+        response: PermissionPolicy,
+        detail: {
+          summary:
+            "Set what ag refuses this session (enforced in the agent's pre-tool hook; over ACP, on its permission requests)",
+        },
       },
-    })
+    )
     .put(
       "/v1/sessions/:id/permission-profile",
-      ({ params, body }) => sessions.setProfile(params.id, body.profile),
+      ({ params, body, request }) => sessions.setProfile(params.id, body.profile, principalOf(request)),
       {
         params: Id,
         body: ProfileInput,
