@@ -262,6 +262,7 @@ export async function startRuntime({
       tenants: createTenantPolicy(config.tenantWorkdirs),
       owners,
       diagnostics,
+      audit,
       recorder,
       settings: {
         stateDir: config.stateDir,
@@ -273,6 +274,7 @@ export async function startRuntime({
         idleTimeoutMs: config.idleTimeoutMs,
         prices,
         maxSessions: config.maxSessions,
+        sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });

@@ -27,6 +27,26 @@ export const PERMISSION_MODES = [
 ] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
+/**
+ * The modes from the one that lets an agent do least to the one that lets it do most: plan
+ * changes nothing; dontAsk refuses what default would ask a person about; acceptEdits lets edits
+ * through unasked; auto lets the agent judge commands too; bypassPermissions asks nothing. A
+ * session a session key creates never stands higher than its creator (src/sessions/offspring.ts).
+ */
+export const PERMISSIVENESS = [
+  "plan",
+  "dontAsk",
+  "default",
+  "acceptEdits",
+  "auto",
+  "bypassPermissions",
+] as const satisfies readonly PermissionMode[];
+
+/** Whether mode `a` lets an agent do more unasked than mode `b`. */
+export function morePermissive(a: PermissionMode, b: PermissionMode): boolean {
+  return PERMISSIVENESS.indexOf(a) > PERMISSIVENESS.indexOf(b);
+}
+
 /** Token counts, of a message, a session or a model. */
 export const TokenCounts = Type.Object({
   input: Type.Integer(),

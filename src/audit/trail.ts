@@ -35,6 +35,14 @@ export function isAudited(method: string, path: string): boolean {
   return AUDITED.some((r) => r.method === method && r.pattern.test(trimmed));
 }
 
+/** Refusals of what an authenticated key asked beyond its bounds: each one is recorded. */
+const BOUNDS = new Set([
+  "TENANT_WORKDIR_DENIED",
+  "PERMISSION_MODE_DENIED",
+  "CREATOR_WORKDIR_DENIED",
+  "SESSION_DEPTH_LIMIT",
+]);
+
 export interface RequestParty {
   actor: string;
   tenantId: string | null;
@@ -89,9 +97,10 @@ export function createAuditTrail(audit: Pick<AuditLog, "append">, now: () => num
       const rule = AUDITED.find((r) => r.method === request.method && r.pattern.test(path));
       if (!rule && outcome !== "denied") return;
       let target = rule ? await targetOf(rule, path, request.body, outcome) : `${request.method} ${path}`;
-      // A tenant's key asking for a workDir outside its own: SPEC names this record, with the
-      // tenant. The caller is authenticated, so it is not throttled like a stranger's refusals.
-      if (request.status === 403 && (await codeOf(request.body)) === "TENANT_WORKDIR_DENIED") {
+      // A key asking past its bounds (a tenant's workDir outside its own: SPEC names this record,
+      // with the tenant; a session key's session more permissive, elsewhere or deeper than its
+      // own). The caller is authenticated, so it is not throttled like a stranger's refusals.
+      if (request.status === 403 && BOUNDS.has((await codeOf(request.body)) as string)) {
         audit.append({
           ...party,
           action: "session.action.denied",

@@ -28,6 +28,10 @@ export const ApiKey = Type.Object({
   prefix: Type.String({ description: "the first characters of the key, to recognise it" }),
   scopes: Type.Array(ScopeSchema),
   tenantId: Type.Union([Type.String(), Type.Null()]),
+  sessionId: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "a session's own key (offerMcp): it reaches only that session and the sessions it created (docs/auth.md)",
+  }),
   createdAt: Type.String(),
   expiresAt: Type.Union([Type.String(), Type.Null()]),
   lastUsedAt: Type.Union([Type.String(), Type.Null()]),

@@ -14,8 +14,11 @@ const LAST_USED_EVERY_MS = 60_000;
 /** Keys kept in memory after use. */
 const MAX_RECENT = 1_000;
 
+/** What a key is made from: a client's request, or (ag's own) a session's key bound to it. */
+export type NewKey = KeyCreateInput & { sessionId?: string };
+
 export interface KeyStore {
-  create(input: KeyCreateInput): { key: ApiKey; secret: string };
+  create(input: NewKey): { key: ApiKey; secret: string };
   list(): ApiKey[];
   delete(id: string): void;
   /** The key a presented secret belongs to, if it exists and has not expired. */
@@ -30,6 +33,7 @@ interface Row {
   prefix: string;
   scopes: string;
   tenant_id: string | null;
+  session_id: string | null;
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
@@ -42,7 +46,7 @@ interface Row {
 export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }): KeyStore {
   const { db, clock } = deps;
   const iso = (ms: number) => new Date(ms).toISOString();
-  const columns = "id, name, prefix, scopes, tenant_id, created_at, expires_at, last_used_at";
+  const columns = "id, name, prefix, scopes, tenant_id, session_id, created_at, expires_at, last_used_at";
   const byHash = db.query<Row, [string]>(`SELECT ${columns} FROM api_keys WHERE hash = ?`);
   const byId = db.query<Row, [string]>(`SELECT ${columns} FROM api_keys WHERE id = ?`);
   const touched = db.query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`);
@@ -72,13 +76,14 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
         prefix: secret.slice(0, SHOWN_CHARS),
         scopes: JSON.stringify(input.scopes),
         tenant_id: input.tenantId ?? null,
+        session_id: input.sessionId ?? null,
         created_at: iso(now),
         expires_at: expiresAt === null ? null : iso(expiresAt),
         last_used_at: null,
       };
       db.query(
         `INSERT INTO api_keys (${columns}, hash)
-         VALUES ($id, $name, $prefix, $scopes, $tenant_id, $created_at, $expires_at, $last_used_at, $hash)`,
+         VALUES ($id, $name, $prefix, $scopes, $tenant_id, $session_id, $created_at, $expires_at, $last_used_at, $hash)`,
       ).run({ ...dollar(row), $hash: digest(secret) });
       return { key: toKey(row), secret };
     },
@@ -145,6 +150,7 @@ function toKey(row: Row): ApiKey {
     prefix: row.prefix,
     scopes: JSON.parse(row.scopes) as Scope[],
     tenantId: row.tenant_id,
+    sessionId: row.session_id,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,

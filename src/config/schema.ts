@@ -15,6 +15,12 @@ export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", 
 const Milliseconds = Type.Integer({ minimum: 0 });
 const NonEmpty = Type.String({ minLength: 1 });
 
+/**
+ * How far a session's own key (offerMcp) may create sessions: this deep below a session nobody
+ * created, this many running at once per session. docs/auth.md, "Session keys".
+ */
+export const SESSION_KEY_LIMITS = { maxDepth: 3, maxChildren: 8 } as const;
+
 export const PermissionMode = literalUnion(PERMISSION_MODES);
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 export const LogLevel = literalUnion(LOG_LEVELS);
@@ -144,6 +150,23 @@ export const SETTINGS = [
     schema: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     default: null,
     description: "Max concurrent sessions; unset means unlimited",
+  }),
+  setting({
+    key: "sessionKeyMaxDepth",
+    env: "SVC_SESSION_KEY_MAX_DEPTH",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1, maximum: 64 }),
+    default: SESSION_KEY_LIMITS.maxDepth,
+    description:
+      "How deep sessions created with session keys may nest below a session nobody created (past it a 403)",
+  }),
+  setting({
+    key: "sessionKeyMaxChildren",
+    env: "SVC_SESSION_KEY_MAX_CHILDREN",
+    envKind: "integer",
+    schema: Type.Integer({ minimum: 1, maximum: 1000 }),
+    default: SESSION_KEY_LIMITS.maxChildren,
+    description: "Running sessions one session may have created with its key at once (past it a 429)",
   }),
   setting({
     key: "memoryReserveMb",
@@ -609,6 +632,8 @@ export interface Config {
   dashboardEnabled: boolean;
   dashboardUrl: string;
   maxSessions: number | null;
+  sessionKeyMaxDepth: number;
+  sessionKeyMaxChildren: number;
   memoryReserveMb: number;
   idleTimeoutMs: number;
   stallThresholdMs: number;

@@ -27,7 +27,7 @@ import { tally, votes } from "./verdict.ts";
 export interface ConsensusService {
   /** Starts a review of the session's work; answers at once with the record (status running). */
   start(sessionId: string, input: StartConsensusInput, requestedBy: string): Promise<Consensus>;
-  /** A tenant's key (owner) sees only the reviews of its own sessions: another's is not found. */
+  /** A confined key (owner) sees only the reviews of sessions it sees: another's is not found. */
   get(id: string, owner?: Owner): Consensus;
   list(sessionId?: string, owner?: Owner): Consensus[];
   /** Picks up the reviews a previous run of ag left running. */
@@ -39,7 +39,7 @@ export interface ConsensusService {
 
 type Sessions = Pick<
   SessionService,
-  "get" | "create" | "send" | "read" | "kill" | "summary" | "metrics" | "setProfile" | "answer"
+  "get" | "sees" | "create" | "send" | "read" | "kill" | "summary" | "metrics" | "setProfile" | "answer"
 >;
 
 /** A reviewer's answer is kept up to this much. */
@@ -86,15 +86,9 @@ export function createConsensusService(deps: {
     });
   });
 
-  /** The reviewed session's tenant decides (a session pruned since is no tenant's). */
+  /** Whether the owner sees the reviewed session decides (a session pruned since is nobody's). */
   function visible(record: Consensus, owner?: Owner): boolean {
-    const tenantId = owner?.tenantId ?? null;
-    if (tenantId === null) return true;
-    try {
-      return deps.sessions.get(record.sessionId).tenantId === tenantId;
-    } catch {
-      return false;
-    }
+    return deps.sessions.sees(owner, record.sessionId);
   }
 
   function saved(record: Consensus): Consensus {

@@ -3,7 +3,7 @@ export {
   createMemoryService,
   type MemoryService,
   type MemorySettings,
+  mayUseMemory,
   sessionPrefix,
-  tenantMayUse,
   ttlOf,
 } from "./service.ts";

@@ -41,17 +41,14 @@ export function sessionPrefix(sessionId: string): string {
 }
 
 /**
- * Whether a tenant may read or write `key`. Entries are shared configuration, but a session's
- * own (`session/<id>/…`) belong to the session's tenant: another tenant's key must not reach
- * them through the flat routes when /v1/sessions/:id/memories would deny it. No tenant: all.
+ * Whether a caller may read or write `key`. Entries are shared configuration, but a session's
+ * own (`session/<id>/…`) belong to the session: a key that cannot see the session (another
+ * tenant's, one outside a session key's own) must not reach them through the flat routes when
+ * /v1/sessions/:id/memories would deny it. `sees` is the sessions domain's answer for the caller.
  */
-export function tenantMayUse(
-  key: string,
-  tenantId: string | null,
-  tenantOfSession: (id: string) => string | null | undefined,
-): boolean {
+export function mayUseMemory(key: string, sees: (sessionId: string) => boolean): boolean {
   const sessionId = /^session\/([^/]+)/.exec(key)?.[1];
-  return tenantId === null || sessionId === undefined || tenantOfSession(sessionId) === tenantId;
+  return sessionId === undefined || sees(sessionId);
 }
 
 export function createMemoryService(deps: {

@@ -5,7 +5,7 @@ import { bindPrincipal, type Principal, principalOf } from "../auth/principal.ts
 import { addressBudget, createRateLimiter, RateLimitedError, rateLimitHeaders } from "../auth/rate-limit.ts";
 import type { SseTokenStore } from "../auth/sse-tokens.ts";
 import type { HealthService } from "../health/service.ts";
-import type { HookReceiver, SessionService } from "../sessions/index.ts";
+import { type HookReceiver, isConfined, type SessionService } from "../sessions/index.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import { createRepeatFilter, type Logger, repeatsNote } from "../shared/log.ts";
@@ -157,22 +157,28 @@ export function createApp(deps: AppDeps): HttpApp {
     }
   }
 
-  /** A tenant's key reaches only its own sessions: another tenant's is as absent as a missing one. */
+  /**
+   * A confined key reaches only its own sessions (a tenant's key its tenant's; a session key its
+   * session and the sessions it created): any other is as absent as a missing one.
+   */
   function confine(
     principal: Principal,
     route: string,
     params: Record<string, unknown>,
     body: unknown,
   ): void {
-    if (principal.tenantId === null) return;
+    if (!isConfined(principal)) return;
     if (isServerWide(route, scopes)) {
-      throw new AgError("FORBIDDEN", `${route} is server-wide: not available to a tenant's key`);
+      throw new AgError(
+        "FORBIDDEN",
+        `${route} is server-wide: not available to a tenant's or a session's key`,
+      );
     }
     // Any session it names: in the path, or as a body's sessionId (a template copied from one).
     const named = route.startsWith("/v1/sessions/:id")
       ? params.id
       : (body as { sessionId?: unknown })?.sessionId;
-    if (typeof named === "string" && deps.sessions.get(named).tenantId !== principal.tenantId) {
+    if (typeof named === "string" && !deps.sessions.sees(principal, named)) {
       throw new AgError("SESSION_NOT_FOUND", `no session ${named}`);
     }
   }

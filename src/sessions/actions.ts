@@ -1,3 +1,4 @@
+import type { AuditLog } from "../audit/index.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
@@ -7,6 +8,7 @@ import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
 import { assertTypeable } from "./lifecycle.ts";
+import type { Lineage } from "./lineage.ts";
 import type { DeliveryResult } from "./live/delivery.ts";
 import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
@@ -23,6 +25,9 @@ import {
   type Session,
 } from "./session.ts";
 
+/** Why ag ends a session: asked to (killed), or its own idle timeout. */
+type EndReason = "killed" | "idle_timeout";
+
 /** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
 export type SendResult = DeliveryResult & { answered?: boolean };
 
@@ -35,6 +40,9 @@ export interface ActionDeps {
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   idleTimeoutMs: number;
+  lineage: Pick<Lineage, "liveDescendants">;
+  /** Where the sessions ag ends with their creator are recorded. */
+  audit?: Pick<AuditLog, "append">;
 }
 
 /** What a client does to a running session: type, answer, interrupt, stop; and its policy. */
@@ -128,23 +136,52 @@ export function createSessionActions(deps: ActionDeps) {
   }
 
   /** Ends a session ag stops: its state says why (and tells the bus), then its window closes. */
-  function end(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
+  function end(id: string, reason: EndReason, detail?: string): Promise<Session> {
     return inSpan("session.kill", { "ag.session.id": id, "ag.session.end_reason": reason }, () =>
-      endOne(id, reason),
+      endOne(id, reason, detail),
     );
   }
 
-  async function endOne(id: string, reason: "killed" | "idle_timeout"): Promise<Session> {
+  async function endOne(id: string, reason: EndReason, given?: string): Promise<Session> {
     const rec = record(id);
     if (isTerminal(rec.status))
       throw new AgError("SESSION_NOT_FOUND", `session ${id} has already ended (${rec.status})`);
-    // A parent takes its teammates (panes of its window) with it, each ended in its own right.
-    for (const child of deps.repo.live().filter((s) => s.parentId === id))
-      await end(child.id, reason).catch(() => {});
+    await endOffspring(rec, reason);
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
-    const detail = reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`;
+    const detail =
+      given ?? (reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`);
     await deps.drivers.of(rec).end(session, () => session.observe({ kind: "closed", reason, detail }, "ag"));
     return toSession(record(id));
+  }
+
+  /**
+   * Nothing a session started outlives it: its teammates (panes of its window) and the sessions
+   * its key created, however deep, are ended first, each in its own right and each recorded in
+   * the audit log. Called again once it has ended by itself (its agent exited).
+   */
+  async function endOffspring(parent: SessionRecord, reason: EndReason): Promise<void> {
+    for (const child of deps.lineage.liveDescendants(parent.id)) {
+      // Ended meanwhile with its own parent, which went first.
+      if (isTerminal(deps.repo.get(child.id)?.status ?? "killed")) continue;
+      const ended = await end(
+        child.id,
+        reason,
+        `session ${child.name} ended with ${parent.name}, which created it`,
+      )
+        .then(() => true)
+        .catch((error) => {
+          deps.logger.warn(`session ${child.name} did not end with ${parent.name}`, error);
+          return false;
+        });
+      deps.audit?.append({
+        actor: "ag",
+        tenantId: child.tenantId,
+        action: "session.kill.cascade",
+        target: child.id,
+        outcome: ended ? "success" : "failure",
+        ip: null,
+      });
+    }
   }
 
   /** Answers the pending question through the session's driver. */
@@ -169,6 +206,11 @@ export function createSessionActions(deps: ActionDeps) {
   return {
     deliver,
     end,
+    /** Ends what the ended session `id` created (when its agent ended it by itself). */
+    endOffspringOf(id: string): Promise<void> {
+      const rec = deps.repo.get(id);
+      return rec ? endOffspring(rec, "killed") : Promise.resolve();
+    },
 
     /**
      * Types a message. While the agent asks a question, the text answers it (a bare number picks

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { tenantMayUse } from "../memory/service.ts";
+import { mayUseMemory } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { headCommit } from "../shared/git.ts";
 import { inSpan, type Span } from "../telemetry/index.ts";
@@ -17,9 +17,11 @@ import {
   validateWorkDir,
   withMemoryContext,
 } from "./lifecycle.ts";
+import { creatorOf, type Lineage, type Owner, tenantOf } from "./lineage.ts";
 import type { DeliveryResult } from "./live/delivery.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
+import type { Offspring } from "./offspring.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
 import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
 import { notStarted } from "./start-failure.ts";
@@ -35,14 +37,6 @@ export interface CreateResult {
 export interface BatchResult {
   created: CreateResult[];
   failed: Array<{ index: number; error: string; code: string; statusCode: number }>;
-}
-
-/**
- * Whose sessions an operation sees: a tenant's own only, or (null, the default) every session.
- * A tenant's new sessions are bound to it and must lie within its workdirs.
- */
-export interface Owner {
-  tenantId?: string | null;
 }
 
 /** What ag's own features ask of a session they create and run (a pipeline's stage, a reviewer). */
@@ -62,10 +56,6 @@ const NO_ROOM_HELD: AdmissionHold = { bind() {}, release() {} };
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
 const BATCH_CONCURRENCY = 3;
 
-export const tenantOf = (owner?: Owner) => owner?.tenantId ?? null;
-export const visibleTo = (owner?: Owner) => (s: { tenantId: string | null }) =>
-  tenantOf(owner) === null || s.tenantId === tenantOf(owner);
-
 /** Sessions coming to be: created (or reused), in batches, forked, spawned, resumed. */
 export function createSessionCreation(
   deps: SessionServiceDeps & {
@@ -74,6 +64,8 @@ export function createSessionCreation(
     exits: Pick<Exits, "gone">;
     record(id: string): SessionRecord;
     deliver(session: LiveSession, text: string): Promise<DeliveryResult>;
+    lineage: Pick<Lineage, "sees">;
+    offspring: Offspring;
   },
 ) {
   const { live, record } = deps;
@@ -95,12 +87,18 @@ export function createSessionCreation(
 
   /**
    * An idle session of the same owner in the same workDir, launched the same way, and named as
-   * asked: a create that names its session never gets one of another name (CONTRACT §10).
+   * asked: a create that names its session never gets one of another name (CONTRACT §10). A
+   * session key's create reuses only a session its own session created.
    */
-  function reusable(input: ResolvedCreateInput, tenantId: string | null): SessionRecord | null {
+  function reusable(
+    input: ResolvedCreateInput,
+    tenantId: string | null,
+    parentId: string | null,
+  ): SessionRecord | null {
     const candidates = deps.repo
       .list({ status: "idle" })
       .filter((s) => s.workDir === input.workDir && s.tenantId === tenantId && live.get(s.id) !== undefined)
+      .filter((s) => parentId === null || s.parentId === parentId)
       .filter((s) => s.managedBy === null && s.agent === input.agent && s.driver === input.driver)
       .filter((s) => input.name === undefined || s.name === input.name)
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
@@ -112,7 +110,7 @@ export function createSessionCreation(
 
   function promptOf(
     input: ResolvedCreateInput,
-    tenantId: string | null,
+    owner: Owner | undefined,
     warnings: string[],
   ): string | undefined {
     const keys = input.memoryKeys ?? [];
@@ -125,8 +123,8 @@ export function createSessionCreation(
       return normalizeText(input.prompt, "prompt");
     }
     const memories = [];
-    // Another tenant's session memories are as absent here as through the memory routes.
-    const visible = (key: string) => tenantMayUse(key, tenantId, (id) => deps.repo.get(id)?.tenantId);
+    // Memories of sessions the owner cannot see are as absent here as through the memory routes.
+    const visible = (key: string) => mayUseMemory(key, (id) => deps.lineage.sees(owner, id));
     for (const key of keys) {
       const entry = visible(key) ? deps.memory.get(key) : null;
       if (entry) memories.push(entry);
@@ -216,6 +214,7 @@ export function createSessionCreation(
     tenantId: string | null;
     managedBy?: string | null;
     offerMcp?: boolean;
+    parentId?: string | null;
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
@@ -231,6 +230,7 @@ export function createSessionCreation(
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       tenantId: input.tenantId,
+      parentId: input.parentId,
       now: deps.clock.now(),
     });
     return { ...record, env: input.env ?? null };
@@ -262,41 +262,56 @@ export function createSessionCreation(
     const tenantId = tenantOf(owner);
     // The tenant first: outside its root, whether a path exists is none of its business.
     deps.tenants?.check(tenantId, given.workDir);
+    // A session key's session: within its creator's bounds (the template applied), its child.
+    const parentId = deps.offspring.parentFor(owner, given);
     const input = agentFor({ ...given, workDir: validateWorkDir(given.workDir) });
     const warnings: string[] = [];
-    const prompt = promptOf(input, tenantId, warnings);
-    const existing = request.reuse === false || options.managedBy ? null : reusable(input, tenantId);
+    const prompt = promptOf(input, owner, warnings);
+    const existing =
+      request.reuse === false || options.managedBy ? null : reusable(input, tenantId, parentId);
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
-    const session = await withRoom(input.agent, options.waitAs ?? options.managedBy, async (room) => {
-      const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy });
-      deps.repo.insert(fresh);
-      room.bind(fresh.id);
-      span.setAttribute("ag.session.id", fresh.id);
-      return launchSession(launcher, { record: fresh, warnings });
-    });
+    const session = await deps.offspring.within(owner, parentId, () =>
+      withRoom(input.agent, options.waitAs ?? options.managedBy, async (room) => {
+        const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy, parentId });
+        deps.repo.insert(fresh);
+        room.bind(fresh.id);
+        span.setAttribute("ag.session.id", fresh.id);
+        return launchSession(launcher, { record: fresh, warnings });
+      }),
+    );
     span.addEvent("session.launched");
     return result(session, prompt, warnings, false, span);
   }
 
-  async function forkNow(id: string): Promise<CreateResult> {
+  async function forkNow(id: string, owner?: Owner): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
+    // Forked with a session key: a child of the key's session (within its bounds, as the forked
+    // session is); otherwise nobody's.
+    const parentId = creatorOf(owner);
     const warnings: string[] = [];
-    const session = await withRoom(parent.agent, undefined, async (room) => {
-      const fresh = await freshRecord({ ...parent, name: `${parent.name}-fork`, managedBy: null });
-      deps.repo.insert({ ...fresh, permissions: parent.permissions });
-      room.bind(fresh.id);
-      return launchSession(launcher, {
-        record: record(fresh.id),
-        resume: { conversationId: parent.id, fork: true, transcriptPath },
-        origin: { forkedFrom: parent.id },
-        warnings,
-      });
-    });
+    const session = await deps.offspring.within(owner, parentId, () =>
+      withRoom(parent.agent, undefined, async (room) => {
+        const fresh = await freshRecord({
+          ...parent,
+          name: `${parent.name}-fork`,
+          managedBy: null,
+          parentId,
+        });
+        deps.repo.insert({ ...fresh, permissions: parent.permissions });
+        room.bind(fresh.id);
+        return launchSession(launcher, {
+          record: record(fresh.id),
+          resume: { conversationId: parent.id, fork: true, transcriptPath },
+          origin: { forkedFrom: parent.id },
+          warnings,
+        });
+      }),
+    );
     return result(session, undefined, warnings, false);
   }
 
-  async function spawnNow(id: string, prompt: string): Promise<CreateResult> {
+  async function spawnNow(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {
     live.running(id);
     const parent = record(id);
     assertTerminal(parent, "a split pane");
@@ -304,21 +319,21 @@ export function createSessionCreation(
     if (!windowId) throw new AgError("CONFLICT", `session ${id} has no window to share`);
     const text = normalizeText(prompt, "prompt");
     const warnings: string[] = [];
-    const session = await withRoom(parent.agent, undefined, async (room) => {
-      const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
-      const fresh = {
-        ...(await freshRecord({ ...parent, name: `${parent.name}-teammate-${siblings + 1}` })),
-        parentId: id,
-      };
-      deps.repo.insert({ ...fresh, permissions: parent.permissions });
-      room.bind(fresh.id);
-      return launchSession(launcher, {
-        record: record(fresh.id),
-        splitOf: windowId,
-        origin: { parentId: id },
-        warnings,
-      });
-    });
+    const session = await deps.offspring.within(owner, id, () =>
+      withRoom(parent.agent, undefined, async (room) => {
+        const siblings = deps.repo.list().filter((s) => s.parentId === id).length;
+        const name = `${parent.name}-teammate-${siblings + 1}`;
+        const fresh = await freshRecord({ ...parent, name, parentId: id });
+        deps.repo.insert({ ...fresh, permissions: parent.permissions });
+        room.bind(fresh.id);
+        return launchSession(launcher, {
+          record: record(fresh.id),
+          splitOf: windowId,
+          origin: { parentId: id },
+          warnings,
+        });
+      }),
+    );
     deps.bus.publish({
       event: "swarm.teammate_spawned",
       session: sessionOf(session.record()),
@@ -328,11 +343,17 @@ export function createSessionCreation(
     return result(session, text, warnings, false);
   }
 
-  async function resumeNow(id: string): Promise<CreateResult> {
+  async function resumeNow(id: string, owner?: Owner): Promise<CreateResult> {
     const ended = record(id);
     if (!isTerminal(ended.status))
       throw new AgError("CONFLICT", `session ${id} is still ${ended.status}: nothing to resume`);
     const transcript = await conversationOf(ended, "resume");
+    // Resumed with a session key: running again, it counts among its parent's children.
+    return deps.offspring.within(owner, ended.parentId, () => relaunch(ended, transcript));
+  }
+
+  async function relaunch(ended: SessionRecord, transcript: string): Promise<CreateResult> {
+    const { id } = ended;
     const warnings: string[] = [];
     const session = await withRoom(ended.agent, undefined, async (room) => {
       room.bind(id);
@@ -380,21 +401,21 @@ export function createSessionCreation(
       return { created: created.filter(Boolean), failed: failed.sort((a, b) => a.index - b.index) };
     },
 
-    fork(id: string): Promise<CreateResult> {
+    fork(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
-        forkNow(id),
+        forkNow(id, owner),
       );
     },
 
-    spawn(id: string, prompt: string): Promise<CreateResult> {
+    spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "spawn", "ag.session.parent_id": id }, () =>
-        spawnNow(id, prompt),
+        spawnNow(id, prompt, owner),
       );
     },
 
-    resume(id: string): Promise<CreateResult> {
+    resume(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "resume", "ag.session.parent_id": id }, () =>
-        resumeNow(id),
+        resumeNow(id, owner),
       );
     },
   };

@@ -1,6 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { DriverName } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import type { AuditLog } from "../audit/index.ts";
 import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
@@ -14,6 +15,7 @@ import type { Tmux } from "../tmux/tmux.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { DeliveryOptions } from "./live/delivery.ts";
 import type { StatsRecorder } from "./live/stats.ts";
+import type { OffspringLimits } from "./offspring.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { SessionRepo } from "./repo.ts";
 
@@ -89,6 +91,8 @@ export interface SessionServiceDeps {
   owners?: TenantUsers;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
+  /** Where what ag does to sessions on its own is recorded (sessions ended with their creator). */
+  audit?: Pick<AuditLog, "append">;
   /**
    * Whether one more agent of this kind fits in the host's memory: throws HOST_MEMORY_LOW when
    * not, or, given who waits (`batch`, `pipeline:<id>`…), waits in the admission queue for room.
@@ -110,6 +114,8 @@ export interface SessionServiceDeps {
     /** An idle session past this ends as completed (reason idle_timeout); 0 disables. */
     idleTimeoutMs?: number;
     maxSessions: number | null;
+    /** How far a session's own key may create sessions; the config's defaults when absent. */
+    sessionKeys?: OffspringLimits;
     delivery?: DeliveryOptions;
     /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
     prices?: PriceTable;

@@ -3,7 +3,7 @@
  * (tests/unit/architecture.test.ts keeps it so.)
  */
 export { normalizeText, type SendResult } from "./actions.ts";
-export type { BatchResult, CreateOptions, CreateResult, Owner } from "./creation.ts";
+export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
 export type {
   AdmissionHold,
   MemoryReader,
@@ -26,6 +26,7 @@ export {
   SessionSummary,
 } from "./insight.ts";
 export { validateWorkDir } from "./lifecycle.ts";
+export { isConfined, type Owner } from "./lineage.ts";
 export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "./live/delivery.ts";
 export type { Observation, ObservationSource } from "./live/observation.ts";
 export type { LiveSessions } from "./live/registry.ts";

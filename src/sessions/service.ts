@@ -1,4 +1,5 @@
 import type { Static } from "@sinclair/typebox";
+import { SESSION_KEY_LIMITS } from "../config/schema.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createSessionActions, type SendResult } from "./actions.ts";
@@ -7,9 +8,6 @@ import {
   type CreateOptions,
   type CreateResult,
   createSessionCreation,
-  type Owner,
-  tenantOf,
-  visibleTo,
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
@@ -22,7 +20,9 @@ import {
   type SessionMetrics,
   type SessionSummary,
 } from "./insight.ts";
+import { createLineage, isConfined, type Owner } from "./lineage.ts";
 import type { LiveSessions } from "./live/registry.ts";
+import { createOffspring } from "./offspring.ts";
 import { createSessionReading } from "./reading.ts";
 import { type SessionRecord, statsOf, toSession } from "./repo.ts";
 import type {
@@ -37,12 +37,18 @@ import type {
 } from "./session.ts";
 import { isTerminal } from "./session.ts";
 
-export type { BatchResult, CreateOptions, CreateResult, Owner } from "./creation.ts";
+export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
 export type { MemoryReader, SessionDefaults, SessionServiceDeps, TemplateReader } from "./deps.ts";
+export type { Owner } from "./lineage.ts";
 
 export interface SessionService {
   list(query?: SessionListQuery, owner?: Owner): Session[];
   get(id: string): Session;
+  /**
+   * Whether the owner may see session `id`: its tenant's, or (a session key) its own session or
+   * one it created. Everyone else's counts as not found.
+   */
+  sees(owner: Owner | undefined, id: string): boolean;
   stats(owner?: Owner): SessionStats;
   /**
    * Launches a session, or gives the prompt to a reusable idle one (`reuse` not false, same
@@ -52,17 +58,21 @@ export interface SessionService {
   createBatch(inputs: CreateSessionInput[], owner?: Owner): Promise<BatchResult>;
   /** Ids of sessions the owner cannot see count as not found. */
   killBatch(ids: string[], owner?: Owner): Promise<{ killed: string[]; notFound: string[] }>;
-  /** A new session in the same workDir that carries this one's conversation, as a new branch. */
-  fork(id: string): Promise<CreateResult>;
+  /**
+   * A new session in the same workDir that carries this one's conversation, as a new branch
+   * (asked with a session key: a child of the key's session, within its bounds).
+   */
+  fork(id: string, owner?: Owner): Promise<CreateResult>;
   /** A child session in a new pane of this one's window, same workDir and permission mode. */
-  spawn(id: string, prompt: string): Promise<CreateResult>;
+  spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult>;
   /** Relaunches an ended session's conversation in a new window (same session id). */
-  resume(id: string): Promise<CreateResult>;
+  resume(id: string, owner?: Owner): Promise<CreateResult>;
   /** Types a message; while the agent asks a question, the text answers it. */
   send(id: string, text: string): Promise<SendResult>;
-  answer(id: string, approve: boolean, permissionId?: string): Promise<Session>;
+  /** A session key approves only when its own session asks nobody (docs/auth.md, Session keys). */
+  answer(id: string, approve: boolean, permissionId?: string, owner?: Owner): Promise<Session>;
   /** Answers the agent's question: one of its options (1-based), or text of one's own. */
-  answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string): Promise<Session>;
+  answerQuestion(id: string, answer: QuestionAnswer, permissionId?: string, owner?: Owner): Promise<Session>;
   interrupt(id: string): Promise<Session>;
   escape(id: string): Promise<Session>;
   /** Ends the session and closes its window (`idle_timeout`: ag's own idle timeout did). */
@@ -78,8 +88,8 @@ export interface SessionService {
   latency(id: string): Static<typeof SessionLatency>;
   /** What each running session's agent costs the host now (its process tree), by session id. */
   agentProcesses(owner?: Owner): Promise<Map<string, Static<typeof AgentProcess>>>;
-  setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">): PermissionPolicy;
-  setProfile(id: string, profile: PermissionProfile): PermissionPolicy;
+  setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">, owner?: Owner): PermissionPolicy;
+  setProfile(id: string, profile: PermissionProfile, owner?: Owner): PermissionPolicy;
 }
 
 /** The parts of the sessions domain the service drives (put together in setup.ts). */
@@ -97,11 +107,21 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
     return found;
   };
+  const lineage = createLineage(deps.repo);
   const actions = createSessionActions({
     ...deps,
     live,
     drivers,
+    lineage,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
+  });
+  // A session that ended by itself (its agent exited) takes what it created with it too; one ag
+  // ended has ended them already.
+  deps.bus.subscribe((event) => {
+    if (event.event !== "session.ended" || !event.session) return;
+    void actions
+      .endOffspringOf(event.session.id)
+      .catch((error) => deps.logger.warn(`ending what ${event.session?.name} created`, error));
   });
   const reading = createSessionReading({
     record,
@@ -120,13 +140,30 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     processes: deps.processes,
     acpPid: (id) => deps.acp?.pid(id) ?? null,
   });
-  const creation = createSessionCreation({ ...deps, live, drivers, exits, record, deliver: actions.deliver });
+  const offspring = createOffspring({
+    repo: deps.repo,
+    lineage,
+    limits: deps.settings.sessionKeys ?? SESSION_KEY_LIMITS,
+    defaultMode: deps.settings.permissionMode,
+  });
+  const creation = createSessionCreation({
+    ...deps,
+    live,
+    drivers,
+    exits,
+    record,
+    deliver: actions.deliver,
+    lineage,
+    offspring,
+  });
+  const { visibleTo } = lineage;
 
   const service: SessionService = {
     list: (query, owner) => deps.repo.list(query).filter(visibleTo(owner)).map(toSession),
     get: (id) => toSession(record(id)),
+    sees: lineage.sees,
     stats: (owner) =>
-      tenantOf(owner) === null ? deps.repo.stats() : statsOf(deps.repo.list().filter(visibleTo(owner))),
+      isConfined(owner) ? statsOf(deps.repo.list().filter(visibleTo(owner))) : deps.repo.stats(),
 
     async killBatch(ids, owner) {
       const killed: string[] = [];
@@ -155,8 +192,16 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     spawn: creation.spawn,
     resume: creation.resume,
     send: actions.send,
-    answer: actions.answer,
-    answerQuestion: actions.answerQuestion,
+    answer(id, approve, permissionId, owner) {
+      if (approve) offspring.assertDecides(owner, "approve a permission");
+      return actions.answer(id, approve, permissionId);
+    },
+    answerQuestion(id, answer, permissionId, owner) {
+      // A question's answer is the agent's to get; a permission's options are a decision.
+      const pending = deps.repo.get(id)?.pendingPermission;
+      if (pending && pending.kind !== "question") offspring.assertDecides(owner, "answer a permission");
+      return actions.answerQuestion(id, answer, permissionId);
+    },
     interrupt: actions.interrupt,
     escape: actions.escape,
     kill: (id, reason = "killed") => actions.end(id, reason),
@@ -168,8 +213,14 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
       return { paneId: rec.paneId, windowId: rec.windowId };
     },
-    setPolicy: actions.setPolicy,
-    setProfile: actions.setProfile,
+    setPolicy(id, policy, owner) {
+      offspring.assertDecides(owner, "change a permission policy");
+      return actions.setPolicy(id, policy);
+    },
+    setProfile(id, profile, owner) {
+      offspring.assertDecides(owner, "change a permission policy");
+      return actions.setProfile(id, profile);
+    },
     read: reading.read,
     health: insight.health,
     summary: insight.summary,

@@ -14,6 +14,12 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,
+  /** A session key asked for a permission mode more permissive than its own session's. */
+  PERMISSION_MODE_DENIED: 403,
+  /** A session key asked for a workDir outside its own session's (as real paths). */
+  CREATOR_WORKDIR_DENIED: 403,
+  /** A session key's session is nested as deep as sessionKeyMaxDepth allows: it creates no more. */
+  SESSION_DEPTH_LIMIT: 403,
   NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   TEMPLATE_NOT_FOUND: 404,
@@ -32,6 +38,8 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   SESSION_LIMIT_REACHED: 429,
+  /** A session already runs sessionKeyMaxChildren sessions it created: one must end first. */
+  SESSION_CHILDREN_LIMIT: 429,
   INTERNAL_ERROR: 500,
   SCREENSHOT_UNAVAILABLE: 501,
   TMUX_UNAVAILABLE: 503,

@@ -223,6 +223,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN agent_verified INTEGER;
     `,
   },
+  {
+    // The session a session's own key (offerMcp) is bound to: it reaches only that session and
+    // those it created. Keys made before this were named after their session: bound by the name.
+    name: "session keys bound to their session",
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN session_id TEXT;
+      UPDATE api_keys SET session_id = substr(name, 9, length(name) - 17)
+        WHERE name LIKE 'session % (ag mcp)';
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

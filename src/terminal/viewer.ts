@@ -216,6 +216,9 @@ export function openViewer(
       return { ok: false, reason: "the credential this terminal was opened with is no longer valid" };
     if (!grants(now.scopes, "sessions:write"))
       return { ok: false, reason: `${now.actor} lacks the scope sessions:write` };
+    // Keys typed into a terminal answer its dialogs: an agent's own key watches, a person types.
+    if (now.sessionId !== null)
+      return { ok: false, reason: "a session's own key watches a terminal; it does not type into one" };
     return { ok: true };
   }
 

@@ -173,12 +173,11 @@ describe("orchestration over ACP", () => {
     expect(read.output).toContain(id);
     const keyName = `session ${id} (ag mcp)`;
     const keys = (await world.api<Json[]>("GET", "/v1/auth/keys")).body;
-    // Its own key: sessions, pipelines and memory, never admin.
+    // Its own key, bound to it: sessions and memory, never pipelines (server-wide) nor admin.
+    expect(keys.find((k) => k.name === keyName)).toMatchObject({ sessionId: id, tenantId: null });
     expect(keys.find((k) => k.name === keyName)?.scopes).toEqual([
       "sessions:read",
       "sessions:write",
-      "pipelines:read",
-      "pipelines:write",
       "memory:read",
       "memory:write",
       "templates:read",

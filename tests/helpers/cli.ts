@@ -34,7 +34,7 @@ export function serve(
   const reviews = options.reviews ? scriptedReviews(bus, (id) => ag!.sessions.get(id)) : undefined;
   const events = eventRoutes({
     bus,
-    sessions: { get: (id) => ag!.sessions.get(id) },
+    sessions: { get: (id) => ag!.sessions.get(id), sees: (owner, id) => ag!.sessions.sees(owner, id) },
     clock: systemClock,
     settings: { idleMs: 15_000, clientTimeoutMs: options.clientTimeoutMs ?? 60_000 },
   });

@@ -52,6 +52,16 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
       if (!r) return lookup(id);
       return { id, name: r.name, workDir: "/tmp", status: r.status } as unknown as Session;
     },
+    /** A tenant's key sees its tenant's sessions (this fake knows no session keys). */
+    sees(owner: { tenantId?: string | null } | undefined, id: string) {
+      const tenantId = owner?.tenantId ?? null;
+      if (tenantId === null) return true;
+      try {
+        return sessions.get(id).tenantId === tenantId;
+      } catch {
+        return false;
+      }
+    },
     async create(input: { name?: string }) {
       const id = crypto.randomUUID();
       const name = input.name ?? id;
@@ -90,7 +100,7 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
     async answer() {},
   } as unknown as Pick<
     SessionService,
-    "get" | "create" | "send" | "read" | "kill" | "summary" | "metrics" | "setProfile" | "answer"
+    "get" | "sees" | "create" | "send" | "read" | "kill" | "summary" | "metrics" | "setProfile" | "answer"
   >;
 
   const service = createConsensusService({

@@ -106,7 +106,7 @@ describe("a client that goes away", () => {
     let app: TestApp | undefined;
     const routes = eventRoutes({
       bus,
-      sessions: { get: (id) => app!.sessions.get(id) },
+      sessions: { get: (id) => app!.sessions.get(id), sees: (owner, id) => app!.sessions.sees(owner, id) },
       clock: systemClock,
       settings: { idleMs: 60_000, clientTimeoutMs: 60_000 },
     });

@@ -155,7 +155,7 @@ function appWithStreams(options: Parameters<typeof testApp>[0] = {}) {
   let app: TestApp | undefined;
   const routes = eventRoutes({
     bus,
-    sessions: { get: (id) => app!.sessions.get(id) },
+    sessions: { get: (id) => app!.sessions.get(id), sees: (owner, id) => app!.sessions.sees(owner, id) },
     clock: options.clock ?? createManualClock(),
     settings: { idleMs: 60_000, clientTimeoutMs: 300_000 },
   });

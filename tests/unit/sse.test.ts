@@ -295,7 +295,7 @@ function appWithEvents(options: { authToken?: string; sseTokens?: SseTokens } = 
   let ag: TestApp | undefined;
   const routes = eventRoutes({
     bus,
-    sessions: { get: (id) => ag!.sessions.get(id) },
+    sessions: { get: (id) => ag!.sessions.get(id), sees: (owner, id) => ag!.sessions.sees(owner, id) },
     clock: createManualClock(),
     settings: SETTINGS,
   });
@@ -367,6 +367,7 @@ describe("?token= on the event streams (SSE token seam)", () => {
     actor: "sse-token(test)",
     scopes: new Set(["sessions:read"]),
     tenantId: null,
+    sessionId: null,
     keyId: null,
   };
   function singleUse(...tokens: string[]): SseTokens {

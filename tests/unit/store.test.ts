@@ -47,6 +47,23 @@ describe("state database", () => {
     expect(db.query("SELECT name FROM pragma_table_info('a')").all()).toEqual([{ name: "x" }, { name: "y" }]);
   });
 
+  test("keys made for a session before keys were bound to sessions are bound to it by their name", () => {
+    const db = new Database(":memory:");
+    const at = MIGRATIONS.findIndex((m) => m.name === "session keys bound to their session");
+    migrate(db, MIGRATIONS.slice(0, at));
+    const id = "0b7e4c2a-9d1f-4e35-8a6b-2c3d4e5f6a7b";
+    const insert = db.query(
+      "INSERT INTO api_keys (id, name, prefix, hash, scopes, created_at) VALUES (?, ?, 'agk_x', ?, '[]', '2026-01-01')",
+    );
+    insert.run("k1", `session ${id} (ag mcp)`, "h1");
+    insert.run("k2", "ci", "h2");
+    migrate(db, MIGRATIONS);
+    expect(db.query("SELECT id, session_id FROM api_keys ORDER BY id").all()).toEqual([
+      { id: "k1", session_id: id },
+      { id: "k2", session_id: null },
+    ]);
+  });
+
   test("a failing migration leaves the last good version and its data intact", () => {
     const db = new Database(":memory:");
     migrate(db, [{ name: "a", sql: "CREATE TABLE a (x); INSERT INTO a VALUES (1);" }]);

@@ -27,7 +27,14 @@ type Json = Record<string, any>;
 const MIB = 1024 * 1024;
 
 function keyHolder(name: string, scopes: Scope[]): Principal {
-  return { kind: "key", actor: `key:${name}`, scopes: new Set(scopes), tenantId: null, keyId: name };
+  return {
+    kind: "key",
+    actor: `key:${name}`,
+    scopes: new Set(scopes),
+    tenantId: null,
+    sessionId: null,
+    keyId: name,
+  };
 }
 
 /** The client's side as the viewer sees it: what it was sent, its queue, how it was closed. */
@@ -300,6 +307,25 @@ describe("control and input", () => {
     });
     expect(audit.map((r) => r.outcome)).toEqual(["denied"]);
     connection.received('{"type":"input","data":"rm -rf ~\\r"}');
+    expect(peer.last()).toMatchObject({ type: "error", code: "FORBIDDEN" });
+    await Bun.sleep(5);
+    expect(fake.inputs(pane.paneId)).toEqual([]);
+  });
+
+  test("a session's own key watches but never types: its keys would answer the dialogs of the sessions it made", async () => {
+    const agent = {
+      ...keyHolder("session s0 (ag mcp)", ["sessions:read", "sessions:write"]),
+      sessionId: "s0",
+    };
+    const { peer, connection } = open(agent);
+    await until(() => snapshotsOf(peer).length === 1);
+    connection.received('{"type":"control"}');
+    expect(peer.last()).toEqual({
+      type: "control",
+      granted: false,
+      reason: "a session's own key watches a terminal; it does not type into one",
+    });
+    connection.received('{"type":"input","data":"1"}');
     expect(peer.last()).toMatchObject({ type: "error", code: "FORBIDDEN" });
     await Bun.sleep(5);
     expect(fake.inputs(pane.paneId)).toEqual([]);

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import { principalOf } from "../../auth/principal.ts";
+import { type Principal, principalOf } from "../../auth/principal.ts";
 import type { AgEvent, EventBus } from "../../events/bus.ts";
 import { createSseStreams, type SseSettings } from "../../events/sse.ts";
-import type { SessionService } from "../../sessions/index.ts";
+import { isConfined, type SessionService } from "../../sessions/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AgError } from "../../shared/errors.ts";
 
@@ -20,8 +20,8 @@ const StreamQuery = t.Object({
   token: t.Optional(t.String({ description: "an SSE token, for clients that cannot send a bearer header" })),
 });
 
-/** Sessions whose tenant the event routes remember. */
-const MAX_OWNERS = 10_000;
+/** Sessions a stream remembers it may show (or not); past this many, the oldest are forgotten. */
+const MAX_REMEMBERED = 10_000;
 
 /** `connection` is for HTTP/1.0 proxies; `x-accel-buffering` stops nginx holding events back. */
 const SSE_HEADERS = {
@@ -58,36 +58,37 @@ export function lastEventIdOf(request: Request, query: { lastEventId?: number })
 
 export function eventRoutes(deps: {
   bus: EventBus;
-  sessions: Pick<SessionService, "get">;
+  sessions: Pick<SessionService, "get" | "sees">;
   clock: Clock;
   settings: SseSettings;
 }) {
   const streams = createSseStreams(deps);
-  // A session's tenant never changes: looked up once per session, not once per event per stream.
-  const owners = new Map<string, string | null>();
-  const ownerOf = (id: string) => {
-    let owner = owners.get(id);
-    if (owner !== undefined) return owner;
-    try {
-      owner = deps.sessions.get(id).tenantId;
-    } catch {
-      return undefined; // gone: nobody's
-    }
-    owners.set(id, owner);
-    if (owners.size > MAX_OWNERS) owners.delete(owners.keys().next().value!);
-    return owner;
-  };
+  /**
+   * What a confined caller's stream shows: its own sessions' events, and nothing server-wide.
+   * Who may see a session never changes (its tenant and its parent are fixed at its creation),
+   * so each stream asks once per session, not once per event.
+   */
+  function visibleTo(principal: Principal): ((event: AgEvent) => boolean) | undefined {
+    if (!isConfined(principal)) return undefined;
+    const seen = new Map<string, boolean>();
+    return (event) => {
+      const id = event.session?.id;
+      if (id === undefined) return false;
+      let visible = seen.get(id);
+      if (visible === undefined) {
+        visible = deps.sessions.sees(principal, id);
+        seen.set(id, visible);
+        if (seen.size > MAX_REMEMBERED) seen.delete(seen.keys().next().value!);
+      }
+      return visible;
+    };
+  }
   const respond = (stream: ReadableStream<Uint8Array>) => new Response(stream, { headers: SSE_HEADERS });
   return new Elysia({ name: "routes/events" })
     .get(
       "/v1/events",
       ({ request, query }) => {
-        const tenantId = principalOf(request).tenantId;
-        // A tenant sees its own sessions' events, and nothing server-wide.
-        const visible =
-          tenantId === null
-            ? undefined
-            : (event: AgEvent) => event.session !== undefined && ownerOf(event.session.id) === tenantId;
+        const visible = visibleTo(principalOf(request));
         const lastEventId = lastEventIdOf(request, query);
         return respond(streams.open({ lastEventId, visible, signal: request.signal }));
       },

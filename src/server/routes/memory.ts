@@ -8,8 +8,8 @@ import {
   MemoryListQuery,
   MemoryScopeQuery,
   type MemoryService,
+  mayUseMemory,
   SessionMemoryInput,
-  tenantMayUse,
 } from "../../memory/index.ts";
 import type { SessionService } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
@@ -19,17 +19,12 @@ const Entries = Type.Array(MemoryEntry);
 const tags = ["memory"];
 
 /** The memory bridge: shared key/value notes for agents, and each session's own. */
-export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionService, "get">) {
-  const tenantOfSession = (id: string) => {
-    try {
-      return sessions.get(id).tenantId;
-    } catch {
-      return undefined; // gone: nobody's
-    }
+export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionService, "get" | "sees">) {
+  const mayUse = (request: Request) => {
+    const principal = principalOf(request);
+    return (key: string) => mayUseMemory(key, (id) => sessions.sees(principal, id));
   };
-  const mayUse = (request: Request) => (key: string) =>
-    tenantMayUse(key, principalOf(request).tenantId, tenantOfSession);
-  /** Another tenant's session memory is as absent as its session. */
+  /** A session memory the caller cannot see is as absent as its session. */
   const owned = (request: Request, key: string) => {
     if (!mayUse(request)(key)) throw new AgError("SESSION_NOT_FOUND", `no session ${key.split("/")[1]}`);
     return key;

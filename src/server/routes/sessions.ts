@@ -123,8 +123,8 @@ export function sessionRoutes(sessions: SessionService) {
     })
     .post(
       "/v1/sessions/:id/fork",
-      async ({ params, set }) => {
-        const result = await sessions.fork(params.id);
+      async ({ params, set, request }) => {
+        const result = await sessions.fork(params.id, principalOf(request));
         set.status = 201;
         return { ...createdBody(result), forkedFrom: params.id };
       },
@@ -138,9 +138,9 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/spawn",
-      async ({ params, body, set }) => {
+      async ({ params, body, set, request }) => {
         set.status = 201;
-        return createdBody(await sessions.spawn(params.id, body.prompt));
+        return createdBody(await sessions.spawn(params.id, body.prompt, principalOf(request)));
       },
       {
         params: Id,
@@ -149,11 +149,15 @@ export function sessionRoutes(sessions: SessionService) {
         detail: { summary: "A child session in a new pane of this session's window, with the prompt" },
       },
     )
-    .post("/v1/sessions/:id/resume", async ({ params }) => createdBody(await sessions.resume(params.id)), {
-      params: Id,
-      response: CreatedSession,
-      detail: { summary: "Relaunch an ended session's conversation in a new window" },
-    })
+    .post(
+      "/v1/sessions/:id/resume",
+      async ({ params, request }) => createdBody(await sessions.resume(params.id, principalOf(request))),
+      {
+        params: Id,
+        response: CreatedSession,
+        detail: { summary: "Relaunch an ended session's conversation in a new window" },
+      },
+    )
     .get("/v1/sessions/:id", ({ params }) => sessions.get(params.id), {
       params: Id,
       response: Session,
@@ -175,12 +179,12 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/answer",
-      ({ params, body }) => {
+      ({ params, body, request }) => {
         const { option, text, permissionId } = body;
         if ((option === undefined) === (text === undefined))
           throw new AgError("VALIDATION_ERROR", "give exactly one of option (a number) and text");
         const answer = option !== undefined ? { option } : { text: text! };
-        return sessions.answerQuestion(params.id, answer, permissionId);
+        return sessions.answerQuestion(params.id, answer, permissionId, principalOf(request));
       },
       {
         params: Id,
@@ -195,7 +199,8 @@ export function sessionRoutes(sessions: SessionService) {
     )
     .post(
       "/v1/sessions/:id/approve",
-      ({ params, body }) => sessions.answer(params.id, true, body?.permissionId),
+      ({ params, body, request }) =>
+        sessions.answer(params.id, true, body?.permissionId, principalOf(request)),
       {
         params: Id,
         body: Type.Optional(PermissionAnswer),
@@ -253,18 +258,22 @@ export function sessionRoutes(sessions: SessionService) {
         },
       },
     )
-    .put("/v1/sessions/:id/permissions", ({ params, body }) => sessions.setPolicy(params.id, body), {
-      params: Id,
-      body: PolicyInput,
-      response: PermissionPolicy,
-      detail: {
-        summary:
-          "Set what ag refuses this session (enforced in the agent's pre-tool hook; over ACP, on its permission requests)",
+    .put(
+      "/v1/sessions/:id/permissions",
+      ({ params, body, request }) => sessions.setPolicy(params.id, body, principalOf(request)),
+      {
+        params: Id,
+        body: PolicyInput,
+        response: PermissionPolicy,
+        detail: {
+          summary:
+            "Set what ag refuses this session (enforced in the agent's pre-tool hook; over ACP, on its permission requests)",
+        },
       },
-    })
+    )
     .put(
       "/v1/sessions/:id/permission-profile",
-      ({ params, body }) => sessions.setProfile(params.id, body.profile),
+      ({ params, body, request }) => sessions.setProfile(params.id, body.profile, principalOf(request)),
       {
         params: Id,
         body: ProfileInput,
