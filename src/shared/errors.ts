@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,
+  /** A screenshot of a URL that is neither a server of the session nor in the allow list. */
+  SCREENSHOT_TARGET_DENIED: 403,
   NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   TEMPLATE_NOT_FOUND: 404,
