@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { networkInterfaces } from "node:os";
-import { inflateSync } from "node:zlib";
 import { listenersOf } from "../../src/host/index.ts";
 import { createScreenshotService, type ScreenshotService } from "../../src/screenshot/index.ts";
 import { screenshotRoutes } from "../../src/server/routes/screenshot.ts";
@@ -8,6 +7,7 @@ import { createLogger } from "../../src/shared/log.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { freePort } from "../helpers/binary.ts";
 import { chromiumPath } from "../helpers/browser.ts";
+import { decodePng, type Png } from "../helpers/png.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -15,65 +15,6 @@ import { until } from "../helpers/until.ts";
  * session's agent, as far as the kernel's socket table tells (listenersOf with this process as
  * the tree's root). tests/integration/screenshot-scope.test.ts runs it through ag's runtime.
  */
-
-interface Png {
-  width: number;
-  height: number;
-  pixel(x: number, y: number): [number, number, number];
-}
-
-/** Just enough PNG for Chromium's output: 8-bit RGB or RGBA, not interlaced. */
-function decodePng(bytes: Uint8Array): Png {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  expect([...bytes.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat: Uint8Array[] = [];
-  for (let at = 8; at < bytes.length; ) {
-    const length = view.getUint32(at);
-    const type = new TextDecoder().decode(bytes.subarray(at + 4, at + 8));
-    const data = bytes.subarray(at + 8, at + 8 + length);
-    if (type === "IHDR") {
-      width = view.getUint32(at + 8);
-      height = view.getUint32(at + 12);
-      expect(data[8]).toBe(8); // bit depth
-      expect(data[12]).toBe(0); // not interlaced
-      channels = data[9] === 6 ? 4 : data[9] === 2 ? 3 : 0;
-      expect(channels).toBeGreaterThan(0);
-    }
-    if (type === "IDAT") idat.push(data);
-    at += 12 + length;
-  }
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const rows = new Uint8Array(stride * height);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)]!;
-    for (let i = 0; i < stride; i++) {
-      const x = raw[y * (stride + 1) + 1 + i]!;
-      const a = i >= channels ? rows[y * stride + i - channels]! : 0;
-      const b = y > 0 ? rows[(y - 1) * stride + i]! : 0;
-      const c = i >= channels && y > 0 ? rows[(y - 1) * stride + i - channels]! : 0;
-      const predictor = [0, a, b, (a + b) >> 1, paeth(a, b, c)][filter]!;
-      rows[y * stride + i] = (x + predictor) & 0xff;
-    }
-  }
-  return {
-    width,
-    height,
-    pixel: (x, y) => {
-      const at = y * stride + x * channels;
-      return [rows[at]!, rows[at + 1]!, rows[at + 2]!];
-    },
-  };
-}
-
-function paeth(a: number, b: number, c: number): number {
-  const p = a + b - c;
-  const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
 
 const html = (body: string) =>
   new Response(`<!doctype html><html><body style="margin:0;background:#0000ff">${body}</body></html>`, {
