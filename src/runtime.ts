@@ -18,7 +18,7 @@ import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import { createHostGuard } from "./host/index.ts";
+import { createHostGuard, listenersOf } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -366,6 +366,9 @@ export async function startRuntime({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
       logger,
+      // The session's servers: its agent's process tree, and what carries its SVC_SESSION_ID (every
+      // agent is launched with it) after leaving the tree (a dev server started in the background).
+      servers: async (id) => listenersOf({ root: await sessions.agentPid(id), mark: `SVC_SESSION_ID=${id}` }),
     });
     const verification = createVerificationService({
       sessions,

@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { AgError } from "../shared/errors.ts";
 
@@ -7,6 +7,14 @@ export type TenantWorkdirs = Record<string, { root: string; allowedPaths?: strin
 export interface TenantPolicy {
   /** Throws TENANT_WORKDIR_DENIED unless `tenantId` may run agents in `workDir`. */
   check(tenantId: string | null, workDir: string): void;
+  /**
+   * The folder a process is about to start in: `workDir` resolved now (every link followed), checked
+   * as `check` does on that very path, and answered as it, to be the process's cwd. A folder
+   * swapped for a link since an earlier check (of create, or of the launch before) is judged by
+   * where it leads now. INVALID_WORKDIR when it is no longer a directory (after the tenant check:
+   * outside the tenant's root, whether a path exists is none of its business).
+   */
+  launchDir(tenantId: string | null, workDir: string): string;
 }
 
 /**
@@ -17,25 +25,40 @@ export interface TenantPolicy {
  * `/root` (whole path segments are compared, never string prefixes).
  */
 export function createTenantPolicy(workdirs: TenantWorkdirs): TenantPolicy {
+  /** Judges `dir`, a real path; `given` is what the caller named (for the message). */
+  function judge(tenantId: string | null, dir: string, given: string): void {
+    if (tenantId === null) return;
+    const rule = workdirs[tenantId];
+    if (!rule) return;
+    const root = realPath(rule.root);
+    const areas = rule.allowedPaths?.length
+      ? rule.allowedPaths.map((p) => realPath(resolve(root, p)))
+      : [root];
+    // An allowed path that escapes the root (`../x`, or a link out) grants nothing.
+    if (areas.some((area) => isWithin(area, root) && isWithin(dir, area))) return;
+    const where = rule.allowedPaths?.length ? "its allowed paths" : "its root";
+    // Where a link leads is not said: outside the root, that is none of the tenant's business.
+    throw new AgError("TENANT_WORKDIR_DENIED", `workDir ${given} is outside ${where} for tenant ${tenantId}`);
+  }
+
   return {
-    check(tenantId, workDir) {
-      if (tenantId === null) return;
-      const rule = workdirs[tenantId];
-      if (!rule) return;
+    check: (tenantId, workDir) => judge(tenantId, realPath(workDir), workDir),
+    launchDir(tenantId, workDir) {
       const dir = realPath(workDir);
-      const root = realPath(rule.root);
-      const areas = rule.allowedPaths?.length
-        ? rule.allowedPaths.map((p) => realPath(resolve(root, p)))
-        : [root];
-      // An allowed path that escapes the root (`../x`, or a link out) grants nothing.
-      if (areas.some((area) => isWithin(area, root) && isWithin(dir, area))) return;
-      const where = rule.allowedPaths?.length ? "its allowed paths" : "its root";
-      throw new AgError(
-        "TENANT_WORKDIR_DENIED",
-        `workDir ${workDir} is outside ${where} for tenant ${tenantId}`,
-      );
+      judge(tenantId, dir, workDir);
+      if (!isDirectory(dir))
+        throw new AgError("INVALID_WORKDIR", `workDir is no longer a directory: ${workDir}`);
+      return dir;
     },
   };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** `child` is `parent` or below it, by whole segments. */

@@ -14,6 +14,9 @@ export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", 
 
 const Milliseconds = Type.Integer({ minimum: 0 });
 const NonEmpty = Type.String({ minLength: 1 });
+/** A screenshot allow entry: `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address. */
+const ALLOW_ENTRY =
+  "^(?:\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+)(?::(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3}))?$|^[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$";
 
 /**
  * How far a session's own key (offerMcp) may create sessions: this deep below a session nobody
@@ -401,9 +404,10 @@ export const SETTINGS = [
     key: "screenshotAllowHosts",
     env: "SVC_SCREENSHOT_ALLOW_HOSTS",
     envKind: "list",
-    schema: Type.Array(Type.String({ pattern: "^[A-Za-z0-9._:\\[\\]-]+$" })),
+    schema: Type.Array(Type.String({ pattern: ALLOW_ENTRY })),
     default: [],
-    description: "Host names screenshots may load besides loopback (comma-separated)",
+    description:
+      "What screenshots may load besides the session's own loopback servers: host or host:port entries ([v6]:port), comma-separated",
   }),
   setting({
     key: "pipelineStageTimeoutMs",

@@ -112,7 +112,8 @@ export function createConsensusService(deps: {
         permissionMode: "plan",
         reuse: false,
       },
-      undefined,
+      // The reviewed session's tenant's: the reviewer's launch is checked against its folders.
+      { tenantId: target.tenantId },
       { managedBy: reviewerManager(record.id) },
     );
     r.sessionId = created.session.id;

@@ -10,5 +10,6 @@ export { type AdmissionState, createHostGuard, type HostGuard, type RunningAgent
 export { createPressureWatch, type PressureWatch } from "./pressure.ts";
 export { availableBytes, type HostMemory } from "./procfs.ts";
 export { type AdmissionQueue, createAdmissionQueue, type Waiting } from "./queue.ts";
+export { type ListenerOwner, listenersOf, type OwnedListener } from "./sockets.ts";
 export { createStrayReaper, type ProcessMark, type StrayReaper } from "./strays.ts";
 export { createHostUsage, type HostUsage, type TreeUsage } from "./usage.ts";

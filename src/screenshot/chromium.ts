@@ -1,6 +1,5 @@
 import { accessSync, constants, statSync } from "node:fs";
 import type { Browser } from "playwright-core";
-import { normalizeHost } from "./target.ts";
 
 /** Program names tried on PATH, in order, when no path is configured. */
 export const CHROMIUM_COMMANDS = ["chromium", "chromium-browser", "google-chrome"] as const;
@@ -19,25 +18,29 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ] as const;
 
+/** A proxy that does not exist: port 1 (tcpmux) is one nothing serves in practice. */
+export const NO_PROXY_SERVER = "http://127.0.0.1:1";
+
 /**
  * Every request the browser makes goes through a proxy that does not exist, except those to the
- * bypass list: loopback and the allowed hosts. This holds for redirects, frames, sub-resources
- * and IP literals alike, which Playwright's request routing does not see (it misses redirect
- * hops). `<-loopback>` drops Chromium's implicit bypass, which also covers link-local addresses
- * such as a cloud metadata endpoint. Port 1 (tcpmux) is one nothing serves in practice.
+ * bypass list. At launch the list is empty; each capture's browser context gets its own (the
+ * session's servers and the allow list: target.ts `admit`). This holds for redirects, frames,
+ * sub-resources and IP literals alike, which Playwright's request routing does not see (it
+ * misses redirect hops). `<-loopback>` drops Chromium's implicit bypass of localhost and
+ * loopback addresses (and of link-local ones such as a cloud metadata endpoint).
  */
-export function networkLockArgs(allowHosts: readonly string[]): string[] {
-  const bypass = ["<-loopback>", "localhost", "127.0.0.0/8", "[::1]"];
-  for (const raw of allowHosts) {
-    const host = normalizeHost(raw);
-    if (host) bypass.push(host.includes(":") ? `[${host}]` : host);
-  }
+export function networkLockArgs(): string[] {
   return [
-    "--proxy-server=http://127.0.0.1:1",
-    `--proxy-bypass-list=${bypass.join(";")}`,
+    `--proxy-server=${NO_PROXY_SERVER}`,
+    "--proxy-bypass-list=<-loopback>",
     // WebRTC would otherwise send UDP around the proxy.
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
   ];
+}
+
+/** A capture's context: only `bypass` (host or host:port patterns) is reached directly. */
+export function contextProxy(bypass: readonly string[]): { server: string; bypass: string } {
+  return { server: NO_PROXY_SERVER, bypass: ["<-loopback>", ...bypass].join(",") };
 }
 
 export type Which = (command: string) => string | null;

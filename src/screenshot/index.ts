@@ -7,4 +7,11 @@ export {
   type ScreenshotService,
   type ScreenshotServiceDeps,
 } from "./service.ts";
-export { checkUrl, isLoopbackHost } from "./target.ts";
+export {
+  type AllowEntry,
+  admit,
+  checkUrl,
+  isLoopbackHost,
+  type Listening,
+  parseAllowEntry,
+} from "./target.ts";

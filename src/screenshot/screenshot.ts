@@ -14,7 +14,8 @@ export const ScreenshotInput = Type.Object(
   {
     url: Type.String({
       minLength: 1,
-      description: "http(s) URL on a loopback host (or one in SVC_SCREENSHOT_ALLOW_HOSTS)",
+      description:
+        "http(s) URL of a server the session's processes listen on (loopback), or of a host in SVC_SCREENSHOT_ALLOW_HOSTS",
     }),
     width: Type.Optional(Size(DEFAULT_WIDTH, "viewport width in CSS pixels")),
     height: Type.Optional(Size(DEFAULT_HEIGHT, "viewport height in CSS pixels")),

@@ -3,6 +3,7 @@ import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import {
   CHROMIUM_ARGS,
+  contextProxy,
   findChromium,
   type Launch,
   launchChromium,
@@ -10,13 +11,18 @@ import {
   type Which,
 } from "./chromium.ts";
 import type { Screenshot, ScreenshotInput } from "./screenshot.ts";
-import { type Target, toTarget } from "./target.ts";
+import { type AllowEntry, admit, type Listening, parseAllowEntry, type Target, toTarget } from "./target.ts";
 
 export interface ScreenshotServiceDeps {
   /** SVC_CHROMIUM_PATH: a path or a program name; null looks on PATH. */
   chromiumPath: string | null;
-  /** SVC_SCREENSHOT_ALLOW_HOSTS: hosts besides loopback that pages may load. */
+  /** SVC_SCREENSHOT_ALLOW_HOSTS: `host` or `host:port` entries any session may capture. */
   allowHosts: string[];
+  /**
+   * Every TCP listener of the machine, each marked owned when the session's processes hold it
+   * (the host domain reads it from /proc); the session's own servers are the ones it may capture.
+   */
+  servers(sessionId: string): Promise<readonly Listening[]>;
   logger: Logger;
   /** Starts the browser; playwright-core by default. */
   launch?: Launch;
@@ -33,10 +39,12 @@ export interface ScreenshotService {
   available(): Promise<boolean>;
   /**
    * Loads the URL in a fresh browser context of the given viewport and returns a PNG. Throws
-   * VALIDATION_ERROR for a URL or size outside the rules or a page that does not load, and
-   * SCREENSHOT_UNAVAILABLE when there is no Chromium or it does not start.
+   * SCREENSHOT_TARGET_DENIED for a URL that is neither a server of the session nor allowed (before
+   * anything starts or connects) or a page that leads outside them, VALIDATION_ERROR for a URL or
+   * size outside the rules or a page that does not load, and SCREENSHOT_UNAVAILABLE when there is
+   * no Chromium or it does not start.
    */
-  capture(input: ScreenshotInput): Promise<Screenshot>;
+  capture(sessionId: string, input: ScreenshotInput): Promise<Screenshot>;
   /** Closes the browser, if one is running (a later capture starts a new one). */
   close(): Promise<void>;
 }
@@ -55,7 +63,8 @@ export function createScreenshotService(deps: ScreenshotServiceDeps): Screenshot
   const which = deps.which ?? Bun.which;
   const idleMs = deps.idleMs ?? IDLE_CLOSE_MS;
   const timeoutMs = deps.timeoutMs ?? LOAD_TIMEOUT_MS;
-  const args = [...CHROMIUM_ARGS, ...networkLockArgs(deps.allowHosts)];
+  const args = [...CHROMIUM_ARGS, ...networkLockArgs()];
+  const allow = deps.allowHosts.map(parseAllowEntry).filter((e): e is AllowEntry => e !== null);
   const gate = createGate(MAX_CONCURRENT);
   let browser: Promise<Browser> | null = null;
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -90,10 +99,11 @@ export function createScreenshotService(deps: ScreenshotServiceDeps): Screenshot
     return starting;
   }
 
-  async function shoot(target: Target): Promise<Screenshot> {
+  async function shoot(target: Target, bypass: readonly string[]): Promise<Screenshot> {
     const context = await (await currentBrowser()).newContext({
       viewport: { width: target.width, height: target.height },
       serviceWorkers: "block",
+      proxy: contextProxy(bypass),
     });
     try {
       const page = await context.newPage();
@@ -149,13 +159,15 @@ export function createScreenshotService(deps: ScreenshotServiceDeps): Screenshot
     async available() {
       return browser !== null || findChromium(deps.chromiumPath, which).path !== null;
     },
-    async capture(input) {
-      const target = toTarget(input, deps.allowHosts);
+    async capture(sessionId, input) {
+      const target = toTarget(input);
+      // Decided from the socket table alone: nothing has started or connected yet.
+      const reach = admit(target.url, allow, await deps.servers(sessionId), sessionId);
       active++;
       clearIdleClose();
       await gate.enter();
       try {
-        return await shoot(target);
+        return await shoot(target, reach.bypass);
       } finally {
         gate.leave();
         active--;
@@ -175,8 +187,8 @@ function loadError(url: URL, error: unknown, timeoutMs: number): AgError {
   const net = message.match(/net::ERR_[A-Z_]+/)?.[0];
   if (net === "net::ERR_PROXY_CONNECTION_FAILED") {
     return new AgError(
-      "VALIDATION_ERROR",
-      `${url.href} led to a host that is not allowed: screenshots load loopback URLs only, or hosts listed in SVC_SCREENSHOT_ALLOW_HOSTS`,
+      "SCREENSHOT_TARGET_DENIED",
+      `${url.href} led to a URL that is neither a server of the session nor in SVC_SCREENSHOT_ALLOW_HOSTS (a redirect or navigation): not rendered`,
     );
   }
   const why = net ?? firstLine(error).replace(/^(page\.)?goto: /, "");

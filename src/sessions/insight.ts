@@ -126,6 +126,16 @@ export function createSessionInsight(deps: {
     return deps.processes(roots);
   }
 
+  /** The pid at the root of a running session's agent: its ACP child, or its pane's process. */
+  async function agentPid(id: string): Promise<number | null> {
+    const rec = deps.record(id);
+    if (isTerminal(rec.status)) return null;
+    const child = deps.acpPid?.(id) ?? null;
+    if (child !== null) return child;
+    const pane = await paneOf(rec).catch(() => undefined);
+    return pane && !pane.dead ? pane.pid : null;
+  }
+
   async function agentProcess(rec: SessionRecord): Promise<Static<typeof AgentProcess> | null> {
     const pane = await paneOf(rec);
     if (!deps.processes || !pane || pane.dead || pane.pid === null) return null;
@@ -182,7 +192,7 @@ export function createSessionInsight(deps: {
     };
   }
 
-  return { health, summary, metrics, latency, agentProcesses };
+  return { health, summary, metrics, latency, agentProcesses, agentPid };
 }
 
 /** Who reads a hint: a REST client is told routes, an MCP client (`ag mcp`) the tools to call. */

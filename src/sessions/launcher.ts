@@ -1,10 +1,12 @@
 import { unverifiedWarning } from "../agents/probe.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { isVerified } from "../agents/versions.ts";
+import type { TenantPolicy } from "../auth/tenants.ts";
 import type { SessionLaunch } from "../events/names.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { LaunchFailure, SessionDrivers } from "./drivers/index.ts";
+import { launchDir } from "./lifecycle.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
@@ -28,6 +30,8 @@ export interface LauncherDeps {
   logger: Pick<Logger, "warn">;
   live: Pick<LiveSessions, "follow" | "forget">;
   drivers: Pick<SessionDrivers, "of">;
+  /** Which folders a tenant's agents may run in (checked at every launch); none = unrestricted. */
+  tenants?: Pick<TenantPolicy, "launchDir">;
   settings: { maxSessions: number | null };
 }
 
@@ -56,8 +60,16 @@ export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Prom
         : null;
     return new AgError(kept, `${what}: ${message}${hint ? `\n${hint}` : ""}`, { cause: error });
   };
+  // The one place every launch passes: the folder is resolved and judged now, and the driver
+  // starts the agent in that real path.
+  let workDir: string;
+  try {
+    workDir = launchDir(deps.tenants, rec);
+  } catch (error) {
+    throw failed(error, "TENANT_WORKDIR_DENIED", "refused to start the agent");
+  }
   const driver = deps.drivers.of(rec);
-  await driver.launch(session, spec, failed);
+  await driver.launch(session, { ...spec, record: { ...rec, workDir } }, failed);
   const launched = session.record();
   const detail = `session ${launched.name} created`;
   session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
 import type { DriverName } from "../agents/agent.ts";
+import { createTenantPolicy, type TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
 import type { SessionDefaults } from "./deps.ts";
@@ -22,6 +23,22 @@ export function validateWorkDir(workDir: string): string {
   if (!statSync(workDir).isDirectory())
     throw new AgError("INVALID_WORKDIR", `workDir is not a directory: ${workDir}`);
   return realpathSync(workDir);
+}
+
+/** Without tenantWorkdirs every folder is allowed; the path is still resolved at the launch. */
+const UNRESTRICTED = createTenantPolicy({});
+
+/**
+ * Where a session's agent starts, decided immediately before it does (every launch: create, fork,
+ * spawn, resume, a reopen after a restart): its workDir resolved now and checked against its
+ * tenant's folders on that real path, which becomes the process's cwd — never the stored path,
+ * whose folders may have been swapped for links since. TENANT_WORKDIR_DENIED or INVALID_WORKDIR.
+ */
+export function launchDir(
+  tenants: Pick<TenantPolicy, "launchDir"> | undefined,
+  rec: Pick<SessionRecord, "tenantId" | "workDir">,
+): string {
+  return (tenants ?? UNRESTRICTED).launchDir(rec.tenantId, rec.workDir);
 }
 
 export function defaultName(workDir: string, id: string): string {

@@ -88,6 +88,8 @@ export interface SessionService {
   latency(id: string): Static<typeof SessionLatency>;
   /** What each running session's agent costs the host now (its process tree), by session id. */
   agentProcesses(owner?: Owner): Promise<Map<string, Static<typeof AgentProcess>>>;
+  /** The pid at the root of a running session's agent (null once it ended or without one). */
+  agentPid(id: string): Promise<number | null>;
   setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">, owner?: Owner): PermissionPolicy;
   setProfile(id: string, profile: PermissionProfile, owner?: Owner): PermissionPolicy;
 }
@@ -227,6 +229,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     metrics: insight.metrics,
     latency: insight.latency,
     agentProcesses: (owner) => insight.agentProcesses(deps.repo.live().filter(visibleTo(owner))),
+    agentPid: insight.agentPid,
     cursor: reading.cursor,
   };
   return service;

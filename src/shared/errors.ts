@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   CREATOR_WORKDIR_DENIED: 403,
   /** A session key's session is nested as deep as sessionKeyMaxDepth allows: it creates no more. */
   SESSION_DEPTH_LIMIT: 403,
+  /** A screenshot of a URL that is neither a server of the session nor in the allow list. */
+  SCREENSHOT_TARGET_DENIED: 403,
   NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   TEMPLATE_NOT_FOUND: 404,

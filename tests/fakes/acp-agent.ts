@@ -15,6 +15,9 @@
  * - `die`: writes "fake agent: dying as asked" to stderr and exits with status 3.
  * - `recall`: "I remember: <the earlier prompts of this session, joined by ' | '>" (what it keeps
  *   per session, so a reopened session shows it kept its context).
+ * - `serve`: starts tests/fakes/dev-server.ts as its child (in its cwd) and replies "serving <pid>
+ *   <port>"; `serve detached`: the same through a shell that exits at once, so the server is
+ *   re-parented to init (as a dev server an agent's Bash tool started in the background).
  * - `mcp TOOL`: starts the first MCP server `session/new` (or `session/load`) offered over stdio,
  *   calls its tool TOOL with no arguments (the official MCP SDK's client) and replies "mcp TOOL: <the
  *   tool's text>", or "no MCP server was offered".
@@ -124,6 +127,22 @@ async function writeFile(sessionId: string, s: FakeSession, name: string, signal
   return { stop: "end_turn" as const, reply: `I wrote ${name}.` };
 }
 
+/** A dev server of this agent's: its own child, or (detached) an orphan that kept the environment. */
+async function serve(s: FakeSession, detached: boolean): Promise<string> {
+  const server = [process.execPath, join(import.meta.dir, "dev-server.ts")];
+  const argv = detached ? ["bash", "-c", `${server.join(" ")} &`] : server;
+  const child = Bun.spawn(argv, { cwd: s.cwd, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+  const reader = child.stdout.getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    line += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return `serving ${line.trim()}`;
+}
+
 /** Calls a tool of the first stdio MCP server the client offered, as an agent would. */
 async function callMcp(s: FakeSession, tool: string): Promise<string> {
   const server = s.mcpServers.find((m): m is acp.McpServerStdio => "command" in m);
@@ -170,6 +189,8 @@ async function turn(sessionId: string, s: FakeSession, prompt: string, signal: A
     await send(sessionId, { sessionUpdate: "agent_message_chunk", content: text("Hello from ") });
     return { stop: "end_turn" as const, reply: "the fake agent!" };
   }
+  if (prompt === "serve" || prompt === "serve detached")
+    return { stop: "end_turn" as const, reply: await serve(s, prompt === "serve detached") };
   const mcp = /^mcp (\S+)$/.exec(prompt);
   if (mcp?.[1]) return { stop: "end_turn" as const, reply: `mcp ${mcp[1]}: ${await callMcp(s, mcp[1])}` };
   if (prompt === "recall")

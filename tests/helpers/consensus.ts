@@ -24,6 +24,8 @@ export interface ScriptedReviews {
   release(): void;
   /** Briefs and restatements sent to reviewers, in order. */
   sent: string[];
+  /** Whose each reviewer session was made (the owner given to create), by reviewer name. */
+  owners: Map<string, unknown>;
 }
 
 /** A reviewer's answer in the form the service reads. */
@@ -43,6 +45,7 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
   let answers: string[][] = [];
   let hold = false;
   const sent: string[] = [];
+  const owners = new Map<string, unknown>();
   const reviewers = new Map<string, { index: number; name: string; turns: number; status: string }>();
   const held = new Set<string>();
 
@@ -62,9 +65,10 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
         return false;
       }
     },
-    async create(input: { name?: string }) {
+    async create(input: { name?: string }, owner?: unknown) {
       const id = crypto.randomUUID();
       const name = input.name ?? id;
+      owners.set(name, owner);
       reviewers.set(id, { index: Number(/-(\d+)$/.exec(name)?.[1] ?? 1), name, turns: 0, status: "idle" });
       return { session: { id } };
     },
@@ -115,6 +119,7 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
     service,
     plugin: consensusRoutes(service),
     sent,
+    owners,
     script(next, options = {}) {
       answers = next;
       hold = options.hold ?? false;

@@ -1,74 +1,20 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { networkInterfaces } from "node:os";
-import { inflateSync } from "node:zlib";
+import { listenersOf } from "../../src/host/index.ts";
 import { createScreenshotService, type ScreenshotService } from "../../src/screenshot/index.ts";
 import { screenshotRoutes } from "../../src/server/routes/screenshot.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { freePort } from "../helpers/binary.ts";
 import { chromiumPath } from "../helpers/browser.ts";
+import { decodePng, type Png } from "../helpers/png.ts";
 import { until } from "../helpers/until.ts";
 
-/** Real Chromium through the route, against pages served on loopback. */
-
-interface Png {
-  width: number;
-  height: number;
-  pixel(x: number, y: number): [number, number, number];
-}
-
-/** Just enough PNG for Chromium's output: 8-bit RGB or RGBA, not interlaced. */
-function decodePng(bytes: Uint8Array): Png {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  expect([...bytes.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10]);
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat: Uint8Array[] = [];
-  for (let at = 8; at < bytes.length; ) {
-    const length = view.getUint32(at);
-    const type = new TextDecoder().decode(bytes.subarray(at + 4, at + 8));
-    const data = bytes.subarray(at + 8, at + 8 + length);
-    if (type === "IHDR") {
-      width = view.getUint32(at + 8);
-      height = view.getUint32(at + 12);
-      expect(data[8]).toBe(8); // bit depth
-      expect(data[12]).toBe(0); // not interlaced
-      channels = data[9] === 6 ? 4 : data[9] === 2 ? 3 : 0;
-      expect(channels).toBeGreaterThan(0);
-    }
-    if (type === "IDAT") idat.push(data);
-    at += 12 + length;
-  }
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const rows = new Uint8Array(stride * height);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)]!;
-    for (let i = 0; i < stride; i++) {
-      const x = raw[y * (stride + 1) + 1 + i]!;
-      const a = i >= channels ? rows[y * stride + i - channels]! : 0;
-      const b = y > 0 ? rows[(y - 1) * stride + i]! : 0;
-      const c = i >= channels && y > 0 ? rows[(y - 1) * stride + i - channels]! : 0;
-      const predictor = [0, a, b, (a + b) >> 1, paeth(a, b, c)][filter]!;
-      rows[y * stride + i] = (x + predictor) & 0xff;
-    }
-  }
-  return {
-    width,
-    height,
-    pixel: (x, y) => {
-      const at = y * stride + x * channels;
-      return [rows[at]!, rows[at + 1]!, rows[at + 2]!];
-    },
-  };
-}
-
-function paeth(a: number, b: number, c: number): number {
-  const p = a + b - c;
-  const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
+/**
+ * Real Chromium through the route, against pages served on loopback by this process: the
+ * session's agent, as far as the kernel's socket table tells (listenersOf with this process as
+ * the tree's root). tests/integration/screenshot-scope.test.ts runs it through ag's runtime.
+ */
 
 const html = (body: string) =>
   new Response(`<!doctype html><html><body style="margin:0;background:#0000ff">${body}</body></html>`, {
@@ -136,6 +82,11 @@ function appWith(service: ScreenshotService): { app: TestApp; shoot(body: unknow
   return { app, shoot: (body) => app!.request("POST", `/v1/sessions/${session.id}/screenshot`, { body }) };
 }
 
+/** This process and its children are the session's agent. */
+async function ours(id: string) {
+  return listenersOf({ root: process.pid, mark: `SVC_SESSION_ID=${id}` });
+}
+
 function imageOf(shot: { mimeType: string; data: string }): Png {
   expect(shot.mimeType).toBe("image/png");
   return decodePng(Buffer.from(shot.data, "base64"));
@@ -151,6 +102,7 @@ const service = createScreenshotService({
   chromiumPath: chromiumPath(),
   allowHosts: [],
   logger: main.logger,
+  servers: ours,
 });
 const { shoot } = appWith(service);
 
@@ -159,6 +111,7 @@ const quickService = createScreenshotService({
   chromiumPath: chromiumPath(),
   allowHosts: outsideAddress ? [outsideAddress] : [],
   logger: quick.logger,
+  servers: ours,
   timeoutMs: 1_000,
   idleMs: 300,
 });
@@ -198,59 +151,81 @@ describe("captures through the route with real Chromium", () => {
     expect(main.lines.filter((l) => l.includes("screenshot browser started")).length).toBe(1);
   });
 
-  test("a port nobody listens on → 400 saying the connection was refused", async () => {
+  test("a port nobody listens on is no server of the session → 403 SCREENSHOT_TARGET_DENIED", async () => {
     const response = await shoot({ url: `http://127.0.0.1:${freePort()}/` });
-    expect(response.status).toBe(400);
-    const body = await response.json();
-    expect(body.code).toBe("VALIDATION_ERROR");
-    expect(body.error).toContain("net::ERR_CONNECTION_REFUSED");
+    expect(response.status).toBe(403);
+    expect((await response.json()).code).toBe("SCREENSHOT_TARGET_DENIED");
+  });
+
+  test("an allowed port whose server is gone → 400 saying the connection was refused", async () => {
+    const port = freePort();
+    const allowed = createScreenshotService({
+      chromiumPath: chromiumPath(),
+      allowHosts: [`127.0.0.1:${port}`],
+      logger: main.logger,
+      servers: ours,
+    });
+    try {
+      const error = await allowed.capture("s", { url: `http://127.0.0.1:${port}/` }).catch((e) => e);
+      expect(error.code).toBe("VALIDATION_ERROR");
+      expect(error.message).toContain("net::ERR_CONNECTION_REFUSED");
+    } finally {
+      await allowed.close();
+    }
   });
 });
 
-describe.skipIf(!outsideAddress)("the browser reaches loopback and the allowed hosts only", () => {
-  test("a redirect to another host → 400, and that host sees no request", async () => {
-    outsideHits.length = 0;
-    const to = encodeURIComponent(`${outsideUrl}/secret`);
-    const response = await shoot({ url: `${origin}/away?to=${to}` });
-    expect(response.status).toBe(400);
-    const body = await response.json();
-    expect(body.code).toBe("VALIDATION_ERROR");
-    expect(body.error).toContain("led to a host that is not allowed");
-    expect(outsideHits).toEqual([]);
-  });
+describe.skipIf(!outsideAddress)(
+  "the browser reaches the session's servers and the allowed hosts only",
+  () => {
+    test("a redirect to another host → 403, and that host sees no request", async () => {
+      outsideHits.length = 0;
+      const to = encodeURIComponent(`${outsideUrl}/secret`);
+      const response = await shoot({ url: `${origin}/away?to=${to}` });
+      expect(response.status).toBe(403);
+      const body = await response.json();
+      expect(body.code).toBe("SCREENSHOT_TARGET_DENIED");
+      expect(body.error).toContain(
+        "led to a URL that is neither a server of the session nor in SVC_SCREENSHOT_ALLOW_HOSTS",
+      );
+      expect(outsideHits).toEqual([]);
+    });
 
-  test("images and frames from another host are not fetched; the page is still captured", async () => {
-    outsideHits.length = 0;
-    const image = await png(await shoot({ url: `${origin}/leaky`, width: 320, height: 240 }));
-    expect(image.width).toBe(320);
-    expect(outsideHits).toEqual([]);
-  });
+    test("images and frames from another host are not fetched; the page is still captured", async () => {
+      outsideHits.length = 0;
+      const image = await png(await shoot({ url: `${origin}/leaky`, width: 320, height: 240 }));
+      expect(image.width).toBe(320);
+      expect(outsideHits).toEqual([]);
+    });
 
-  test("a host in the allow list is loaded, directly or through a redirect", async () => {
-    outsideHits.length = 0;
-    const image = imageOf(await quickService.capture({ url: `${outsideUrl}/ok`, width: 200, height: 150 }));
-    expect(image.pixel(10, 10)).toEqual([0, 255, 0]);
-    const to = encodeURIComponent(`${outsideUrl}/via`);
-    await quickService.capture({ url: `${origin}/away?to=${to}`, width: 200, height: 150 });
-    expect(outsideHits.filter((path) => path !== "/favicon.ico")).toEqual(["/ok", "/via"]);
-  });
-});
+    test("a host in the allow list is loaded, directly or through a redirect", async () => {
+      outsideHits.length = 0;
+      const image = imageOf(
+        await quickService.capture("s", { url: `${outsideUrl}/ok`, width: 200, height: 150 }),
+      );
+      expect(image.pixel(10, 10)).toEqual([0, 255, 0]);
+      const to = encodeURIComponent(`${outsideUrl}/via`);
+      await quickService.capture("s", { url: `${origin}/away?to=${to}`, width: 200, height: 150 });
+      expect(outsideHits.filter((path) => path !== "/favicon.ico")).toEqual(["/ok", "/via"]);
+    });
+  },
+);
 
 describe("load bound and browser lifetime", () => {
   test("a page that does not load in time → 400 VALIDATION_ERROR, not a 500", async () => {
     const started = performance.now();
-    const error = await quickService.capture({ url: `${origin}/hang` }).catch((e) => e);
+    const error = await quickService.capture("s", { url: `${origin}/hang` }).catch((e) => e);
     expect(error.code).toBe("VALIDATION_ERROR");
     expect(error.message).toBe(`${origin}/hang did not load within 1 s`);
     expect(performance.now() - started).toBeLessThan(4_000);
   });
 
   test("the browser closes after the idle time and starts again for the next capture", async () => {
-    await quickService.capture({ url: `${origin}/box`, width: 200, height: 200 });
+    await quickService.capture("s", { url: `${origin}/box`, width: 200, height: 200 });
     const startsBefore = quick.lines.filter((l) => l.includes("screenshot browser started")).length;
     // Idle 300 ms, then closed; on a busy machine the close itself may take a while longer.
     await until(() => quick.lines.some((l) => l.includes("screenshot browser closed (idle)")), 10_000);
-    const image = imageOf(await quickService.capture({ url: `${origin}/box`, width: 200, height: 200 }));
+    const image = imageOf(await quickService.capture("s", { url: `${origin}/box`, width: 200, height: 200 }));
     expect(image.pixel(5, 5)).toEqual([255, 0, 0]);
     expect(quick.lines.filter((l) => l.includes("screenshot browser started")).length).toBe(startsBefore + 1);
   });

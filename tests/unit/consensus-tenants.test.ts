@@ -35,3 +35,25 @@ test("a tenant's key sees the reviews of its own sessions only: another tenant's
   ).toEqual(["mine", "theirs"]);
   expect(reviews.service.get(theirs.id, { tenantId: null }).status).toBe("completed");
 });
+
+test("a reviewer of a tenant's session is that tenant's session: its launch is checked against the tenant's folders", async () => {
+  const lookup = (id: string) =>
+    ({
+      id,
+      name: id,
+      workDir: "/tmp",
+      status: "idle",
+      baseCommit: null,
+      tenantId: id === "mine" ? "t1" : null,
+    }) as Session;
+  const reviews = scriptedReviews(createEventBus(), lookup);
+  reviews.script([[answer("APPROVE", ["PASS"])]]);
+  const mine = await reviews.service.start("mine", { criteria: ["ok"], reviewers: 1 }, "t1-key");
+  const open = await reviews.service.start("open", { criteria: ["ok"], reviewers: 1 }, "master");
+  await Promise.all([reviews.service.settled(mine.id), reviews.service.settled(open.id)]);
+  const owners = [...reviews.owners].map(([name, owner]) => [name.split("-")[1], owner]);
+  expect(owners.sort()).toEqual([
+    ["mine", { tenantId: "t1" }],
+    ["open", { tenantId: null }],
+  ]);
+});

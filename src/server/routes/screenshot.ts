@@ -5,13 +5,13 @@ import type { SessionService } from "../../sessions/index.ts";
 
 const Id = Type.Object({ id: Type.String() });
 
-/** A screenshot for a session's work: e.g. the dev server its agent started on loopback. */
+/** A screenshot of a session's work: a server its agent started on loopback, or an allowed host. */
 export function screenshotRoutes(screenshots: ScreenshotService, sessions: Pick<SessionService, "get">) {
   return new Elysia({ name: "routes/screenshot" }).post(
     "/v1/sessions/:id/screenshot",
     ({ params, body }) => {
       sessions.get(params.id);
-      return screenshots.capture(body);
+      return screenshots.capture(params.id, body);
     },
     {
       params: Id,
@@ -19,7 +19,7 @@ export function screenshotRoutes(screenshots: ScreenshotService, sessions: Pick<
       response: Screenshot,
       detail: {
         summary:
-          "PNG of a loopback URL in headless Chromium (default 1280x800); 501 SCREENSHOT_UNAVAILABLE without Chromium",
+          "PNG of a server of the session's own processes (loopback) or an allowed host, in headless Chromium (default 1280x800); 403 SCREENSHOT_TARGET_DENIED for any other URL, 501 SCREENSHOT_UNAVAILABLE without Chromium",
       },
     },
   );

@@ -1,5 +1,6 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
+import type { TenantPolicy } from "../../auth/tenants.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
@@ -7,7 +8,7 @@ import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { McpAccess } from "../deps.ts";
 import type { Exits } from "../exits.ts";
-import { sessionDir } from "../lifecycle.ts";
+import { launchDir, sessionDir } from "../lifecycle.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { LiveSession } from "../live/session.ts";
 import { policyRefusal } from "../policy.ts";
@@ -36,6 +37,8 @@ export interface AcpSessionDriverDeps {
   diagnostics?: DiagnosticsSink;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
   owners?: TenantUsers;
+  /** Which folders a tenant's agents may run in: a reopen after a restart is a launch too. */
+  tenants?: Pick<TenantPolicy, "launchDir">;
   settings: { stateDir: string };
 }
 
@@ -62,8 +65,14 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       }),
   });
 
-  /** What the driver needs to run a session's agent: its adapter's ACP entry, prepared. */
-  async function specOf(session: LiveSession): Promise<{ spec: HeadlessSpec; warnings: string[] }> {
+  /**
+   * What the driver needs to run a session's agent in `workDir` (the launch's resolved and checked
+   * folder): its adapter's ACP entry, prepared.
+   */
+  async function specOf(
+    session: LiveSession,
+    workDir: string,
+  ): Promise<{ spec: HeadlessSpec; warnings: string[] }> {
     const rec = session.record();
     const entry = session.agent.acp;
     if (!entry) throw new AgError("DRIVER_UNSUPPORTED", `agent ${session.agent.name} has no ACP entry point`);
@@ -72,7 +81,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     if (runAs) reclaim(runAs, dir);
     const plan = await entry.prepare({
       sessionId: rec.id,
-      workDir: rec.workDir,
+      workDir,
       permissionMode: rec.permissionMode,
       agentCommand: rec.agentCommand,
       sessionDir: dir,
@@ -86,7 +95,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const mode = entry.modes?.[rec.permissionMode] ?? null;
     const spec = {
       id: rec.id,
-      workDir: rec.workDir,
+      workDir,
       agent: session.agent,
       sessionDir: dir,
       command,
@@ -124,9 +133,19 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     // waits for this first read instead of finding no transcript.
     const kept = session.record().transcriptPath;
     const history = kept ? session.attachTranscript(kept, true) : Promise.resolve();
+    let workDir: string;
+    try {
+      workDir = launchDir(deps.tenants, session.record());
+    } catch (error) {
+      // Its folder now leads outside its tenant's (or is gone): the agent is not started again.
+      await history.catch(() => {});
+      session.observe({ kind: "launch-failed", error: `not reopened: ${(error as Error).message}` }, "ag");
+      return false;
+    }
     let reopened = false;
     try {
-      if (deps.acp) reopened = await deps.acp.reopen((await specOf(session)).spec, sinkOf(session), midTurn);
+      if (deps.acp)
+        reopened = await deps.acp.reopen((await specOf(session, workDir)).spec, sinkOf(session), midTurn);
     } catch {
       reopened = false;
     }
@@ -142,7 +161,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
 
     async launch(session, spec, failed) {
       try {
-        const { spec: headless, warnings } = await specOf(session);
+        const { spec: headless, warnings } = await specOf(session, spec.record.workDir);
         spec.warnings.push(...warnings);
         await acp().launch(headless, sinkOf(session));
       } catch (error) {
