@@ -24,6 +24,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
+import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
@@ -110,6 +111,10 @@ export async function startRuntime({
 }: RuntimeOptions): Promise<Runtime> {
   const startedAt = Date.now();
   ensureStateDir(config.stateDir);
+  const access = resolveAccess(config);
+  if (access.created) {
+    logger.info(`no token is configured: ag generated its own in ${access.tokenFile} (mode 0600)`);
+  }
   const lock = acquireInstanceLock(config.stateDir, {
     version: VERSION,
     startedAt: new Date(startedAt).toISOString(),
@@ -347,7 +352,7 @@ export async function startRuntime({
     });
     const app = createApp({
       version: VERSION,
-      authToken: config.authToken,
+      access,
       allowedHosts: [config.host, hostOf(config.baseUrl), hostOf(config.dashboardUrl)],
       dashboard: { enabled: config.dashboardEnabled, root: dashboardRoot ?? defaultDashboardRoot() },
       health: createHealthService({
@@ -428,7 +433,7 @@ export async function startRuntime({
     const notes = bindNotes({
       host: config.host,
       port: server.port,
-      authenticated: config.authToken !== "",
+      access,
       addresses: machineAddresses(),
     });
     for (const note of notes) logger[note.level](note.text);

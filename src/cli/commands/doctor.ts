@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { agentAdapters } from "../../agents/index.ts";
-import { loadConfig } from "../../config/load.ts";
+import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
 import { doctorPassed, runDoctor } from "../../init/doctor.ts";
 import { AgError } from "../../shared/errors.ts";
@@ -30,7 +30,7 @@ export default defineCommand({
       agents: agentAdapters(),
       async health(loaded) {
         const url = resolveServerUrl(loaded, port);
-        const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });
+        const client = createApiClient({ baseUrl: url, token: currentAuthToken(loaded), timeoutMs: 3000 });
         const health = await client.get<Health>("/v1/health");
         return { url, version: health.version, status: health.status };
       },
