@@ -17,7 +17,10 @@ export function connect(
   const loaded = loadConfig({ configPath: args.config });
   const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port));
   const timeoutMs = options.timeoutMs?.(loaded.config);
-  return { loaded, client: createApiClient({ baseUrl, token: () => currentAuthToken(loaded), timeoutMs }) };
+  return {
+    loaded,
+    client: createApiClient({ baseUrl, token: () => currentAuthToken(loaded.config), timeoutMs }),
+  };
 }
 
 /** The dashboard of the server at `baseUrl`: the configured URL, else the one that server serves. */

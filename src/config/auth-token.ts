@@ -1,14 +1,5 @@
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureStateDir } from "../store/db.ts";
 
@@ -69,9 +60,8 @@ function replaceTokenFile(stateDir: string, token: string, how: "create" | "repl
   const path = authTokenPath(stateDir);
   const scratch = `${path}.${process.pid}.tmp`;
   rmSync(scratch, { force: true });
-  // The mode applies at creation, before the secret is written; chmod fixes a umask narrower than it.
+  // The mode applies at creation, before the secret is written (a umask can only narrow it).
   writeFileSync(scratch, `${token}\n`, { mode: 0o600, flag: "wx" });
-  chmodSync(scratch, 0o600);
   if (how === "replace") {
     renameSync(scratch, path);
     return true;

@@ -190,8 +190,10 @@ function deriveAuthToken(
  * server uses the token it generates into the token file, which may have appeared (a server
  * started since: `ag run` starts one) or changed since the config was loaded.
  */
-export function currentAuthToken(loaded: LoadedConfig): string {
-  const { authToken, authTokenGenerated, stateDir } = loaded.config;
+export function currentAuthToken(
+  config: Pick<Config, "authToken" | "authTokenGenerated" | "stateDir">,
+): string {
+  const { authToken, authTokenGenerated, stateDir } = config;
   if (authToken !== "" && !authTokenGenerated) return authToken;
   return readTokenFile(authTokenPath(stateDir)).token || authToken;
 }

@@ -1,17 +1,29 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../../src/config/load.ts";
+import { currentAuthToken, loadConfig } from "../../src/config/load.ts";
 import { type Runtime, startRuntime } from "../../src/runtime.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { checkAgainstCatalog } from "./catalog.ts";
 import { tempDir } from "./temp.ts";
 import { privateSocket } from "./tmux.ts";
 
-/** The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process. */
+export type TestRuntime = Runtime & { stateDir: string; logs: string[]; token(): string };
+
+/**
+ * The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process, on
+ * 127.0.0.1 unless `containerRoot` is given (then container detection looks there and decides the
+ * bind address, as it does for `ag` with no SVC_HOST). `token()`: what a client on this machine
+ * sends, as the CLI finds it (SVC_AUTH_TOKEN, else the token ag generated in its state directory).
+ */
 export async function startTestRuntime(
   env: Record<string, string> = {},
-  options: { tmuxBinary?: string; home?: string; configFile?: Record<string, unknown> } = {},
-): Promise<Runtime & { stateDir: string; logs: string[] }> {
+  options: {
+    tmuxBinary?: string;
+    home?: string;
+    configFile?: Record<string, unknown>;
+    containerRoot?: string;
+  } = {},
+): Promise<TestRuntime> {
   const home = options.home ?? tempDir("ag-home-");
   if (options.configFile) {
     mkdirSync(join(home, ".svc"), { recursive: true });
@@ -21,13 +33,14 @@ export async function startTestRuntime(
   const { config } = loadConfig({
     env: {
       SVC_PORT: "0",
-      SVC_HOST: "127.0.0.1",
+      ...(options.containerRoot ? {} : { SVC_HOST: "127.0.0.1" }),
       SVC_TMUX_SOCKET: privateSocket(),
       SVC_STATE_DIR: stateDir,
       ...env,
     },
     home,
     cwd: home,
+    containerRoot: options.containerRoot,
   });
   const logs: string[] = [];
   const logger = createLogger({
@@ -37,5 +50,5 @@ export async function startTestRuntime(
   });
   const runtime = await startRuntime({ config, logger, tmuxBinary: options.tmuxBinary });
   runtime.bus.subscribe(checkAgainstCatalog);
-  return Object.assign(runtime, { stateDir, logs });
+  return Object.assign(runtime, { stateDir, logs, token: () => currentAuthToken(config) });
 }

@@ -24,7 +24,7 @@ export default defineCommand({
     const loaded = loadConfig({ configPath: args.config });
     const client = createApiClient({
       baseUrl: resolveServerUrl(loaded, parsePortFlag(args.port)),
-      token: () => currentAuthToken(loaded),
+      token: () => currentAuthToken(loaded.config),
     });
     const what = args.what ?? "health";
     if (what === "health") {

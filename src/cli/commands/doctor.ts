@@ -30,7 +30,11 @@ export default defineCommand({
       agents: agentAdapters(),
       async health(loaded) {
         const url = resolveServerUrl(loaded, port);
-        const client = createApiClient({ baseUrl: url, token: currentAuthToken(loaded), timeoutMs: 3000 });
+        const client = createApiClient({
+          baseUrl: url,
+          token: currentAuthToken(loaded.config),
+          timeoutMs: 3000,
+        });
         const health = await client.get<Health>("/v1/health");
         return { url, version: health.version, status: health.status };
       },

@@ -30,7 +30,7 @@ export default defineCommand({
     // Asked at each call: a server started after this process may generate the token only then.
     const api = createApiClient({
       baseUrl,
-      token: () => currentAuthToken(loaded),
+      token: () => currentAuthToken(loaded.config),
       timeoutMs: CALL_TIMEOUT_MS,
     });
 

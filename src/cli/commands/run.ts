@@ -47,7 +47,7 @@ export default defineCommand({
     const loaded = loadConfig({ configPath: args.config });
     const portFlag = parsePortFlag(args.port);
     // Asked at each request: a server started below generates its token only when it starts.
-    const token = () => currentAuthToken(loaded);
+    const token = () => currentAuthToken(loaded.config);
     let baseUrl = resolveServerUrl(loaded, portFlag);
     if (!(await answers(baseUrl, token))) {
       await bootstrapConfig(args.yes === true);
@@ -133,7 +133,7 @@ async function startServer(loaded: LoadedConfig, portFlag: number | undefined, c
       }
       // Where it listens is known once it has written <stateDir>/server.json (--port 0 picks one).
       const url = resolveServerUrl(loaded, portFlag || undefined);
-      if (await answers(url, () => currentAuthToken(loaded))) return url;
+      if (await answers(url, () => currentAuthToken(loaded.config))) return url;
       await Bun.sleep(100);
     }
   } finally {

@@ -17,7 +17,7 @@ export default defineCommand({
   async run({ args }) {
     const loaded = loadConfig({ configPath: args.config });
     const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port));
-    const client = createApiClient({ baseUrl, token: currentAuthToken(loaded) });
+    const client = createApiClient({ baseUrl, token: currentAuthToken(loaded.config) });
     const health = await client.get<Health>("/v1/health");
     const port = Number(new URL(baseUrl).port || 80);
     if (args.json) {
