@@ -146,7 +146,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
     // A key presented narrows what its holder may do (and binds a tenant); ag's token is the owner.
     const holder = bearer(request, ip, LOCAL);
     if (holder) return holder;
-    if (origin === null && changesState(request) && !isPublicRoute(request.method, url.pathname)) {
+    if (origin === null && changesState(request)) {
       return refuse(
         ip,
         `a request that changes state without an Origin header needs ag's token: send \`Authorization: Bearer <token>\` with the token in ${where} (the ag CLI reads it there)`,
