@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { CHROMIUM_ARGS, findChromium, launchChromium } from "../src/screenshot/index.ts";
+import { agToken } from "../tests/helpers/binary.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
@@ -33,7 +34,10 @@ const ag = Bun.spawn([binary], {
 async function api(method: string, path: string, body?: unknown) {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body ? { "content-type": "application/json" } : {},
+    headers: {
+      authorization: `Bearer ${agToken({ SVC_STATE_DIR: join(root, "state") })}`,
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return response.json();

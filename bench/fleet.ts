@@ -50,7 +50,10 @@ async function api(
 ): Promise<{ status: number; headers: Headers; body: Json }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body ? { "content-type": "application/json" } : {},
+    headers: {
+      authorization: `Bearer ${world.token()}`,
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as Json };

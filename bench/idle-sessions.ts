@@ -27,7 +27,10 @@ void (async () => {
 async function api(method: string, path: string, body?: unknown) {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body ? { "content-type": "application/json" } : {},
+    headers: {
+      authorization: `Bearer ${world.token()}`,
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return response.json();

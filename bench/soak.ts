@@ -89,7 +89,10 @@ for (let i = 0; i < 200 && !agLog.includes("listening on"); i++) await Bun.sleep
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${world.token()}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();

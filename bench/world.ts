@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parseStat } from "../src/host/procfs.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { agentEnv, claudeBinary, type SeedOptions, seedAgentHome } from "../tests/helpers/agent-home.ts";
-import { freePort } from "../tests/helpers/binary.ts";
+import { agToken, freePort } from "../tests/helpers/binary.ts";
 
 /**
  * What the real-agent benchmarks share: a seeded HOME, the REAL Claude Code CLI on PATH, the
@@ -21,17 +21,20 @@ export async function claudeBenchWorld(name: string, seed: Omit<SeedOptions, "tr
   const mock = await startMockModel();
   const socket = `${name}-${process.pid}`;
   const port = freePort();
+  const stateDir = join(root, "state");
   return {
     root,
     mock,
     socket,
     port,
     base: `http://127.0.0.1:${port}`,
+    /** The token ag generated in the world's state directory (as the CLI reads it). */
+    token: () => agToken({ SVC_STATE_DIR: stateDir }),
     /** ag's environment in this world, and any settings of the benchmark's own. */
     env: (extra: Record<string, string> = {}): Record<string, string> => ({
       ...agentEnv(home, mock.url),
       PATH: `${bin}:${process.env.PATH}`,
-      SVC_STATE_DIR: join(root, "state"),
+      SVC_STATE_DIR: stateDir,
       SVC_TMUX_SOCKET: socket,
       SVC_PORT: String(port),
       SVC_HOST: "127.0.0.1",

@@ -24,6 +24,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
+import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
 import { type HttpServer, listen } from "./server/listen.ts";
@@ -137,6 +138,10 @@ export async function startRuntime({
     ensureStateDir(config.stateDir, { passable: owners !== NO_TENANT_USERS }),
   );
   assertStateDirWritable(config.stateDir);
+  const access = startupStep(config.stateDir, () => resolveAccess(config));
+  if (access.created) {
+    logger.info(`no token is configured: ag generated its own in ${access.tokenFile} (mode 0600)`);
+  }
   const lock = startupStep(config.stateDir, () =>
     acquireInstanceLock(config.stateDir, {
       version: VERSION,
@@ -391,7 +396,7 @@ export async function startRuntime({
     });
     const app = createApp({
       version: VERSION,
-      authToken: config.authToken,
+      access,
       allowedHosts: [config.host, hostOf(config.baseUrl), hostOf(config.dashboardUrl)],
       dashboard: { enabled: config.dashboardEnabled, root: dashboardRoot ?? defaultDashboardRoot() },
       health: createHealthService({
@@ -476,7 +481,7 @@ export async function startRuntime({
     const notes = bindNotes({
       host: config.host,
       port: server.port,
-      authenticated: config.authToken !== "",
+      access,
       addresses: machineAddresses(),
     });
     for (const note of notes) logger[note.level](note.text);

@@ -27,10 +27,21 @@ export function resolveServerUrl(loaded: LoadedConfig, portFlag?: number): strin
   return readLiveInstance(loaded.config.stateDir)?.baseUrl ?? loaded.config.baseUrl;
 }
 
-export function createApiClient(options: { baseUrl: string; token?: string; timeoutMs?: number }): ApiClient {
+/**
+ * `token`: the bearer token sent with every request; a function is asked at each request (the
+ * token file a server writes at its first start: see currentAuthToken).
+ */
+export function createApiClient(options: {
+  baseUrl: string;
+  token?: string | (() => string);
+  timeoutMs?: number;
+}): ApiClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const auth = (): Record<string, string> => {
+    const token = typeof options.token === "function" ? options.token() : options.token;
+    return token ? { authorization: `Bearer ${token}` } : {};
+  };
   const unreachable = (error: unknown) =>
     new AgError(
       "SERVER_UNREACHABLE",
@@ -41,7 +52,7 @@ export function createApiClient(options: { baseUrl: string; token?: string; time
     try {
       response = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: { ...auth(), ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -65,7 +76,7 @@ export function createApiClient(options: { baseUrl: string; token?: string; time
     let response: Response;
     try {
       response = await fetch(`${baseUrl}${path}`, {
-        headers: { ...auth, accept: "text/event-stream", ...init.headers },
+        headers: { ...auth(), accept: "text/event-stream", ...init.headers },
         signal: controller.signal,
       });
     } catch (error) {

@@ -1,4 +1,4 @@
-import { type LoadedConfig, loadConfig } from "../config/load.ts";
+import { currentAuthToken, type LoadedConfig, loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { readLiveInstance } from "../store/instance.ts";
 import { parsePortFlag } from "./args.ts";
@@ -17,7 +17,10 @@ export function connect(
   const loaded = loadConfig({ configPath: args.config });
   const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port));
   const timeoutMs = options.timeoutMs?.(loaded.config);
-  return { loaded, client: createApiClient({ baseUrl, token: loaded.config.authToken, timeoutMs }) };
+  return {
+    loaded,
+    client: createApiClient({ baseUrl, token: () => currentAuthToken(loaded.config), timeoutMs }),
+  };
 }
 
 /** The dashboard of the server at `baseUrl`: the configured URL, else the one that server serves. */

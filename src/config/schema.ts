@@ -106,7 +106,17 @@ export const SETTINGS = [
     envKind: "string",
     schema: Type.String(),
     default: "",
-    description: "Bearer token; empty means no auth (loopback only)",
+    description:
+      "Bearer token every request needs; empty: ag generates one in <stateDir>/auth-token, required beyond loopback and, on loopback, by requests that change state without an Origin",
+  }),
+  setting({
+    key: "allowUnauthenticatedNetwork",
+    env: "SVC_ALLOW_UNAUTHENTICATED_NETWORK",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description:
+      "INSECURE: with no token configured, serve beyond loopback without requiring ag's generated token (browsers on an allowed Host; state changes without an Origin still need it); warns at every start",
   }),
   setting({
     key: "stateDir",
@@ -630,6 +640,7 @@ export interface Config {
   host: string;
   baseUrl: string;
   authToken: string;
+  allowUnauthenticatedNetwork: boolean;
   stateDir: string;
   logLevel: LogLevel;
   jsonLogs: boolean;
@@ -693,6 +704,11 @@ export interface Config {
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
+  /**
+   * Not a setting: authToken is the one ag generated into <stateDir>/auth-token because no token
+   * was configured (src/config/auth-token.ts), not one a user chose.
+   */
+  authTokenGenerated: boolean;
 }
 
 export type ConfigKey = keyof Config;

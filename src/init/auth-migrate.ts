@@ -1,8 +1,7 @@
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { AUTH_TOKEN_FILE, CLIENT_TOKEN_KEY } from "../config/load.ts";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { authTokenPath, writeTokenFile } from "../config/auth-token.ts";
+import { CLIENT_TOKEN_KEY } from "../config/load.ts";
 import { AgError } from "../shared/errors.ts";
-import { ensureStateDir } from "../store/db.ts";
 import { projectConfigPath, removeTopLevelKey } from "./config-file.ts";
 
 /** "removed-empty": the key held an empty token, so there was nothing to move, only to delete. */
@@ -22,7 +21,7 @@ export interface MigrateResult {
  */
 export function migrateAuthToken(options: { cwd: string; stateDir: string; force?: boolean }): MigrateResult {
   const configFile = projectConfigPath(options.cwd);
-  const tokenFile = join(options.stateDir, AUTH_TOKEN_FILE);
+  const tokenFile = authTokenPath(options.stateDir);
   const result = (outcome: MigrateOutcome): MigrateResult => ({ outcome, configFile, tokenFile });
   const existing = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : null;
 
@@ -44,7 +43,7 @@ export function migrateAuthToken(options: { cwd: string; stateDir: string; force
       `${tokenFile} already holds a different token than ${CLIENT_TOKEN_KEY} in ${configFile}; keep the file's token by deleting the key by hand, or replace it with --force`,
     );
   }
-  if (value && existing !== value) writeTokenFile(options.stateDir, tokenFile, value);
+  if (value && existing !== value) writeTokenFile(options.stateDir, value);
   writeFileSync(configFile, rewritten);
   return result(value ? "migrated" : "removed-empty");
 }
@@ -77,13 +76,4 @@ function withoutKey(text: string, parsed: Record<string, unknown>, path: string)
     );
   }
   return rewritten;
-}
-
-/** Written beside the target and renamed over it: a reader never sees half a token. */
-function writeTokenFile(stateDir: string, path: string, token: string): void {
-  ensureStateDir(stateDir);
-  const scratch = `${path}.${process.pid}.tmp`;
-  writeFileSync(scratch, `${token}\n`, { mode: 0o600 });
-  chmodSync(scratch, 0o600);
-  renameSync(scratch, path);
 }

@@ -2,8 +2,11 @@ import type { AgentAdapter } from "../agents/agent.ts";
 import { checkStarterFiles, STARTER_DIR } from "../agents/claude/starter-files.ts";
 import { hasFlag } from "../agents/probe.ts";
 import { isVerified, versionNumber } from "../agents/versions.ts";
+import { authTokenPath } from "../config/auth-token.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { SETTINGS } from "../config/schema.ts";
+import { accessMode, servesUnauthenticatedNetwork } from "../server/access.ts";
+import { INSECURE_SETTING } from "../server/banner.ts";
 import { describeError, type ErrorCode } from "../shared/errors.ts";
 import {
   agentInstallCommand,
@@ -101,6 +104,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorCheck[]> {
     checks.push(agentCheck(agent, agents[i] ?? null, agent.name === defaultAgent, helps[i] ?? null));
   });
   checks.push(configCheck);
+  if (loaded) checks.push(accessCheck(loaded));
   checks.push(...(loaded ? await serverChecks(deps, loaded) : [notChecked]));
   return checks;
 }
@@ -166,6 +170,37 @@ function configDetail(loaded: LoadedConfig): string {
     ? changed.map(([key, source]) => `${key} from ${source}`).join("; ")
     : "all defaults";
   return [`loads (${from})`, ...loaded.warnings].join("; ");
+}
+
+/** Who a server started with this config lets in; serving the network without a token warns. */
+export function accessCheck(loaded: LoadedConfig): DoctorCheck {
+  const { config, sources } = loaded;
+  const name = "access";
+  const file = authTokenPath(config.stateDir);
+  if (servesUnauthenticatedNetwork(config)) {
+    return {
+      name,
+      status: "warn",
+      detail:
+        `!!! ${INSECURE_SETTING} is on: ag serves ${config.host} WITHOUT authentication beyond loopback ` +
+        `(only requests that change state without an Origin need ag's token in ${file})`,
+    };
+  }
+  if (accessMode(config) === "local") {
+    return {
+      name,
+      status: "ok",
+      detail: `local tool on ${config.host}: loopback Host names and ag's own Origin only; requests that change state without an Origin need ag's token in ${file}`,
+    };
+  }
+  if (config.authToken !== "" && !config.authTokenGenerated) {
+    return { name, status: "ok", detail: `every request needs the token (from ${sources.authToken})` };
+  }
+  return {
+    name,
+    status: "ok",
+    detail: `listening on ${config.host} with no token configured: every request needs ag's generated token in ${file}`,
+  };
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   tracingEnabled,
 } from "../telemetry/index.ts";
 import { rewriteAlias } from "./aliases.ts";
-import { createGuard, hostProblem } from "./auth.ts";
+import { type Access, createGuard, hostProblem } from "./auth.ts";
 import { type BodyLimits, DEFAULT_BODY_LIMITS, readBoundedBody } from "./body.ts";
 import { jsonEnvelope, toErrorBody } from "./errors.ts";
 import { buildOpenApi, type RouteInfo } from "./openapi.ts";
@@ -39,7 +39,8 @@ export const MAX_BODY_BYTES = DEFAULT_BODY_LIMITS.bytes;
 
 export interface AppDeps {
   version: string;
-  authToken: string;
+  /** Who must show which token (src/server/access.ts). */
+  access: Access;
   allowedHosts: string[];
   dashboard: { enabled: boolean; root: string };
   health: HealthService;
@@ -116,7 +117,7 @@ export function createApp(deps: AppDeps): HttpApp {
   }
   const scopes = { ...ROUTE_SCOPES, ...deps.scopes };
   const guard = createGuard({
-    authToken: deps.authToken,
+    access: deps.access,
     allowedHosts: deps.allowedHosts,
     maxBodyBytes,
     keys: deps.keys,

@@ -14,13 +14,24 @@ import { AgError } from "../shared/errors.ts";
  *   from a query string). An address that keeps failing is slowed:
  *   past its budget each further failure is a delayed 429; a valid credential is never held up
  *   (a lock-out would let a stranger on a shared address lock its owner out).
- * - Without one: requests are served only for loopback host names or the configured ones (a
- *   DNS-rebinding page gets a 403), and a browser request from another origin is refused, so a
- *   web page cannot drive the agents on this machine. A key presented then still narrows scopes.
+ * - As the owner's local tool (`local`: no token configured, on loopback or with
+ *   allowUnauthenticatedNetwork): requests are served only for loopback host names or the
+ *   configured ones (a DNS-rebinding page gets a 403), and a browser request from another origin is
+ *   refused, so a web page cannot drive the agents on this machine. A request that changes state
+ *   and carries no Origin (not a browser's: browsers always send one) must show ag's own token:
+ *   the CLI reads it from the token file. A key presented still narrows scopes.
  */
 
+/** Who must show which token (src/server/access.ts decides it from the config). */
+export interface Access {
+  mode: "token" | "local";
+  token: string;
+  /** The file of the token ag generated (named in the banner); null for a configured token. */
+  tokenFile: string | null;
+}
+
 export interface GuardOptions {
-  authToken: string;
+  access: Access;
   /** Host names besides loopback that name this server (SVC_HOST, SVC_BASE_URL, SVC_DASHBOARD_URL). */
   allowedHosts: string[];
   maxBodyBytes: number;
@@ -65,10 +76,21 @@ function isHookRoute(method: string, path: string): boolean {
   return method === "POST" && /^\/v1\/hooks\/[^/]+(\/[^/]+)?$/.test(path);
 }
 
+/**
+ * Whether a request may change something: every method but GET, HEAD and OPTIONS, and a
+ * WebSocket handshake (the live terminal takes keystrokes over it).
+ */
+export function changesState(request: Request): boolean {
+  if (!["GET", "HEAD", "OPTIONS"].includes(request.method)) return true;
+  return request.headers.get("upgrade")?.toLowerCase() === "websocket";
+}
+
 /** Refuses a request (throws) or names who is asking; `ip` is the peer's address. */
 export function createGuard(options: GuardOptions): (request: Request, ip: string | null) => Principal {
-  const expected = options.authToken ? digest(options.authToken) : null;
+  const { access } = options;
+  const expected = digest(access.token);
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()).filter((h) => !isWildcard(h)));
+  const where = access.tokenFile ?? "the configured token";
 
   function refuse(ip: string | null, message: string): never {
     const count = options.failures?.take(addressBudget(ip));
@@ -81,16 +103,21 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
     throw new AgError("UNAUTHORIZED", message);
   }
 
+  /** The bearer's principal (`holder` for the token), null without one; a wrong one is refused. */
+  function bearer(request: Request, ip: string | null, holder: Principal): Principal | null {
+    const presented = bearerToken(request.headers.get("authorization"));
+    if (presented === null) return null;
+    if (timingSafeEqual(digest(presented), expected)) return holder;
+    const key = options.keys?.authenticate(presented);
+    if (key) return keyPrincipal(key);
+    return refuse(ip, "invalid bearer token");
+  }
+
   function authenticate(request: Request, url: URL, ip: string | null): Principal {
     if (isPublicRoute(request.method, url.pathname)) return ANONYMOUS;
     if (isHookRoute(request.method, url.pathname)) return HOOK;
-    const presented = bearerToken(request.headers.get("authorization"));
-    if (presented !== null) {
-      if (timingSafeEqual(digest(presented), expected!)) return MASTER;
-      const key = options.keys?.authenticate(presented);
-      if (key) return keyPrincipal(key);
-      refuse(ip, "invalid bearer token");
-    }
+    const holder = bearer(request, ip, MASTER);
+    if (holder) return holder;
     const sseToken = acceptsQueryToken(request.method, url.pathname) ? url.searchParams.get("token") : null;
     if (sseToken !== null) {
       if (!options.sseTokens) refuse(ip, "SSE tokens are not enabled");
@@ -99,16 +126,8 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
     return refuse(ip, "missing bearer token");
   }
 
-  return (request, ip) => {
-    const length = Number(request.headers.get("content-length") ?? 0);
-    if (length > options.maxBodyBytes) {
-      throw new AgError(
-        "PAYLOAD_TOO_LARGE",
-        `request body is ${length} bytes; the limit is ${options.maxBodyBytes}`,
-      );
-    }
-    if (expected) return authenticate(request, new URL(request.url), ip);
-    const hostHeader = request.headers.get("host") ?? new URL(request.url).host;
+  function local(request: Request, url: URL, ip: string | null): Principal {
+    const hostHeader = request.headers.get("host") ?? url.host;
     const host = hostName(hostHeader);
     if (!isLoopbackName(host) && !hosts.has(host)) {
       throw new AgError(
@@ -123,10 +142,29 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
         `cross-origin requests from ${origin} are refused without SVC_AUTH_TOKEN`,
       );
     }
-    // Without a master token a key still narrows what its holder may do (and binds a tenant).
-    const presented = bearerToken(request.headers.get("authorization"));
-    const key = presented === null ? null : options.keys?.authenticate(presented);
-    return key ? keyPrincipal(key) : LOCAL;
+    if (isHookRoute(request.method, url.pathname)) return HOOK;
+    // A key presented narrows what its holder may do (and binds a tenant); ag's token is the owner.
+    const holder = bearer(request, ip, LOCAL);
+    if (holder) return holder;
+    if (origin === null && changesState(request)) {
+      return refuse(
+        ip,
+        `a request that changes state without an Origin header needs ag's token: send \`Authorization: Bearer <token>\` with the token in ${where} (the ag CLI reads it there)`,
+      );
+    }
+    return LOCAL;
+  }
+
+  return (request, ip) => {
+    const length = Number(request.headers.get("content-length") ?? 0);
+    if (length > options.maxBodyBytes) {
+      throw new AgError(
+        "PAYLOAD_TOO_LARGE",
+        `request body is ${length} bytes; the limit is ${options.maxBodyBytes}`,
+      );
+    }
+    const url = new URL(request.url);
+    return access.mode === "token" ? authenticate(request, url, ip) : local(request, url, ip);
   };
 }
 

@@ -1,18 +1,19 @@
 import { networkInterfaces } from "node:os";
-import { isLoopbackName, isWildcard } from "./auth.ts";
+import { type Access, isLoopbackName, isWildcard } from "./auth.ts";
 
 /**
  * What ag says at start-up about where it can be reached, so that its lines agree: the address
  * it is bound to, the URL to use from this machine (a wildcard bind is no URL), the URLs from
- * other machines, and whether anyone there may drive the agents without a token.
+ * other machines, whether anyone there may drive the agents without a token, and where the token
+ * ag generated is (its path, never the token).
  */
 
 export interface BindFacts {
   /** The bind address as configured (SVC_HOST / --host). */
   host: string;
   port: number;
-  /** A master token is set (every request but health needs a credential). */
-  authenticated: boolean;
+  /** Who must show which token: `token` (every request but health needs a credential) or `local`. */
+  access: Pick<Access, "mode" | "tokenFile">;
   /** This machine's own non-loopback addresses (see machineAddresses). */
   addresses: string[];
 }
@@ -36,16 +37,20 @@ export function localUrl(host: string, port: number): string {
  * it all); for a bind reachable from elsewhere, where that is and who may use it.
  */
 export function bindNotes(facts: BindFacts): BannerLine[] {
-  const { host, port, authenticated } = facts;
+  const { host, port, access } = facts;
   if (isLoopbackName(host)) return [];
+  const authenticated = access.mode === "token";
+  const token = access.tokenFile ? tokenNote(access.tokenFile) : "";
   if (!isWildcard(host)) {
-    if (authenticated) return [];
+    if (authenticated) {
+      return token ? [{ level: "info", text: `ag listens on ${host} (port ${port}): ${token}` }] : [];
+    }
     return [
       {
         level: "warn",
         text:
-          `!!! ag listens on ${host} (port ${port}) WITHOUT authentication: anyone who can reach that ` +
-          `address can run commands on this machine through the agents. ${REMEDY}`,
+          `!!! ag listens on ${host} (port ${port}) WITHOUT authentication (${INSECURE_SETTING} is on): ` +
+          `anyone who can reach that address can run commands on this machine through the agents. ${REMEDY}`,
       },
     ];
   }
@@ -59,22 +64,37 @@ export function bindNotes(facts: BindFacts): BannerLine[] {
     const others = named.length
       ? `; from other machines ${named.map((a) => localUrl(a, port)).join(", ")}${more}, with the token`
       : "";
-    return [{ level: "info", text: `ag listens on ${where}: ${local} from this machine${others}` }];
+    const text = `ag listens on ${where}: ${local} from this machine${others}`;
+    return [{ level: "info", text: token ? `${text}; ${token}` : text }];
   }
   const at = named.length ? ` (at ${named.join(", ")}${more})` : "";
   return [
     {
       level: "warn",
       text:
-        `!!! ag listens on ${where} WITHOUT authentication: anyone who can reach port ${port} of this ` +
-        `machine${at} can run commands on it through the agents. Browsers are held off (a request must ` +
-        "name a loopback or configured host), other clients are not. From this machine, or through a " +
-        `port forwarded to its localhost, use ${local}. ${REMEDY}`,
+        `!!! ag listens on ${where} WITHOUT authentication (${INSECURE_SETTING} is on): anyone who can ` +
+        `reach port ${port} of this machine${at} can run commands on it through the agents. Browsers are ` +
+        "held off (a request must name a loopback or configured host), other clients only from requests " +
+        `that change state without an Origin. From this machine, or through a port forwarded to its ` +
+        `localhost, use ${local}. ${REMEDY}`,
     },
   ];
 }
 
-const REMEDY = "Set SVC_AUTH_TOKEN, or SVC_HOST=127.0.0.1 to listen on this machine only.";
+/** Where the token is, never what it is. */
+function tokenNote(tokenFile: string): string {
+  return (
+    `no token is configured, so every request needs the token ag generated in ${tokenFile} ` +
+    "(mode 0600; the ag CLI on this machine reads it there; SVC_AUTH_TOKEN sets your own)"
+  );
+}
+
+/** The setting that serves beyond loopback without a token, named as the user writes it. */
+export const INSECURE_SETTING = "SVC_ALLOW_UNAUTHENTICATED_NETWORK / allowUnauthenticatedNetwork";
+
+const REMEDY =
+  `Turn ${INSECURE_SETTING} off to require ag's token, set SVC_AUTH_TOKEN, or ` +
+  "SVC_HOST=127.0.0.1 to listen on this machine only.";
 
 /** This machine's addresses other machines might use: not loopback, not link-local. */
 export function machineAddresses(): string[] {

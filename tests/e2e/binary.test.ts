@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, linkSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DASHBOARD_CSP } from "../../src/server/static.ts";
 import { VERSION } from "../../src/version.ts";
@@ -270,22 +270,55 @@ describe("the server, run from another directory with src/ and public/ gone", ()
     expect(lines.map((l) => JSON.parse(l).msg)).toContain("stopped; agent sessions keep running");
   });
 
-  test("a non-loopback bind without a token is warned about loudly", async () => {
-    const server = await startAg(ag, ["--port", "0", "--host", "0.0.0.0"]);
+  test("a non-loopback bind without a token: ag generates its token, requires it, and the banner names its file (never the token); the CLI finds it", async () => {
+    const env = agEnv();
+    const server = await startAg(ag, ["--port", "0", "--host", "0.0.0.0"], { env });
     try {
-      // The warning and the listening line agree: all interfaces, and the URL to use here. (The
-      // start-up warning about a missing agent CLI, when PATH has no claude, is not this test's.)
-      const [warning, listening] = server
+      const file = join(server.stateDir, "auth-token");
+      const token = server.token();
+      expect(token).toMatch(/^agt_/);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      // The banner and the listening line agree: all interfaces, the URL to use here, the file.
+      const [banner, listening] = server
         .stderr()
         .trim()
         .split("\n")
-        .filter((line) => !line.includes("the agent CLI not found"));
+        .filter((line) => line.includes("listens on") || line.includes("listening on"));
+      expect(banner).toContain(
+        `ag listens on all interfaces (0.0.0.0, port ${server.port}): ${server.url} from this machine`,
+      );
+      expect(banner).toContain(`every request needs the token ag generated in ${file}`);
+      expect(listening).toContain(`listening on ${server.url}`);
+      expect(server.stderr()).not.toContain(token);
+      expect((await fetch(`${server.url}/v1/sessions`)).status).toBe(401);
+      const evil = await fetch(`http://127.0.0.1:${server.port}/v1/sessions`, {
+        headers: { host: "evil.example.com" },
+      });
+      expect(evil.status).toBe(401);
+      const authorized = { headers: { authorization: `Bearer ${token}` } };
+      expect((await fetch(`${server.url}/v1/sessions`, authorized)).status).toBe(200);
+      // The CLI on this machine, with the same state directory, needs nothing more.
+      const list = await runAg(ag, ["list", "--json"], { env });
+      expect([list.exitCode, list.stderr]).toEqual([0, ""]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("SVC_ALLOW_UNAUTHENTICATED_NETWORK: served without the token, warned about loudly", async () => {
+    const server = await startAg(ag, ["--port", "0", "--host", "0.0.0.0"], {
+      env: agEnv({ SVC_ALLOW_UNAUTHENTICATED_NETWORK: "1" }),
+    });
+    try {
+      const warning = server
+        .stderr()
+        .split("\n")
+        .find((line) => line.includes("WITHOUT authentication"));
       expect(warning).toContain(
-        `ag listens on all interfaces (0.0.0.0, port ${server.port}) WITHOUT authentication`,
+        `!!! ag listens on all interfaces (0.0.0.0, port ${server.port}) WITHOUT authentication (SVC_ALLOW_UNAUTHENTICATED_NETWORK / allowUnauthenticatedNetwork is on)`,
       );
       expect(warning).toContain(`use ${server.url}.`);
-      expect(listening).toContain(`listening on ${server.url}`);
-      expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+      expect((await fetch(`${server.url}/v1/sessions`)).status).toBe(200);
       const evil = await fetch(`http://127.0.0.1:${server.port}/v1/sessions`, {
         headers: { host: "evil.example.com" },
       });

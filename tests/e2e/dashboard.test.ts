@@ -56,10 +56,10 @@ async function enterToken(page: Page, value: string) {
  * Starts a session through the API, as any client does (so the server publishes its events). Its
  * agent is a harmless shell that only waits: the row is what matters, not the agent.
  */
-async function createSession(server: AgProcess, name: string, bearer?: string) {
+async function createSession(server: AgProcess, name: string, bearer = server.token()) {
   const response = await fetch(`${server.url}/v1/sessions`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ name, workDir: tempDir(), agentCommand: "sh -c 'sleep 600'" }),
   });
   expect(response.status).toBe(201);
@@ -307,7 +307,7 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
       const fake = join(import.meta.dir, "..", "fakes", "acp-agent.ts");
       const created = await fetch(`${server.url}/v1/sessions`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", authorization: `Bearer ${server.token()}` },
         body: JSON.stringify({
           name: "headless",
           agent: "gemini",

@@ -90,7 +90,7 @@ async function poll<T>(
 async function create(body: Json): Promise<{ status: number; retryAfter: string | null; body: Json }> {
   const response = await fetch(`${base}/v1/sessions`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${world.ag.token()}` },
     body: JSON.stringify({ reuse: false, ...body }),
   });
   return {

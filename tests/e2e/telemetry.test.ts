@@ -42,7 +42,7 @@ describe("tracing on the compiled binary", () => {
     const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
       fetch(`${ag.url}${path}`, {
         method,
-        headers: { "content-type": "application/json", ...headers },
+        headers: { "content-type": "application/json", authorization: `Bearer ${ag.token()}`, ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type MockModel, startMockModel } from "../fakes/mock-model.ts";
 import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
 import { AGENT_SEEDS } from "./agents/index.ts";
-import { type AgProcess, agEnv, compiledBinary, freePort, startAg } from "./binary.ts";
+import { type AgProcess, agEnv, agToken, compiledBinary, freePort, startAg } from "./binary.ts";
 import { tempDir } from "./temp.ts";
 import { killTmuxServer } from "./tmux.ts";
 
@@ -106,7 +106,7 @@ export async function startAgentWorld(
         method,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(env.SVC_AUTH_TOKEN ? { authorization: `Bearer ${env.SVC_AUTH_TOKEN}` } : {}),
+          authorization: `Bearer ${agToken(env)}`,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

@@ -15,6 +15,7 @@ import { createDiagnostics, type Diagnostics } from "../../src/diagnostics/index
 import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bus.ts";
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
+import { resolveAccess } from "../../src/server/access.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
 import { agentRoutes } from "../../src/server/routes/agents.ts";
 import { auditRoutes } from "../../src/server/routes/audit.ts";
@@ -59,10 +60,20 @@ export interface TestApp extends HttpApp {
   events: AgEvent[];
   logs: string[];
   stateDir: string;
+  /**
+   * The token a client of this app sends: the given authToken, else the one ag generated in
+   * stateDir (local mode: requests that change state without an Origin need it).
+   */
+  token: string;
+  /**
+   * A request as the CLI on this machine sends it: in local mode (no authToken given) with ag's
+   * own token unless `headers` has its own `authorization` or `token` is false. With an
+   * authToken, a test sends the credential it means to.
+   */
   request(
     method: string,
     path: string,
-    init?: { body?: unknown; headers?: Record<string, string> },
+    init?: { body?: unknown; headers?: Record<string, string>; token?: false },
   ): Promise<Response>;
 }
 
@@ -196,9 +207,17 @@ export function testApp(
   const templates = createTemplateService({ db, clock, sessions });
   // Routes tmux events to the sessions, as in production (the fake starts at once).
   if (options.supervise !== false) void domain.supervisor.start();
+  // As in production (src/server/access.ts): no token given is ag on loopback with its own.
+  const access = resolveAccess({
+    authToken: options.authToken ?? "",
+    authTokenGenerated: false,
+    host: "127.0.0.1",
+    stateDir,
+    allowUnauthenticatedNetwork: false,
+  });
   const app = createApp({
     version: "0.0.0-test",
-    authToken: options.authToken ?? "",
+    access,
     allowedHosts: options.allowedHosts ?? [],
     dashboard: { enabled: options.dashboardRoot !== undefined, root: options.dashboardRoot ?? "" },
     health: options.health ?? { check: async () => fixedHealth },
@@ -238,6 +257,7 @@ export function testApp(
     events,
     logs,
     stateDir,
+    token: access.token,
     request(method, path, init = {}) {
       const body =
         init.body === undefined
@@ -249,7 +269,13 @@ export function testApp(
         new Request(`http://localhost:9100${path}`, {
           method,
           body,
-          headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers },
+          headers: {
+            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(access.mode === "local" && init.token !== false
+              ? { authorization: `Bearer ${access.token}` }
+              : {}),
+            ...init.headers,
+          },
         }),
       );
     },

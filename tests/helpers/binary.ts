@@ -1,5 +1,6 @@
 import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { authTokenPath, readTokenFile } from "../../src/config/auth-token.ts";
 import { atRunEnd } from "./cleanup.ts";
 import { tempDir } from "./temp.ts";
 import { killTmuxServer } from "./tmux.ts";
@@ -38,6 +39,8 @@ export interface AgProcess {
   url: string;
   port: number;
   stateDir: string;
+  /** The token a client on its machine sends (agToken). */
+  token(): string;
   stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
@@ -117,6 +120,7 @@ export async function startAg(
     url,
     port: Number(new URL(url).port),
     stateDir: env.SVC_STATE_DIR!,
+    token: () => agToken(env),
     stderr: () => log,
     async stop(signal = "SIGTERM") {
       if (proc.exitCode === null) proc.kill(signal);
@@ -125,6 +129,14 @@ export async function startAg(
       return code;
     },
   };
+}
+
+/**
+ * The token a client on ag's machine sends: SVC_AUTH_TOKEN when the test sets one, else the one
+ * ag generated in its state directory when it started (where the CLI reads it).
+ */
+export function agToken(env: Record<string, string>): string {
+  return env.SVC_AUTH_TOKEN || readTokenFile(authTokenPath(env.SVC_STATE_DIR!)).token;
 }
 
 /** A port that was free a moment ago. */

@@ -46,6 +46,7 @@ export function serve(
   });
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => ag!.handle(request) });
   atRunEnd(() => server.stop(true));
+  machines.set(String(server.port), ag.stateDir);
   const publish = <N extends EventName>(
     name: N,
     fields: { session: EventSession; detail: string; meta?: Partial<EventPayload<N>> },
@@ -53,19 +54,32 @@ export function serve(
   return { ag, port: String(server.port), bus, publish, reviews };
 }
 
-/** `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own. */
-export function cliEnv(options: { colour?: boolean } = {}): Record<string, string> {
+/**
+ * The state directory of each served app by its port: a CLI run against it (`--port <port>`) runs
+ * on its machine, where the state directory holds the token that app generated (as `ag` does on
+ * loopback with no token configured), and the CLI reads it there as it does in production.
+ */
+const machines = new Map<string, string>();
+
+/**
+ * `colour: true` leaves NO_COLOR unset: output into a pipe must be plain on its own.
+ * `stateDir`: the state directory to share (a served app's); else one of its own in a new HOME.
+ */
+export function cliEnv(options: { colour?: boolean; stateDir?: string } = {}): Record<string, string> {
   const home = tempDir("ag-cli-home-");
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
-    SVC_STATE_DIR: join(home, ".svc"),
+    SVC_STATE_DIR: options.stateDir ?? join(home, ".svc"),
     ...(options.colour ? {} : { NO_COLOR: "1" }),
   };
 }
 
-/** `stdin`: text the command reads on its standard input (none by default). */
-export function spawnAg(args: string[], cwd = tempDir(), env = cliEnv(), stdin?: string) {
+/**
+ * `stdin`: text the command reads on its standard input (none by default). Without `env`, a
+ * command naming a served app's port runs on that app's machine (see machines).
+ */
+export function spawnAg(args: string[], cwd = tempDir(), env = machineEnv(args), stdin?: string) {
   return Bun.spawn([process.execPath, MAIN, ...args], {
     cwd,
     env,
@@ -73,6 +87,12 @@ export function spawnAg(args: string[], cwd = tempDir(), env = cliEnv(), stdin?:
     stdout: "pipe",
     stderr: "pipe",
   });
+}
+
+function machineEnv(args: string[]): Record<string, string> {
+  const at = args.indexOf("--port");
+  const stateDir = at === -1 ? undefined : machines.get(args[at + 1] ?? "");
+  return cliEnv({ stateDir });
 }
 
 export async function ag(args: string[], cwd?: string, env?: Record<string, string>, stdin?: string) {

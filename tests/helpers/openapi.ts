@@ -1,5 +1,5 @@
 import type { Runtime } from "../../src/runtime.ts";
-import { startTestRuntime } from "./runtime.ts";
+import { startTestRuntime, type TestRuntime } from "./runtime.ts";
 
 export interface OpenApiOperation {
   operationId: string;
@@ -31,7 +31,7 @@ export interface OpenApiDocument {
 }
 
 /** The whole server's route table (every plugin the runtime mounts), so the whole document. */
-export async function fullRuntime(env: Record<string, string> = {}): Promise<Runtime> {
+export async function fullRuntime(env: Record<string, string> = {}): Promise<TestRuntime> {
   return startTestRuntime({ SVC_RATE_LIMIT_PER_MIN: "0", ...env });
 }
 

@@ -1,13 +1,20 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../../src/config/load.ts";
+import { currentAuthToken, loadConfig } from "../../src/config/load.ts";
 import { type Runtime, startRuntime } from "../../src/runtime.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { checkAgainstCatalog } from "./catalog.ts";
 import { tempDir } from "./temp.ts";
 import { privateSocket } from "./tmux.ts";
 
-/** The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process. */
+export type TestRuntime = Runtime & { stateDir: string; logs: string[]; token(): string };
+
+/**
+ * The real runtime (SQLite file, real tmux probe, real HTTP on port 0) in this process, on
+ * 127.0.0.1 unless `containerRoot` is given (then container detection looks there and decides the
+ * bind address, as it does for `ag` with no SVC_HOST). `token()`: what a client on this machine
+ * sends, as the CLI finds it (SVC_AUTH_TOKEN, else the token ag generated in its state directory).
+ */
 export async function startTestRuntime(
   env: Record<string, string> = {},
   options: {
@@ -16,8 +23,9 @@ export async function startTestRuntime(
     configFile?: Record<string, unknown>;
     /** What the host can still give (bytes), in place of /proc/meminfo. */
     hostMemory?: () => Promise<number | null>;
+    containerRoot?: string;
   } = {},
-): Promise<Runtime & { stateDir: string; logs: string[] }> {
+): Promise<TestRuntime> {
   const home = options.home ?? tempDir("ag-home-");
   if (options.configFile) {
     mkdirSync(join(home, ".svc"), { recursive: true });
@@ -27,13 +35,14 @@ export async function startTestRuntime(
   const { config } = loadConfig({
     env: {
       SVC_PORT: "0",
-      SVC_HOST: "127.0.0.1",
+      ...(options.containerRoot ? {} : { SVC_HOST: "127.0.0.1" }),
       SVC_TMUX_SOCKET: privateSocket(),
       SVC_STATE_DIR: stateDir,
       ...env,
     },
     home,
     cwd: home,
+    containerRoot: options.containerRoot,
   });
   const logs: string[] = [];
   const logger = createLogger({
@@ -48,5 +57,5 @@ export async function startTestRuntime(
     hostMemory: options.hostMemory,
   });
   runtime.bus.subscribe(checkAgainstCatalog);
-  return Object.assign(runtime, { stateDir, logs });
+  return Object.assign(runtime, { stateDir, logs, token: () => currentAuthToken(config) });
 }

@@ -108,9 +108,11 @@ export function postHook(
   secret?: string,
 ) {
   const record = app.repo.get(sessionId);
+  // An agent never has ag's token: its hook secret is its only credential.
   return app.request("POST", `/v1/hooks/claude/${event}`, {
     body: { session_id: sessionId, hook_event_name: event, ...payload },
     headers: { "x-svc-hook-secret": secret ?? record?.hookSecret ?? "" },
+    token: false,
   });
 }
 

@@ -35,7 +35,10 @@ const stop = async () => {
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${ag.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${ag.token()}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -277,7 +280,8 @@ describe("ag answers while an ACP agent is still reopening", () => {
     const url = `http://127.0.0.1:${port}`;
     let sent: Promise<Json> | null = null;
     try {
-      ag = { url } as Runtime;
+      // The same state directory: the token ag generated at its first start is the one it reuses.
+      ag = { url, token: ag.token } as Runtime;
       while (!(await fetch(`${url}/v1/health`).catch(() => null))?.ok) await Bun.sleep(5);
       // What it reads now (its stored status) is what it read before the restart.
       expect((await api("GET", `/v1/sessions/${session.id}`)).body.status).toBe("idle");

@@ -57,9 +57,17 @@ describe("channels in the runtime", () => {
     try {
       expect(await (await fetch(`${runtime.url}/v1/channels/health`)).json()).toEqual([]);
       expect(await (await fetch(`${runtime.url}/v1/webhooks/dead-letter`)).json()).toEqual([]);
-      const retry = await fetch(`${runtime.url}/v1/channels/email/dead-letters/retry`, { method: "POST" });
+      // As the CLI sends them (`ag channels dlq`): with the token ag generated.
+      const headers = { authorization: `Bearer ${runtime.token()}` };
+      const retry = await fetch(`${runtime.url}/v1/channels/email/dead-letters/retry`, {
+        method: "POST",
+        headers,
+      });
       expect(retry.status).toBe(409);
-      const bad = await fetch(`${runtime.url}/v1/channels/pigeon/dead-letters`, { method: "DELETE" });
+      const bad = await fetch(`${runtime.url}/v1/channels/pigeon/dead-letters`, {
+        method: "DELETE",
+        headers,
+      });
       expect(bad.status).toBe(400);
     } finally {
       await runtime.drain(100);

@@ -24,12 +24,16 @@ const MALFORMED_HOSTS = ["[zz]", "127.999.999.999", "", "a b", "[::1"];
 
 const nested = (bytes: number) => "[".repeat(bytes / 2) + "]".repeat(bytes / 2);
 
+/**
+ * As a page of ag's own origin sends it: without a token configured, that is the stranger whose
+ * body ag reads (a request without an Origin is refused before its body, see auth.test.ts).
+ */
 async function post(base: string, path: string, body: string) {
   const started = performance.now();
   const response = await fetch(`${base}${path}`, {
     method: "POST",
     body,
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", origin: base },
   });
   const text = await response.text();
   return { status: response.status, text, ms: performance.now() - started };
@@ -129,7 +133,7 @@ describe("the app over real HTTP", () => {
   beforeAll(async () => {
     app = testApp({ authToken: MASTER });
     guarded = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: 2 * 1024 * 1024 });
-    // Without a token (loopback only) POST /v1/sessions reads its body too.
+    // Without a token (loopback only) POST /v1/sessions from ag's own origin reads its body too.
     open = await listen(testApp(), { host: "127.0.0.1", port: 0, maxBodyBytes: 2 * 1024 * 1024 });
   });
   afterAll(async () => {

@@ -11,6 +11,8 @@ import { testApp } from "../helpers/app.ts";
  * request that is in is being answered, and only then. Here with a 1 s limit.
  */
 let server: HttpServer;
+/** ag's own token: the requests below change state without an Origin, as the CLI's do. */
+let token: string;
 
 beforeAll(async () => {
   const slow = new Elysia()
@@ -24,6 +26,7 @@ beforeAll(async () => {
     )
     .post("/v1/test/echo", ({ body }) => body, { body: t.Object({ ms: t.Integer() }) });
   const app = testApp({ plugins: [slow] });
+  token = app.token;
   server = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: 1 << 20, idleTimeoutS: 1 });
 });
 afterAll(async () => {
@@ -53,7 +56,10 @@ describe("the idle limit", () => {
   test("a handler slower than the limit still gets its answer to the client", async () => {
     // Without a body, as POST /verify, /approve or /interrupt come: Bun cuts those (with a 1 s
     // limit, at its 4 s tick); one with a body it was not seen to cut.
-    const response = await fetch(`http://127.0.0.1:${server.port}/v1/test/slow?ms=6000`, { method: "POST" });
+    const response = await fetch(`http://127.0.0.1:${server.port}/v1/test/slow?ms=6000`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ done: true });
   }, 15_000);
@@ -61,7 +67,7 @@ describe("the idle limit", () => {
   test("a client that stops sending its body is still cut at the limit", async () => {
     const closedAfter = await openFor((socket) => {
       socket.write(
-        "POST /v1/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+        `POST /v1/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`,
       );
     }, 10_000);
     expect(closedAfter).toBeGreaterThan(0);
@@ -72,7 +78,7 @@ describe("the idle limit", () => {
     const body = JSON.stringify({ ms: 10 });
     const closedAfter = await openFor((socket) => {
       socket.write(
-        `POST /v1/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+        `POST /v1/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
       );
     }, 10_000);
     expect(closedAfter).toBeGreaterThan(0);

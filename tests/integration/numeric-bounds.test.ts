@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Runtime } from "../../src/runtime.ts";
 import { agEnv, compiledBinary, startAg } from "../helpers/binary.ts";
 import {
   fullRuntime,
@@ -8,6 +7,7 @@ import {
   openApiOf,
   operationsOf,
 } from "../helpers/openapi.ts";
+import type { TestRuntime } from "../helpers/runtime.ts";
 
 /**
  * Numbers that break bounds, written as they go on the wire (1e309 is Infinity once parsed,
@@ -27,7 +27,7 @@ const BAD_NUMBERS = [
 ];
 const BAD_STRINGS = ["abc", "", "NaN", "Infinity", "0x10", "1,5", " 1"];
 
-let runtime: Runtime;
+let runtime: TestRuntime;
 let doc: OpenApiDocument;
 
 beforeAll(async () => {
@@ -119,7 +119,11 @@ const sendInProcess: Send = async (method, path, body) => {
     new Request(`${runtime.url}${path}`, {
       method: method.toUpperCase(),
       body,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      // As the CLI sends it: with the token ag generated (state changes without an Origin need it).
+      headers: {
+        authorization: `Bearer ${runtime.token()}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
     }),
   );
   await response.body?.cancel(); // an event stream stays open otherwise
@@ -207,7 +211,10 @@ describe("numeric query and body fields", () => {
         const response = await fetch(`${server.url}${path}`, {
           method: method.toUpperCase(),
           body,
-          headers: body === undefined ? {} : { "content-type": "application/json" },
+          headers: {
+            authorization: `Bearer ${server.token()}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
           signal: AbortSignal.timeout(5_000),
         });
         await response.body?.cancel();

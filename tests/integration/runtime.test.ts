@@ -115,20 +115,41 @@ describe("what start-up says about where ag listens (real listener, port 0)", ()
     }
   });
 
-  test("0.0.0.0 without a token: the warning names all interfaces and the very URL that answers here", async () => {
+  test("0.0.0.0 without a token: an info line names all interfaces, the very URL that answers here and the file of the token ag generated, never the token", async () => {
     const runtime = await startTestRuntime({ SVC_HOST: "0.0.0.0" });
     try {
       const port = runtime.server.port;
+      const file = join(runtime.stateDir, "auth-token");
       expect(runtime.url).toBe(`http://127.0.0.1:${port}`);
+      const [line, ...more] = notes(runtime.logs);
+      expect(more).toEqual([]);
+      expect(line!.level).toBe("info");
+      expect(line!.msg).toStartWith(
+        `ag listens on all interfaces (0.0.0.0, port ${port}): ${runtime.url} from this machine`,
+      );
+      expect(line!.msg).toContain(`every request needs the token ag generated in ${file}`);
+      expect(line!.msg).not.toContain("http://0.0.0.0");
+      expect(runtime.logs.join("\n")).not.toContain(runtime.token());
+      expect((await fetch(`${runtime.url}/v1/health`)).status).toBe(200);
+      expect((await fetch(`${runtime.url}/v1/sessions`)).status).toBe(401);
+    } finally {
+      await runtime.drain(100);
+      runtime.close();
+    }
+  });
+
+  test("0.0.0.0 with SVC_ALLOW_UNAUTHENTICATED_NETWORK: the loud warning names the setting, all interfaces and the URL that answers here", async () => {
+    const runtime = await startTestRuntime({ SVC_HOST: "0.0.0.0", SVC_ALLOW_UNAUTHENTICATED_NETWORK: "1" });
+    try {
+      const port = runtime.server.port;
       const [warning, ...more] = notes(runtime.logs);
       expect(more).toEqual([]);
       expect(warning!.level).toBe("warn");
       expect(warning!.msg).toStartWith(
-        `!!! ag listens on all interfaces (0.0.0.0, port ${port}) WITHOUT authentication`,
+        `!!! ag listens on all interfaces (0.0.0.0, port ${port}) WITHOUT authentication (SVC_ALLOW_UNAUTHENTICATED_NETWORK / allowUnauthenticatedNetwork is on)`,
       );
       expect(warning!.msg).toContain(`use ${runtime.url}.`);
-      expect(warning!.msg).not.toContain("http://0.0.0.0");
-      expect((await fetch(`${runtime.url}/v1/health`)).status).toBe(200);
+      expect((await fetch(`${runtime.url}/v1/sessions`)).status).toBe(200);
     } finally {
       await runtime.drain(100);
       runtime.close();
@@ -186,8 +207,9 @@ describe("state that outlives a restart", () => {
     const home = tempDir("ag-home-");
     const persistPath = join(home, "memory", "bridge.db");
     const configFile = { memoryBridge: { persistPath } };
-    const auth = { "content-type": "application/json" };
     const first = await startTestRuntime({}, { home, configFile });
+    // The token ag generated, as the CLI sends it; the second start reuses it.
+    const auth = { "content-type": "application/json", authorization: `Bearer ${first.token()}` };
     try {
       const stored = await fetch(`${first.url}/v1/memory`, {
         method: "POST",

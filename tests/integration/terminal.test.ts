@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Runtime } from "../../src/runtime.ts";
-import { startTestRuntime } from "../helpers/runtime.ts";
+import { startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { handshake, openRawTerminal, openTerminal, type TerminalClient } from "../helpers/terminal.ts";
 import { privateSocket, tmux } from "../helpers/tmux.ts";
@@ -36,7 +35,7 @@ function agentScript(): string {
 }
 
 interface World {
-  runtime: Runtime;
+  runtime: TestRuntime;
   socket: string;
   token: string;
   api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: Json }>;
@@ -59,7 +58,8 @@ async function startWorld(token: string): Promise<World> {
     runtime,
     socket,
     token,
-    async api(method, path, body, bearer = token) {
+    // Without a configured token, the one ag generated (as the CLI sends it).
+    async api(method, path, body, bearer = token || runtime.token()) {
       const response = await fetch(`${runtime.url}${path}`, {
         method,
         headers: {
@@ -370,9 +370,9 @@ describe("the live terminal, auth off (loopback)", () => {
   });
   afterAll(() => world?.stop());
 
-  test("no credential needed, as for the rest of the API; control is granted (all scopes)", async () => {
+  test("a page of ag's own origin needs no credential, as for the rest of the API; control is granted (all scopes)", async () => {
     const id = await world.session();
-    const client = await openTerminal(world.ws(id));
+    const client = await openTerminal(world.ws(id), { Origin: world.runtime.url });
     await client.until((c) => snapshots(c).length === 1);
     expect(client.texts()[0]!.data).toContain("terminal ready");
     client.send({ type: "control" });
@@ -385,6 +385,18 @@ describe("the live terminal, auth off (loopback)", () => {
     await until(() => world.runtime.tmux.outputListeners() === 0);
   });
 
+  test("a handshake without an Origin (no browser's) needs ag's token: refused before the upgrade, let in with it", async () => {
+    const id = await world.session();
+    const bare = await handshake(world.ws(id));
+    expect(bare.status).toBe(401);
+    expect(bare.body!.code).toBe("UNAUTHORIZED");
+    expect(bare.body!.error).toContain(join(world.runtime.stateDir, "auth-token"));
+    const client = await openTerminal(world.ws(id), headers(world.runtime.token()));
+    await client.until((c) => snapshots(c).length === 1);
+    client.close();
+    await client.closed;
+  });
+
   test("a page from another origin is refused before the upgrade", async () => {
     const id = await world.session();
     const foreign = await handshake(world.ws(id), { Origin: "http://evil.example" });
@@ -394,7 +406,7 @@ describe("the live terminal, auth off (loopback)", () => {
 
   test("stopping the server closes open terminals with 1001", async () => {
     const id = await world.session();
-    const client = await openTerminal(world.ws(id));
+    const client = await openTerminal(world.ws(id), { Origin: world.runtime.url });
     await client.until((c) => snapshots(c).length === 1);
     await world.runtime.drain(200);
     expect((await client.closed).code).toBe(1001);

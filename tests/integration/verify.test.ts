@@ -418,6 +418,7 @@ describe("over real HTTP", () => {
     try {
       const response = await fetch(`http://127.0.0.1:${server.port}/v1/sessions/${id}/verify`, {
         method: "POST",
+        headers: { authorization: `Bearer ${h.app.token}` },
       });
       expect(response.status).toBe(200);
       const result = (await response.json()) as VerificationResult;

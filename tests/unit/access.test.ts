@@ -142,7 +142,7 @@ describe("scopes", () => {
 
   test("without SVC_AUTH_TOKEN, a presented key still narrows what its holder may do", async () => {
     const app = testApp();
-    const key = await newKey(app, { name: "narrow", scopes: ["sessions:read"] }, "");
+    const key = await newKey(app, { name: "narrow", scopes: ["sessions:read"] }, app.token);
     expect((await call(app, "GET", "/v1/sessions", { token: key.key })).status).toBe(200);
     expect((await call(app, "GET", "/v1/audit", { token: key.key })).status).toBe(403);
     expect((await call(app, "GET", "/v1/audit")).status).toBe(200);

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { hostName, isLoopbackName } from "../../src/server/auth.ts";
-import { testApp } from "../helpers/app.ts";
+import { sampleSession, testApp } from "../helpers/app.ts";
+import { postHook } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 describe("with SVC_AUTH_TOKEN set", () => {
@@ -109,6 +112,85 @@ describe("without a token: loopback only (DNS-rebinding guard)", () => {
     expect((await app.request("GET", "/v1/health", { headers: { host: "evil.example.com" } })).status).toBe(
       403,
     );
+  });
+});
+
+describe("without a token configured: ag's own token for state changes without an Origin", () => {
+  const app = testApp();
+  const template = (name: string) => ({ name, workDir: tempDir() });
+  /** Who the audit log says made the latest template. */
+  const lastCreator = () => app.audit.list({ limit: 50 }).find((r) => r.action === "template.create")?.actor;
+
+  test("ag generated its token into the state directory, 0600, and the file is the one named", () => {
+    const file = join(app.stateDir, "auth-token");
+    expect(readFileSync(file, "utf8").trim()).toBe(app.token);
+    expect(app.token).toMatch(/^agt_[A-Za-z0-9_-]{43}$/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  test("a POST or DELETE without an Origin and without the token: 401 telling where the token is", async () => {
+    for (const [method, path] of [
+      ["POST", "/v1/templates"],
+      ["DELETE", "/v1/memory/some/key"],
+    ] as const) {
+      const response = await app.request(method, path, { body: template("t"), token: false });
+      expect(response.status).toBe(401);
+      const body = await response.json();
+      expect(body).toMatchObject({ code: "UNAUTHORIZED", statusCode: 401 });
+      expect(body.error).toContain("without an Origin header needs ag's token");
+      expect(body.error).toContain(join(app.stateDir, "auth-token"));
+      expect(body.error).not.toContain(app.token);
+    }
+    // Reading needs nothing: the loopback Host and Origin checks hold off the browsers.
+    expect((await app.request("GET", "/v1/templates", { token: false })).status).toBe(200);
+  });
+
+  test("with the token (as the CLI sends it): accepted, and the caller is the owner (`local`)", async () => {
+    const response = await app.request("POST", "/v1/templates", {
+      body: template("by-cli"),
+      headers: { authorization: `Bearer ${app.token}` },
+    });
+    expect(response.status).toBe(201);
+    expect(lastCreator()).toBe("local");
+  });
+
+  test("a wrong token is refused, even where none is needed", async () => {
+    const wrong = { authorization: "Bearer agt_not-the-token" };
+    expect((await app.request("POST", "/v1/templates", { body: template("x"), headers: wrong })).status).toBe(
+      401,
+    );
+    expect((await app.request("GET", "/v1/templates", { headers: wrong })).status).toBe(401);
+  });
+
+  test("a browser on ag's own origin needs no token (it always sends an Origin); another origin is refused", async () => {
+    const same = await app.request("POST", "/v1/templates", {
+      body: template("by-browser"),
+      headers: { host: "localhost:9100", origin: "http://localhost:9100" },
+      token: false,
+    });
+    expect(same.status).toBe(201);
+    expect(lastCreator()).toBe("local");
+    const foreign = await app.request("POST", "/v1/templates", {
+      body: template("x"),
+      headers: { host: "localhost:9100", origin: "http://evil.example.com" },
+    });
+    expect(foreign.status).toBe(403);
+  });
+
+  test("a WebSocket handshake changes state too (the terminal takes keystrokes): no Origin, no token → 401", async () => {
+    const response = await app.request("GET", "/v1/sessions/x/terminal", {
+      headers: { upgrade: "websocket", connection: "Upgrade" },
+      token: false,
+    });
+    expect(response.status).toBe(401);
+  });
+
+  test("agent hooks need no token: their session's secret is their credential", async () => {
+    const session = sampleSession({ status: "working" });
+    app.repo.insert(session);
+    // postHook sends no token and no Origin, as an agent's hook does.
+    expect((await postHook(app, session.id, "Stop")).status).toBe(200);
+    expect((await postHook(app, session.id, "Stop", {}, "a-wrong-secret")).status).toBe(401);
   });
 });
 

@@ -121,7 +121,11 @@ describe("every body is bounded before it is parsed", () => {
     const form = new FormData();
     form.set("env", nested(50_000));
     const response = await app.handle(
-      new Request("http://localhost:9100/v1/test/echo", { method: "POST", body: form }),
+      new Request("http://localhost:9100/v1/test/echo", {
+        method: "POST",
+        body: form,
+        headers: { authorization: `Bearer ${app.token}` },
+      }),
     );
     expect(response.status).toBe(400);
     expect((await envelopeOf(response)).code).toBe("VALIDATION_ERROR");

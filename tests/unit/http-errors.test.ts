@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { AgError } from "../../src/shared/errors.ts";
-import { testApp } from "../helpers/app.ts";
+import { type TestApp, testApp } from "../helpers/app.ts";
 
 /** Routes that fail in each way a real route can. */
 const failing = new Elysia()
@@ -112,10 +112,11 @@ describe("a body without Content-Length (chunked)", () => {
   const echo = new Elysia().post("/v1/test/echo", ({ body }) => body, {
     body: Type.Object({ name: Type.String() }),
   });
-  const streamed = (text: string, chunk = 16) =>
+  // ag's own token, as the CLI sends it (a POST without an Origin needs it).
+  const streamed = (app: TestApp, text: string, chunk = 16) =>
     new Request("http://localhost/v1/test/echo", {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${app.token}` },
       body: new ReadableStream({
         start(controller) {
           for (let i = 0; i < text.length; i += chunk)
@@ -127,21 +128,21 @@ describe("a body without Content-Length (chunked)", () => {
 
   test("is read and parsed within the limit", async () => {
     const app = testApp({ plugins: [echo], maxBodyBytes: 1024 });
-    const response = await app.handle(streamed('{"name":"streamed"}'));
+    const response = await app.handle(streamed(app, '{"name":"streamed"}'));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ name: "streamed" });
   });
 
   test("is cut at the limit with a 413 envelope", async () => {
     const app = testApp({ plugins: [echo], maxBodyBytes: 1024 });
-    const response = await app.handle(streamed(JSON.stringify({ name: "x".repeat(5000) })));
+    const response = await app.handle(streamed(app, JSON.stringify({ name: "x".repeat(5000) })));
     expect(response.status).toBe(413);
     expect((await response.json()).code).toBe("PAYLOAD_TOO_LARGE");
   });
 
   test("malformed JSON is a 400", async () => {
     const app = testApp({ plugins: [echo], maxBodyBytes: 1024 });
-    const response = await app.handle(streamed('{"name":'));
+    const response = await app.handle(streamed(app, '{"name":'));
     expect(response.status).toBe(400);
     expect((await response.json()).error).toBe("the request body is not valid JSON");
   });

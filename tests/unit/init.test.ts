@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config/index.ts";
 import type { LoadedConfig } from "../../src/config/load.ts";
 import { migrateAuthToken } from "../../src/init/auth-migrate.ts";
 import { removeTopLevelKey, starterConfigText } from "../../src/init/config-file.ts";
-import { type DoctorDeps, doctorPassed, runDoctor } from "../../src/init/doctor.ts";
+import { accessCheck, type DoctorDeps, doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { bootstrapProjectConfig, initProject } from "../../src/init/project.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { agentInstallCommand, installCommand } from "../../src/shared/install.ts";
@@ -280,6 +280,35 @@ describe("ag auth migrate", () => {
   });
 });
 
+describe("ag doctor's access check", () => {
+  const access = (env: Record<string, string>, containerRoot = tempDir()) => {
+    const home = tempDir();
+    return accessCheck(loadConfig({ env, cwd: home, home, containerRoot }));
+  };
+
+  test("beyond loopback with no token, ag's generated token is required; a configured token is named by its source", () => {
+    const container = tempDir();
+    writeFileSync(join(container, ".dockerenv"), "");
+    const inContainer = access({}, container);
+    expect(inContainer.status).toBe("ok");
+    expect(inContainer.detail).toMatch(
+      /^listening on 0\.0\.0\.0 with no token configured: every request needs ag's generated token in .*auth-token$/,
+    );
+    expect(access({ SVC_AUTH_TOKEN: "chosen-token" }).detail).toBe(
+      "every request needs the token (from environment (SVC_AUTH_TOKEN))",
+    );
+  });
+
+  test("allowUnauthenticatedNetwork beyond loopback is a loud warning; on loopback it changes nothing", () => {
+    const open = access({ SVC_HOST: "0.0.0.0", SVC_ALLOW_UNAUTHENTICATED_NETWORK: "1" });
+    expect(open.status).toBe("warn");
+    expect(open.detail).toStartWith(
+      "!!! SVC_ALLOW_UNAUTHENTICATED_NETWORK / allowUnauthenticatedNetwork is on: ag serves 0.0.0.0 WITHOUT authentication",
+    );
+    expect(access({ SVC_ALLOW_UNAUTHENTICATED_NETWORK: "1" }).status).toBe("ok");
+  });
+});
+
 function readdirNames(dir: string): string[] {
   return [...new Bun.Glob("*").scanSync({ cwd: dir, dot: true })].sort();
 }
@@ -312,8 +341,10 @@ describe("ag doctor", () => {
       ["tmux", "ok"],
       ["agent claude", "ok"],
       ["config", "ok"],
+      ["access", "ok"],
       ["server", "ok"],
     ]);
+    expect(checks.find((c) => c.name === "access")!.detail).toStartWith("local tool on 127.0.0.1");
     expect(checks.find((c) => c.name === "agent claude")!.detail).toBe(
       `Claude Code ${CLAUDE_VERIFIED}: verified`,
     );

@@ -66,7 +66,8 @@ beforeAll(async () => {
   app = testApp({ bus, plugins: [toolRoutes(), reviews.plugin] });
   simulateAgents(app);
   http = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: MAX_BODY_BYTES });
-  const api = createApiClient({ baseUrl: `http://127.0.0.1:${http.port}` });
+  // As `ag mcp` does on this machine: with ag's own token from its state directory.
+  const api = createApiClient({ baseUrl: `http://127.0.0.1:${http.port}`, token: app.token });
   const server = createMcpServer({ api, version: "0.0.0-test" });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   client = new Client({ name: "mcp-test", version: "1.0.0" });

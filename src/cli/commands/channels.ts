@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { CHANNEL_NAMES, type ChannelName } from "../../channels/channel.ts";
 import type { ChannelHealth } from "../../channels/dispatcher.ts";
 import type { DeadLetter } from "../../channels/store.ts";
-import { loadConfig } from "../../config/load.ts";
+import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import { AgError } from "../../shared/errors.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
@@ -24,7 +24,7 @@ export default defineCommand({
     const loaded = loadConfig({ configPath: args.config });
     const client = createApiClient({
       baseUrl: resolveServerUrl(loaded, parsePortFlag(args.port)),
-      token: loaded.config.authToken,
+      token: () => currentAuthToken(loaded.config),
     });
     const what = args.what ?? "health";
     if (what === "health") {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { agentAdapters } from "../../agents/index.ts";
-import { loadConfig } from "../../config/load.ts";
+import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
 import { doctorPassed, runDoctor, type ServerHealth } from "../../init/doctor.ts";
 import type { UntrackedAgent } from "../../sessions/index.ts";
@@ -35,7 +35,11 @@ export default defineCommand({
       agents: agentAdapters(),
       async health(loaded): Promise<ServerHealth> {
         const url = resolveServerUrl(loaded, port);
-        const client = createApiClient({ baseUrl: url, token: loaded.config.authToken, timeoutMs: 3000 });
+        const client = createApiClient({
+          baseUrl: url,
+          token: currentAuthToken(loaded.config),
+          timeoutMs: 3000,
+        });
         const health = await client.get<Health>("/v1/health");
         let untracked = await listUntracked(client);
         if (untracked && args["end-untracked"]) {

@@ -1,6 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { defineCommand } from "citty";
-import { type LoadedConfig, loadConfig } from "../../config/load.ts";
+import { currentAuthToken, type LoadedConfig, loadConfig } from "../../config/load.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { createLogger } from "../../shared/log.ts";
 import { VERSION } from "../../version.ts";
@@ -27,7 +27,12 @@ export default defineCommand({
     });
     for (const warning of loaded.warnings) logger.warn(warning);
     const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port) ?? configuredPort(loaded));
-    const api = createApiClient({ baseUrl, token: loaded.config.authToken, timeoutMs: CALL_TIMEOUT_MS });
+    // Asked at each call: a server started after this process may generate the token only then.
+    const api = createApiClient({
+      baseUrl,
+      token: () => currentAuthToken(loaded.config),
+      timeoutMs: CALL_TIMEOUT_MS,
+    });
 
     const server = createMcpServer({ api, version: VERSION, logger });
     const transport = new StdioServerTransport();

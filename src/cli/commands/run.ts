@@ -1,6 +1,6 @@
 import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { type LoadedConfig, loadConfig } from "../../config/load.ts";
+import { currentAuthToken, type LoadedConfig, loadConfig } from "../../config/load.ts";
 import { bootstrapProjectConfig } from "../../init/project.ts";
 import { startBackgroundServer } from "../../server/background.ts";
 import { AgError } from "../../shared/errors.ts";
@@ -46,7 +46,8 @@ export default defineCommand({
   async run({ args }) {
     const loaded = loadConfig({ configPath: args.config });
     const portFlag = parsePortFlag(args.port);
-    const token = loaded.config.authToken;
+    // Asked at each request: a server started below generates its token only when it starts.
+    const token = () => currentAuthToken(loaded.config);
     let baseUrl = resolveServerUrl(loaded, portFlag);
     if (!(await answers(baseUrl, token))) {
       await bootstrapConfig(args.yes === true);
@@ -73,7 +74,7 @@ export default defineCommand({
   },
 });
 
-async function answers(baseUrl: string, token: string): Promise<boolean> {
+async function answers(baseUrl: string, token: () => string): Promise<boolean> {
   try {
     await createApiClient({ baseUrl, token, timeoutMs: 2_000 }).get("/v1/health");
     return true;
@@ -104,7 +105,7 @@ async function bootstrapConfig(yes: boolean): Promise<void> {
 
 /** Starts `ag` in the background with the same config and waits (≤ 15 s) until it answers. */
 async function startServer(loaded: LoadedConfig, portFlag: number | undefined, configFlag?: string) {
-  const { stateDir, authToken } = loaded.config;
+  const { stateDir } = loaded.config;
   const server = startBackgroundServer({
     argv: [
       ...selfCommand(),
@@ -132,7 +133,7 @@ async function startServer(loaded: LoadedConfig, portFlag: number | undefined, c
       }
       // Where it listens is known once it has written <stateDir>/server.json (--port 0 picks one).
       const url = resolveServerUrl(loaded, portFlag || undefined);
-      if (await answers(url, authToken)) return url;
+      if (await answers(url, () => currentAuthToken(loaded.config))) return url;
       await Bun.sleep(100);
     }
   } finally {

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { loadConfig } from "../../config/load.ts";
+import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
@@ -17,7 +17,7 @@ export default defineCommand({
   async run({ args }) {
     const loaded = loadConfig({ configPath: args.config });
     const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port));
-    const client = createApiClient({ baseUrl, token: loaded.config.authToken });
+    const client = createApiClient({ baseUrl, token: currentAuthToken(loaded.config) });
     const health = await client.get<Health>("/v1/health");
     const port = Number(new URL(baseUrl).port || 80);
     if (args.json) {
