@@ -1,7 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { ensureStateDir } from "../store/db.ts";
 
 /**
  * The canonical auth-token file, `<stateDir>/auth-token` (CONTRACT §1): one line, mode 0600, in
@@ -56,7 +64,9 @@ export function generatedToken(stateDir: string): { token: string; path: string;
 
 /** `create` never replaces a file (false when one is there); `replace` always does, atomically. */
 function replaceTokenFile(stateDir: string, token: string, how: "create" | "replace"): boolean {
-  ensureStateDir(stateDir);
+  // Made 0700 if missing; an existing state folder keeps its mode (0711 when a tenant has runAs:
+  // its users pass through it to their session folders).
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const path = authTokenPath(stateDir);
   const scratch = `${path}.${process.pid}.tmp`;
   rmSync(scratch, { force: true });

@@ -40,7 +40,10 @@ async function api(
 ): Promise<{ status: number; body: Json; retryAfter: string | null }> {
   const response = await fetch(`${ag.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${ag.token()}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();

@@ -32,7 +32,7 @@ async function create(body: Json): Promise<{ status: number; body: Json; ms: num
   const started = performance.now();
   const response = await fetch(`${ag.url}/v1/sessions`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${ag.token()}` },
     body: JSON.stringify({ workDir, prompt: "hello", reuse: false, ...body }),
   });
   return { status: response.status, body: await response.json(), ms: performance.now() - started };

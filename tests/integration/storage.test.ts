@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Runtime } from "../../src/runtime.ts";
-import { ag } from "../helpers/cli.ts";
-import { startTestRuntime } from "../helpers/runtime.ts";
+import { ag, cliEnv } from "../helpers/cli.ts";
+import { startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { mountSmallDisk, type SmallDisk } from "../helpers/tmpfs.ts";
 import { privateSocket, tmux } from "../helpers/tmux.ts";
@@ -16,7 +15,6 @@ import { until } from "../helpers/until.ts";
  */
 
 type Json = Record<string, unknown> & { code?: string; status?: string };
-type TestRuntime = Runtime & { stateDir: string; logs: string[] };
 
 const running: TestRuntime[] = [];
 const disks: SmallDisk[] = [];
@@ -38,14 +36,17 @@ async function start(env: Record<string, string>): Promise<TestRuntime> {
 }
 
 async function api(
-  runtime: Runtime,
+  runtime: TestRuntime,
   method: string,
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${runtime.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${runtime.token()}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -63,7 +64,7 @@ function agentScript(): string {
 }
 
 /** A session running the script, its screen drawn. */
-async function session(runtime: Runtime): Promise<string> {
+async function session(runtime: TestRuntime): Promise<string> {
   const created = await api(runtime, "POST", "/v1/sessions", {
     workDir: tempDir(),
     agentCommand: agentScript(),
@@ -88,7 +89,7 @@ function panesTagged(socket: string, id: string): string[] {
     .map((line) => line.split(" ")[0]!);
 }
 
-async function health(runtime: Runtime): Promise<Json & { storage: Json }> {
+async function health(runtime: TestRuntime): Promise<Json & { storage: Json }> {
   return (await api(runtime, "GET", "/v1/health")).body as Json & { storage: Json };
 }
 
@@ -189,7 +190,9 @@ describe("the state database removed while ag runs", () => {
     expect((await api(second, "DELETE", "/v1/untracked/no-such-id")).body.code).toBe("NOT_FOUND");
     // `ag doctor` names it, and ends it when asked.
     const port = String(second.server.port);
-    const doctor = await ag(["doctor", "--json", "--port", port]);
+    // The CLI on this machine, with the server's state folder: it finds ag's token there.
+    const env = { ...cliEnv(), SVC_STATE_DIR: stateDir };
+    const doctor = await ag(["doctor", "--json", "--port", port], undefined, env);
     const untrackedCheck = (out: string) =>
       (JSON.parse(out) as { checks: Array<{ name: string; status: string; detail: string }> }).checks.find(
         (c) => c.name === "untracked agents",
@@ -198,7 +201,7 @@ describe("the state database removed while ag runs", () => {
       status: "warn",
       detail: expect.stringContaining(id),
     });
-    const ended = await ag(["doctor", "--json", "--end-untracked", "--port", port]);
+    const ended = await ag(["doctor", "--json", "--end-untracked", "--port", port], undefined, env);
     expect(untrackedCheck(ended.stdout)).toEqual({ name: "untracked agents", status: "ok", detail: "none" });
     expect(panesTagged(socket, id)).toEqual([]);
     expect((await api(second, "GET", "/v1/untracked")).body.agents).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generatedToken, isGeneratedToken } from "../../src/config/auth-token.ts";
 import { loadConfig } from "../../src/config/load.ts";
@@ -33,6 +33,12 @@ describe("the token ag generates when none is configured", () => {
     expect(statSync(stateDir).mode & 0o777).toBe(0o700);
     expect(readFileSync(first.path, "utf8")).toBe(`${first.token}\n`);
     expect(readdirSync(stateDir)).toEqual(["auth-token"]);
+    // A state folder ag opened for a tenant's users (runAs: 0711) keeps its mode.
+    const passable = join(tempDir(), "state");
+    mkdirSync(passable, { mode: 0o711 });
+    chmodSync(passable, 0o711);
+    generatedToken(passable);
+    expect(statSync(passable).mode & 0o777).toBe(0o711);
 
     expect(generatedToken(stateDir)).toEqual({ token: first.token, path: first.path, created: false });
     expect(generatedToken(join(tempDir(), "state")).token).not.toBe(first.token);
