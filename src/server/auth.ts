@@ -12,8 +12,9 @@ import { AgError } from "../shared/errors.ts";
  *   Bearer <master token or API key>` (the event streams and the live terminal, which a browser
  *   opens without headers, may instead carry `?token=<SSE token>`; no other credential is read
  *   from a query string). An address that keeps failing is slowed:
- *   past its budget each further failure is a delayed 429; a valid credential is never held up
- *   (a lock-out would let a stranger on a shared address lock its owner out).
+ *   past its budget each further wrong credential is a delayed 429; a valid credential is never
+ *   held up, and a request with none is a plain 401 that spends nothing (a lock-out would let a
+ *   stranger on a shared address lock its owner out, or keep a page from asking for the token).
  * - As the owner's local tool (`local`: no token configured, on loopback or with
  *   allowUnauthenticatedNetwork): requests are served only for loopback host names or the
  *   configured ones (a DNS-rebinding page gets a 403), and a browser request from another origin is
@@ -103,6 +104,15 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
     throw new AgError("UNAUTHORIZED", message);
   }
 
+  /**
+   * No credential at all is not a guess: a 401 that spends nothing of the address's budget, so a
+   * client failing from the same address cannot keep a page that has no token yet from being
+   * told to ask for one (the dashboard's first request goes out without it).
+   */
+  function missing(message: string): never {
+    throw new AgError("UNAUTHORIZED", message);
+  }
+
   /** The bearer's principal (`holder` for the token), null without one; a wrong one is refused. */
   function bearer(request: Request, ip: string | null, holder: Principal): Principal | null {
     const presented = bearerToken(request.headers.get("authorization"));
@@ -123,7 +133,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
       if (!options.sseTokens) refuse(ip, "SSE tokens are not enabled");
       return options.sseTokens.consume(sseToken) ?? refuse(ip, "invalid SSE token");
     }
-    return refuse(ip, "missing bearer token");
+    return missing("missing bearer token");
   }
 
   function local(request: Request, url: URL, ip: string | null): Principal {
@@ -147,8 +157,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
     const holder = bearer(request, ip, LOCAL);
     if (holder) return holder;
     if (origin === null && changesState(request)) {
-      return refuse(
-        ip,
+      return missing(
         `a request that changes state without an Origin header needs ag's token: send \`Authorization: Bearer <token>\` with the token in ${where} (the ag CLI reads it there)`,
       );
     }

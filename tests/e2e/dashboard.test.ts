@@ -153,6 +153,30 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
     }
   }, 30_000);
 
+  test("the token form appears while another client on the same address floods wrong tokens", async () => {
+    const env = agEnv({ SVC_AUTH_TOKEN: "dash-t0ken", SVC_PORT: "0", SVC_HOST: "127.0.0.1" });
+    const server = await startAg(ag, [], { env });
+    try {
+      // Past the address's budget (20 a minute) its wrong guesses are slowed 429s.
+      const guesses = await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          fetch(`${server.url}/v1/sessions`, { headers: { authorization: `Bearer guess-${i}` } }).then(
+            (r) => r.status,
+          ),
+        ),
+      );
+      expect(guesses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      // The page, from the same address, has no token yet: it is told to ask for one, not held off.
+      const { page, problems } = await open(`${server.url}/dashboard/`);
+      await page.waitForSelector("#token-form:not([hidden])");
+      await enterToken(page, "dash-t0ken");
+      await page.waitForSelector('#live[data-state="live"]');
+      expect(problems).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+
   test("with auth on, follows the event stream: a new session shows up with no polling", async () => {
     const env = agEnv({ SVC_AUTH_TOKEN: "dash-t0ken", SVC_PORT: "0", SVC_HOST: "127.0.0.1" });
     const server = await startAg(ag, [], { env });

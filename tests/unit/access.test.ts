@@ -359,6 +359,13 @@ describe("rate limits", () => {
     expect((await call(app, "GET", "/v1/health", { ip: "10.0.0.2" })).status).toBe(200);
   });
 
+  test("requests without a credential spend nothing: a flood of them leaves guesses their budget, and the owner's page its 401", async () => {
+    const app = testApp({ authToken: MASTER });
+    const ip = "10.9.9.7";
+    for (let i = 0; i < 50; i++) expect((await call(app, "GET", "/v1/sessions", { ip })).status).toBe(401);
+    expect((await call(app, "GET", "/v1/sessions", { ip, token: "one-guess" })).status).toBe(401);
+  });
+
   test("an address that keeps failing is slowed to 429s; a valid credential from it is never held up", async () => {
     const clock = createManualClock(Date.now());
     const app = testApp({ authToken: MASTER, clock });
@@ -370,7 +377,8 @@ describe("rate limits", () => {
     expect([slowed.status, slowed.body.code]).toEqual([429, "RATE_LIMITED"]);
     expect(slowed.body.error).toBe("too many failed authentication attempts from this address");
     expect(Number(slowed.headers.get("retry-after"))).toBe(60);
-    expect((await call(app, "GET", "/v1/sessions", { ip })).status).toBe(429);
+    // No credential is not a guess: the page that has no token yet is told to ask for one.
+    expect((await call(app, "GET", "/v1/sessions", { ip })).status).toBe(401);
     expect((await call(app, "GET", "/v1/sessions", { ip, token: MASTER })).status).toBe(200);
     expect((await call(app, "GET", "/v1/sessions", { ip: "10.9.9.8", token: "guess" })).status).toBe(401);
     clock.advance(60_000);
