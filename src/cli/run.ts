@@ -92,6 +92,16 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Print the dashboard's link (a session's page) and open it in a browser",
     load: command(() => import("./commands/open.ts").then((m) => m.default)),
   },
+  fork: {
+    group: "sessions",
+    description: "A new session continuing a copy of a session's conversation",
+    load: command(() => import("./commands/branch.ts").then((m) => m.forkCommand)),
+  },
+  resume: {
+    group: "sessions",
+    description: "Bring an ended session's conversation back, under its own id",
+    load: command(() => import("./commands/branch.ts").then((m) => m.resumeCommand)),
+  },
   kill: {
     group: "sessions",
     description: "Kill a session (its agent window closes)",

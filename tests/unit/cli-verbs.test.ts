@@ -140,14 +140,43 @@ describe("ag interrupt and ag escape", () => {
     expect(idle.stderr).toContain("nothing to interrupt");
     await hook(app, id, "UserPromptSubmit", { prompt: "work hard", prompt_id: "w1" });
     await until(() => app.repo.get(id)!.status === "working");
-    const interrupted = await ag(["interrupt", name, "--port", port]);
+    // The route answers at once (still working); the CLI waits for the turn to stop and says so.
+    const interrupting = ag(["interrupt", name, "--port", port]);
+    await until(() => typed().includes("C-c"), 10_000);
+    await hook(app, id, "Stop", {});
+    const interrupted = await interrupting;
     expect(interrupted.exitCode).toBe(0);
-    expect(interrupted.stdout).toMatch(new RegExp(`^interrupted ${name} \\(now \\w+\\)$`, "m"));
-    expect(typed()).toContain("C-c");
+    expect(interrupted.stdout).toBe(`interrupted ${name} (now idle)\n`);
     const escaped = await ag(["escape", name, "--port", port]);
     expect(escaped.exitCode).toBe(0);
     expect(escaped.stdout).toStartWith(`pressed Escape in ${name}`);
     expect(typed().at(-1)).toBe("Escape");
+  });
+});
+
+describe("ag fork and ag resume", () => {
+  test("fork starts a copy of the conversation; resume brings an ended session back under its id", async () => {
+    const { app, port, id, name } = await running();
+    // The conversation both carry on: the agent's transcript so far.
+    const transcript = join(tempDir(), `${id}.jsonl`);
+    copyFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), transcript);
+    app.repo.update(id, { transcriptPath: transcript });
+
+    const forked = await ag(["fork", name, "--port", port, "--json"]);
+    expect(forked.exitCode).toBe(0);
+    const copy = JSON.parse(forked.stdout) as { id: string; name: string; forkedFrom: string };
+    expect(copy).toMatchObject({ name: `${name}-fork`, forkedFrom: id });
+    expect(copy.id).not.toBe(id);
+
+    await ag(["kill", name, "--port", port]);
+    const resumed = await ag(["resume", id.slice(0, 8), "--port", port]);
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`^ {2}id\\s+${id}$`, "m"));
+    expect(app.repo.get(id)!.status).not.toBe("killed");
+
+    const again = await ag(["resume", id, "--port", port]);
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain("nothing to resume");
   });
 });
 
