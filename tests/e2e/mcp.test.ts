@@ -134,10 +134,11 @@ describe("ag mcp against a real agent", () => {
         { index: 2, label: "Blue" },
       ],
     });
-    // Approving is not answering: the error says what to do instead.
+    // Approving is not answering: the error names the tool to call instead, not the REST route.
     const approved = await call("approve_permission", { sessionId: id });
     expect(approved.isError).toBe(true);
-    expect(approved.content[0].text).toContain("/answer");
+    expect(approved.content[0].text).toContain(`answer it with answer_question (sessionId "${id}")`);
+    expect(approved.content[0].text).not.toContain("/v1/");
     const answered = await call("answer_question", { sessionId: id, option: 1 });
     expect(answered.isError).toBeUndefined();
     await world.waitFor(id, "idle");
