@@ -40,9 +40,10 @@ export function ownerEnvironment(env: AgentEnvironment, owner: RunAs): AgentEnvi
 
 export type { AgentAdapter, AgentCapability, AgentEnvironment, DriverName } from "./agent.ts";
 export { AGENT_CAPABILITIES } from "./agent.ts";
+export { AgentInfo } from "./info.ts";
 export type { AgentProbe } from "./probe.ts";
 export { unverifiedWarning } from "./probe.ts";
-export type { AgentInfo, AgentRegistry, HelpProbe, VersionProbe } from "./registry.ts";
+export type { AgentRegistry, HelpProbe, VersionProbe } from "./registry.ts";
 export { createAgentRegistry } from "./registry.ts";
 
 /** The adapters as facts about their CLIs (names, packages), for `ag doctor` without a server. */

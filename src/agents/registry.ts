@@ -4,31 +4,11 @@ import { agentNotFound } from "../shared/install.ts";
 import type { ProgramOptions } from "../shared/program.ts";
 import type { RunAs } from "../shared/run-as.ts";
 import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
+import type { AgentInfo } from "./info.ts";
 import { splitCommand } from "./launch-files.ts";
 import { type AgentProbe, missingFlagsWarning, probeOf } from "./probe.ts";
 import { isVerified, versionNumber } from "./versions.ts";
-import type { PermissionMode, PriceTable } from "./vocabulary.ts";
-
-/** One agent as GET /v1/agents shows it (CONTRACT §10). */
-export interface AgentInfo {
-  id: string;
-  name: string;
-  installed: boolean;
-  version: string | null;
-  /** The versions its adapter is verified on; others run, reported unverified. */
-  verifiedVersions: string[];
-  /** Whether the installed version is one of them; null when none is installed. */
-  verified: boolean | null;
-  /** What its `--help` said at ag's start; null until probed, or when it is not installed. */
-  probe: AgentProbe | null;
-  drivers: DriverName[];
-  capabilities: AgentCapability[];
-  permissionModes: PermissionMode[];
-  /** The CLI ag runs and the npm package that installs it. */
-  command: string;
-  package: string;
-  default: boolean;
-}
+import type { PriceTable } from "./vocabulary.ts";
 
 /**
  * A CLI's version (its npm package's manifest, or the first line it prints for its version flag),

@@ -2,28 +2,39 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type ErrorBody, envelope } from "../server/errors.ts";
 import { AgError } from "../shared/errors.ts";
+import { inMcpTerms } from "./terms.ts";
 
 /**
  * The MCP surface's error translator. A tool failure is a result the agent reads (`isError`), not
  * a protocol error, and it keeps the code so an agent can tell SESSION_BUSY from SESSION_NOT_FOUND.
  * Resources and prompts have no such result: they fail as JSON-RPC errors carrying the same body.
+ * Either way the message is in MCP's terms: a route it names is told as the tool to call.
  */
 
 /** MCP's "resource not found" (the JSON-RPC range reserved for implementations). */
 export const RESOURCE_NOT_FOUND = -32002;
 
 export function errorBody(error: unknown): ErrorBody {
-  if (error instanceof AgError) return envelope(error.code, error.message);
+  // NOT_FOUND is "no route <method> <path>": a route that is not there names no tool.
+  if (error instanceof AgError)
+    return envelope(error.code, error.code === "NOT_FOUND" ? error.message : inMcpTerms(error.message));
   // Anything else is a bug of ours: its message may hold internals, as on the HTTP surface.
   return envelope("INTERNAL_ERROR", "internal error");
 }
 
+/**
+ * `CODE: message`, then the `{error, code, statusCode}` envelope as JSON (as a success ends with
+ * its body). Not as structuredContent: that is the tool's outputSchema's, and the SDK's client
+ * checks an error's structuredContent against it too (typescript-sdk#1943).
+ */
 export function toolError(error: unknown) {
   const body = errorBody(error);
   return {
     isError: true,
-    content: [{ type: "text" as const, text: `${body.code}: ${body.error}` }],
-    structuredContent: { ...body },
+    content: [
+      { type: "text" as const, text: `${body.code}: ${body.error}` },
+      { type: "text" as const, text: JSON.stringify(body, null, 2) },
+    ],
   };
 }
 

@@ -14,7 +14,7 @@ import { checkArguments, ProtocolError, toolError } from "./errors.ts";
 import { getPrompt, promptInfos } from "./prompts.ts";
 import { RESOURCE_TEMPLATES, RESOURCES, readResource } from "./resources.ts";
 import { summarize } from "./summary.ts";
-import { findTool, type ToolApi, type ToolDefinition, toolInfos } from "./tools.ts";
+import { findTool, structuredResult, type ToolApi, type ToolDefinition, toolInfos } from "./tools.ts";
 
 /**
  * ag's MCP server: the tools, resources and prompts over the REST API of a running ag. The SDK's
@@ -61,15 +61,11 @@ async function callTool(tool: ToolDefinition, api: ToolApi, args: Record<string,
         ...(summary ? [{ type: "text" as const, text: summary }] : []),
         { type: "text" as const, text },
       ],
-      // Structured content must be an object; a list stays in the text.
-      ...(isRecord(result) ? { structuredContent: result } : {}),
+      // What the tool's outputSchema describes: the REST body, or a list under its name.
+      structuredContent: structuredResult(tool, result),
     };
   } catch (error) {
     if (!(error instanceof AgError)) logger?.error(`tool ${tool.name} failed`, error);
     return toolError(error);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

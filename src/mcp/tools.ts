@@ -1,21 +1,35 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { StartConsensusInput } from "../consensus/consensus.ts";
-import { MemoryInput, MemoryKey } from "../memory/entry.ts";
-import { CreatePipelineInput } from "../pipelines/pipeline.ts";
+import { AgentInfo } from "../agents/index.ts";
+import { Consensus, StartConsensusInput } from "../consensus/consensus.ts";
+import { Health } from "../health/service.ts";
+import { MemoryDeleted, MemoryEntry, MemoryInput, MemoryKey } from "../memory/entry.ts";
+import { CreatePipelineInput, Pipeline } from "../pipelines/pipeline.ts";
 import {
+  BatchCreated,
   BatchCreateInput,
+  CreatedSession,
   CreateSessionInput,
+  Delivery,
   hintsFor,
+  Pane,
   QuestionAnswerInput,
   SendInput,
+  Session,
+  SessionHealth,
+  SessionLatency,
   SessionListQuery,
+  SessionMetrics,
+  SessionSummary,
 } from "../sessions/index.ts";
+import { Swarm } from "../swarm/index.ts";
+import { TranscriptCursorPage } from "../transcript/cursor.ts";
 
 /**
- * The one table of MCP tools: `ag mcp` serves it and `GET /v1/tools` lists it. Each input is built
- * from the TypeBox schema the matching REST route validates with, so a tool can never accept what
- * the route refuses (or the other way round). A tool is thin: it maps its arguments onto one REST
- * call of the running server.
+ * The one table of MCP tools: `ag mcp` serves it, `GET /v1/tools` lists it and docs/mcp.md's
+ * table is generated from it (scripts/mcp-docs.ts). Each input is built from the TypeBox schema
+ * the matching REST route validates with, and each output is the schema that route answers with,
+ * so a tool can never accept what the route refuses, nor answer what the route would not. A tool
+ * is thin: it maps its arguments onto one REST call of the running server.
  */
 
 /** What a tool needs of the server: the CLI's API client fits. Errors are thrown as AgError. */
@@ -24,22 +38,88 @@ export interface ToolApi {
   send<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
+/** MCP's tool annotations: what a call does to its world (ag's sessions, nothing beyond them). */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  /** Every tool acts on ag alone, never on an open world (the web, other services). */
+  openWorldHint: false;
+}
+
+/** The REST call a tool makes: for the docs, and to name the tool where a message names the route. */
+export interface RestCall {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** The route; its `:id` (`:key`) stands for the tool's first argument (sessionId, consensusId, key). */
+  path: string;
+  /** How the arguments map onto it, where that is not plain. */
+  note?: string;
+}
+
 export interface ToolDefinition<S extends TObject = TObject> {
   name: string;
+  /** A human-readable name (MCP `title`, and `annotations.title`). */
+  title: string;
   description: string;
   input: S;
+  /** The schema of a successful call's `structuredContent`: the REST route's own response schema. */
+  output: TObject;
+  hints: ToolHints;
+  rest: RestCall;
   call(api: ToolApi, args: Static<S>): Promise<unknown>;
+  /** The structured content of a REST body that is not an object (a list, under its name). */
+  structure?(result: unknown): Record<string, unknown>;
   /** The text an agent reads, when JSON is not the clearest form (a screen is better as text). */
   render?(result: unknown): string;
 }
 
+const Annotations = Type.Object({
+  title: Type.String(),
+  readOnlyHint: Type.Boolean({ description: "it changes nothing" }),
+  destructiveHint: Type.Boolean({ description: "it may end, discard or overwrite something" }),
+  idempotentHint: Type.Boolean({ description: "calling it again with the same arguments adds no effect" }),
+  openWorldHint: Type.Boolean({ description: "false: it acts on ag alone" }),
+});
+
 /** A tool as clients see it (MCP `tools/list`, `GET /v1/tools`). */
 export const ToolInfo = Type.Object({
   name: Type.String(),
+  title: Type.String(),
   description: Type.String(),
   inputSchema: Type.Record(Type.String(), Type.Unknown(), { description: "JSON Schema of the arguments" }),
+  outputSchema: Type.Record(Type.String(), Type.Unknown(), {
+    description: "JSON Schema of a successful call's structuredContent",
+  }),
+  annotations: Annotations,
 });
 export type ToolInfo = Static<typeof ToolInfo>;
+
+/** Looks, changes nothing: calling it again answers the same (or newer) facts. */
+const READS: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** Changes something: `destructive` when it may end, discard or overwrite, `idempotent` when again adds nothing. */
+function acts(options: { destructive: boolean; idempotent: boolean }): ToolHints {
+  return {
+    readOnlyHint: false,
+    destructiveHint: options.destructive,
+    idempotentHint: options.idempotent,
+    openWorldHint: false,
+  };
+}
+const ADDS = acts({ destructive: false, idempotent: false });
+
+/** A REST body that is a list, as MCP's structured content (an object): `{<key>: [...]}`. */
+function listOf(key: string, item: TSchema): Pick<ToolDefinition, "output" | "structure"> {
+  return {
+    output: Type.Object({ [key]: Type.Array(item) }, { additionalProperties: false }),
+    structure: (result) => ({ [key]: result }),
+  };
+}
 
 const strict = { additionalProperties: false } as const;
 const SessionId = Type.String({ minLength: 1, description: "the session's id" });
@@ -85,6 +165,7 @@ function sessionWith<P extends TProperties>(properties: P) {
 const path = (sessionId: string, rest = "") => `/v1/sessions/${encodeURIComponent(sessionId)}${rest}`;
 const send = (api: ToolApi, sessionId: string, text: string) =>
   api.send("POST", path(sessionId, "/send"), { text });
+const SEND: RestCall = { method: "POST", path: "/v1/sessions/:id/send" };
 
 /** A tool with its argument type inferred from its schema. */
 function tool<S extends TObject>(definition: ToolDefinition<S>): ToolDefinition {
@@ -92,11 +173,18 @@ function tool<S extends TObject>(definition: ToolDefinition<S>): ToolDefinition 
 }
 
 /** A tool that asks one thing of one session: `GET|POST|DELETE /v1/sessions/:id<rest>`. */
-function sessionTool(name: string, description: string, method: string, rest = ""): ToolDefinition {
+function sessionTool(
+  definition: Pick<ToolDefinition, "name" | "title" | "description" | "output" | "hints" | "render"> & {
+    method: RestCall["method"];
+    rest?: string;
+    note?: string;
+  },
+): ToolDefinition {
+  const { method, rest = "", note, ...shown } = definition;
   return tool({
-    name,
-    description,
+    ...shown,
     input: SessionRef,
+    rest: { method, path: `/v1/sessions/:id${rest}`, ...(note ? { note } : {}) },
     call: (api, { sessionId }) =>
       method === "GET" ? api.get(path(sessionId, rest)) : api.send(method, path(sessionId, rest)),
   });
@@ -117,77 +205,162 @@ const ConsensusRef = Type.Object(
 
 const memoryPath = (key: string) => `/v1/memory/${key.split("/").map(encodeURIComponent).join("/")}`;
 
+/** Answering a dialog: ag presses keys; again, it would answer whatever the agent asks next. */
+const ANSWERS = { output: Session, hints: ADDS } as const;
+
 export const TOOLS: readonly ToolDefinition[] = [
   tool({
     name: "list_sessions",
+    title: "List sessions",
     description:
       "List sessions, newest first; filter by status (a state, or running) and a workDir substring",
     input: SessionListQuery,
+    ...listOf("sessions", Session),
+    hints: READS,
+    rest: { method: "GET", path: "/v1/sessions", note: "with `?status&workDir`" },
     call: (api, args) => api.get(`/v1/sessions${query({ status: args.status, workDir: args.workDir })}`),
   }),
-  sessionTool("get_status", "One session: its status, pending permission, token usage", "GET"),
+  sessionTool({
+    name: "get_status",
+    title: "Get a session's status",
+    description: "One session: its status, pending permission, token usage",
+    method: "GET",
+    output: Session,
+    hints: READS,
+  }),
   tool({
     name: "create_session",
+    title: "Create a session",
     description:
       "Start an agent session in workDir and deliver the prompt; answers once the prompt is confirmed. An idle session there may take the prompt instead (reused: true) unless reuse is false, and never one of another name than the name given",
     input: NewSession,
+    output: CreatedSession,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/sessions" },
     call: (api, args) => api.send("POST", "/v1/sessions", args),
   }),
-  sessionTool("kill_session", "Kill the session: its window closes", "DELETE"),
-  sessionTool("escape_session", "Press Escape in the session", "POST", "/escape"),
-  sessionTool("interrupt_session", "Interrupt the agent's turn (Ctrl+C)", "POST", "/interrupt"),
+  sessionTool({
+    name: "kill_session",
+    title: "Kill a session",
+    description: "Kill the session: its window closes",
+    method: "DELETE",
+    output: Session,
+    // Killed once, a second kill finds no session to end.
+    hints: acts({ destructive: true, idempotent: true }),
+  }),
+  sessionTool({
+    name: "escape_session",
+    title: "Press Escape",
+    description: "Press Escape in the session",
+    method: "POST",
+    rest: "/escape",
+    output: Session,
+    // Escape cancels what the agent does or dismisses its dialog; twice opens other menus.
+    hints: acts({ destructive: true, idempotent: false }),
+  }),
+  sessionTool({
+    name: "interrupt_session",
+    title: "Interrupt the turn",
+    description: "Interrupt the agent's turn (Ctrl+C)",
+    method: "POST",
+    rest: "/interrupt",
+    output: Session,
+    hints: acts({ destructive: true, idempotent: false }),
+  }),
   tool({
     name: "send_message",
+    title: "Send a message",
     description: "Type a message into the session as one prompt; answers {delivered, attempts}",
     input: sessionWith(SendInput.properties),
+    output: Delivery,
+    hints: ADDS,
+    rest: { ...SEND, note: "with `{text}`" },
     call: (api, { sessionId, text }) => send(api, sessionId, text),
   }),
   tool({
     name: "send_bash",
+    title: "Run a shell command",
     description: "Run a shell command through the agent's bash mode (sent as `!command`)",
     input: commandInput("the shell command; ag prefixes it with !"),
+    output: Delivery,
+    // Any shell command: it may delete as well as create.
+    hints: acts({ destructive: true, idempotent: false }),
+    rest: { ...SEND, note: 'with `{text: "!" + command}` (the agent\'s bash mode)' },
     call: (api, { sessionId, command }) => send(api, sessionId, `!${command}`),
   }),
   tool({
     name: "send_command",
+    title: "Send a slash command",
     description: "Send a slash command to the agent (prefixed with / unless it has one)",
     input: commandInput("the slash command, with or without its leading /"),
+    output: Delivery,
+    // /clear, /compact and their kin discard the conversation or part of it.
+    hints: acts({ destructive: true, idempotent: false }),
+    rest: { ...SEND, note: 'with `{text: "/" + command}`, no second `/` when it has one' },
     call: (api, { sessionId, command }) =>
       send(api, sessionId, command.startsWith("/") ? command : `/${command}`),
   }),
-  sessionTool(
-    "get_transcript",
-    "The newest 50 transcript entries (prompts, replies, tool calls and results), oldest first",
-    "GET",
-    "/transcript/cursor",
-  ),
-  {
-    ...sessionTool("capture_pane", "The session's terminal screen as text", "GET", "/pane"),
+  sessionTool({
+    name: "get_transcript",
+    title: "Read the transcript",
+    description: "The newest 50 transcript entries (prompts, replies, tool calls and results), oldest first",
+    method: "GET",
+    rest: "/transcript/cursor",
+    output: TranscriptCursorPage,
+    hints: READS,
+  }),
+  sessionTool({
+    name: "capture_pane",
+    title: "Capture the screen",
+    description: "The session's terminal screen as text",
+    method: "GET",
+    rest: "/pane",
+    note: "(the text is the screen itself)",
+    output: Pane,
+    hints: READS,
     render: (result) => (result as { content: string }).content,
-  },
-  sessionTool(
-    "get_session_metrics",
-    "Tokens, cost, turns, tool calls, deliveries, time per state",
-    "GET",
-    "/metrics",
-  ),
-  sessionTool(
-    "get_session_summary",
-    "The conversation condensed: counts, tools, files touched, last messages, tokens",
-    "GET",
-    "/summary",
-  ),
-  sessionTool(
-    "get_session_latency",
-    "Delivery and state-detection latencies (recent samples)",
-    "GET",
-    "/latency",
-  ),
+  }),
+  sessionTool({
+    name: "get_session_metrics",
+    title: "Get a session's metrics",
+    description: "Tokens, cost, turns, tool calls, deliveries, time per state",
+    method: "GET",
+    rest: "/metrics",
+    output: SessionMetrics,
+    hints: READS,
+  }),
+  sessionTool({
+    name: "get_session_summary",
+    title: "Summarize a session",
+    description: "The conversation condensed: counts, tools, files touched, last messages, tokens",
+    method: "GET",
+    rest: "/summary",
+    output: SessionSummary,
+    hints: READS,
+  }),
+  sessionTool({
+    name: "get_session_latency",
+    title: "Get a session's latencies",
+    description: "Delivery and state-detection latencies (recent samples)",
+    method: "GET",
+    rest: "/latency",
+    output: SessionLatency,
+    hints: READS,
+  }),
   tool({
     name: "get_session_health",
+    title: "Check a session's health",
     description:
       "Is the session's agent alive, how long idle, and hints naming the tool to call next (approve_permission, answer_question, send_message…)",
     input: SessionRef,
+    // The route's answer with its hints for an MCP reader: the same shape.
+    output: SessionHealth,
+    hints: READS,
+    rest: {
+      method: "GET",
+      path: "/v1/sessions/:id/health",
+      note: "and `GET /v1/sessions/:id` (the hints name MCP tools, not routes)",
+    },
     call: async (api, { sessionId }) => {
       const [health, session] = await Promise.all([
         api.get<{ idleMs: number; hints: string[] }>(path(sessionId, "/health")),
@@ -199,85 +372,159 @@ export const TOOLS: readonly ToolDefinition[] = [
   }),
   tool({
     name: "server_health",
+    title: "Check the server",
     description: "Server health: version, uptime, session counts, tmux",
     input: None,
+    output: Health,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/health" },
     call: (api) => api.get("/v1/health"),
   }),
-  sessionTool("approve_permission", "Allow the session's pending permission prompt once", "POST", "/approve"),
-  sessionTool("reject_permission", "Reject the session's pending permission prompt", "POST", "/reject"),
+  sessionTool({
+    name: "approve_permission",
+    title: "Approve the permission",
+    description: "Allow the session's pending permission prompt once",
+    method: "POST",
+    rest: "/approve",
+    note: "(allow once)",
+    ...ANSWERS,
+    // What it allows may be anything the agent asked for: a write, a delete, a command.
+    hints: acts({ destructive: true, idempotent: false }),
+  }),
+  sessionTool({
+    name: "reject_permission",
+    title: "Reject the permission",
+    description: "Reject the session's pending permission prompt",
+    method: "POST",
+    rest: "/reject",
+    note: "(on a question: dismisses it)",
+    ...ANSWERS,
+  }),
   tool({
     name: "answer_question",
+    title: "Answer the question",
     description:
       "Answer the question the agent asks (status asking): `option` is the number of one of pendingPermission.options, or give `text` of your own",
     input: sessionWith({
       option: QuestionAnswerInput.properties.option,
       text: QuestionAnswerInput.properties.text,
     }),
+    ...ANSWERS,
+    rest: {
+      method: "POST",
+      path: "/v1/sessions/:id/answer",
+      note: "with `{option}` or `{text}` (`approve_permission` on a question is an error that names this tool)",
+    },
     call: (api, { sessionId, ...answer }) => api.send("POST", path(sessionId, "/answer"), answer),
   }),
   tool({
     name: "batch_create_sessions",
+    title: "Create sessions",
     description:
       "Create up to 50 sessions; partial success: {created, failed: [{index, error, code, statusCode}]}",
     input: NewSessions,
+    output: BatchCreated,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/sessions/batch" },
     call: (api, args) => api.send("POST", "/v1/sessions/batch", args),
   }),
   tool({
     name: "list_pipelines",
+    title: "List pipelines",
     description: "Pipelines, newest first, with the state of each stage",
     input: None,
+    ...listOf("pipelines", Pipeline),
+    hints: READS,
+    rest: { method: "GET", path: "/v1/pipelines" },
     call: (api) => api.get("/v1/pipelines"),
   }),
   tool({
     name: "create_pipeline",
+    title: "Start a pipeline",
     description:
       "Start a pipeline: its steps run in order, each in a fresh session in workDir, each given the previous step's output",
     input: NewPipeline,
+    output: Pipeline,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/pipelines", note: "with `steps` as `stages`" },
     call: (api, { steps, ...rest }) => api.send("POST", "/v1/pipelines", { ...rest, stages: steps }),
   }),
   tool({
     name: "start_consensus",
+    title: "Start a consensus review",
     description:
       "Start a consensus review of the session's work: 1–7 independent read-only reviewers (default 3) each judge every criterion PASS or FAIL and give a verdict; the majority decides. Answers at once with the review (status running): follow it with get_consensus",
     input: sessionWith(StartConsensusInput.properties),
+    output: Consensus,
+    hints: ADDS,
+    rest: {
+      method: "POST",
+      path: "/v1/sessions/:id/consensus",
+      note: "(answers at once, `status: running`)",
+    },
     call: (api, { sessionId, ...input }) => api.send("POST", path(sessionId, "/consensus"), input),
   }),
   tool({
     name: "get_consensus",
+    title: "Get a consensus review",
     description:
       "A consensus review: running, completed or failed; the verdict (approve, reject, split) and agreement, each criterion's verdict, each reviewer's answer and notes",
     input: ConsensusRef,
+    output: Consensus,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/consensus/:id" },
     call: (api, { consensusId }) => api.get(consensusPath(consensusId)),
   }),
   tool({
     name: "list_agents",
+    title: "List agent CLIs",
     description:
       "The agent CLIs ag can run (claude, codex, gemini, opencode…): installed or not, version, capabilities; create_session's agent names one",
     input: None,
+    ...listOf("agents", AgentInfo),
+    hints: READS,
+    rest: { method: "GET", path: "/v1/agents" },
     call: (api) => api.get("/v1/agents"),
   }),
   tool({
     name: "get_swarm",
+    title: "See the swarm",
     description: "Sessions as a tree by parent, and every agent CLI process found on the system",
     input: None,
+    output: Swarm,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/swarm" },
     call: (api) => api.get("/v1/swarm"),
   }),
   tool({
     name: "state_set",
+    title: "Store a memory entry",
     description: "Store a shared memory entry (key as namespace/key), optionally with a TTL",
     input: Type.Pick(MemoryInput, ["key", "value", "ttlSeconds"]),
+    output: MemoryEntry,
+    // It replaces the key's value; the same value again changes nothing.
+    hints: acts({ destructive: true, idempotent: true }),
+    rest: { method: "POST", path: "/v1/memory" },
     call: (api, args) => api.send("POST", "/v1/memory", args),
   }),
   tool({
     name: "state_get",
+    title: "Read a memory entry",
     description: "Read a shared memory entry",
     input: Type.Object({ key: MemoryKey }, strict),
+    output: MemoryEntry,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/memory/:key" },
     call: (api, { key }) => api.get(memoryPath(key)),
   }),
   tool({
     name: "state_delete",
+    title: "Delete a memory entry",
     description: "Delete a shared memory entry",
     input: Type.Object({ key: MemoryKey }, strict),
+    output: MemoryDeleted,
+    hints: acts({ destructive: true, idempotent: true }),
+    rest: { method: "DELETE", path: "/v1/memory/:key" },
     call: (api, { key }) => api.send("DELETE", memoryPath(key)),
   }),
 ];
@@ -294,5 +541,17 @@ export function jsonSchema(schema: TSchema): Record<string, unknown> {
 }
 
 export function toolInfos(): ToolInfo[] {
-  return TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.input) }));
+  return TOOLS.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: jsonSchema(t.input),
+    outputSchema: jsonSchema(t.output),
+    annotations: { title: t.title, ...t.hints },
+  }));
+}
+
+/** A successful call's structured content: the REST body, or a list under its name. */
+export function structuredResult(tool: ToolDefinition, result: unknown): Record<string, unknown> {
+  return tool.structure ? tool.structure(result) : (result as Record<string, unknown>);
 }

@@ -1,4 +1,10 @@
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
+import { AgentInfo } from "../agents/index.ts";
+import { PendingPermission, QuestionOption } from "../agents/vocabulary.ts";
+import { Consensus } from "../consensus/consensus.ts";
+import { MemoryEntry } from "../memory/entry.ts";
+import { Pipeline, Stage } from "../pipelines/pipeline.ts";
+import { CreatedSession, Delivery, ForkedSession, Session, TokenUsage } from "../sessions/index.ts";
 import { listAliases } from "./aliases.ts";
 import { ErrorBody } from "./errors.ts";
 
@@ -29,6 +35,27 @@ export interface RouteInfo {
 type JsonObject = Record<string, unknown>;
 
 const ERROR_CONTENT = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
+
+/**
+ * The objects the document names once, under components/schemas, and refers to by `$ref`
+ * wherever they appear (a response, a list's items, a field): a generated client gets one type
+ * for each. The schemas themselves are the routes' own; any copy of one's shape is that object.
+ */
+export const NAMED_SCHEMAS: ReadonlyArray<readonly [string, TSchema]> = [
+  ["Error", ErrorBody],
+  ["Session", Session],
+  ["CreatedSession", CreatedSession],
+  ["ForkedSession", ForkedSession],
+  ["Delivery", Delivery],
+  ["PendingPermission", PendingPermission],
+  ["QuestionOption", QuestionOption],
+  ["TokenUsage", TokenUsage],
+  ["Pipeline", Pipeline],
+  ["Stage", Stage],
+  ["Consensus", Consensus],
+  ["MemoryEntry", MemoryEntry],
+  ["AgentInfo", AgentInfo],
+];
 const BEARER = { bearer: [] };
 /** Routes whose query takes `token` also accept a single-use SSE token instead of the header. */
 export const BEARER_OR_TOKEN = [BEARER, { sseToken: [] }];
@@ -38,7 +65,11 @@ export const BEARER_OR_TOKEN = [BEARER, { sseToken: [] }];
  * the documented ones, so the document cannot drift from the server. SPEC's unversioned aliases
  * are documented as copies of the /v1 operations they are rewritten to.
  */
-export function buildOpenApi(routes: readonly RouteInfo[], info: { version: string }): JsonObject {
+export function buildOpenApi(
+  routes: readonly RouteInfo[],
+  info: { version: string },
+  named: ReadonlyArray<readonly [string, TSchema]> = NAMED_SCHEMAS,
+): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
   const operationIds = new Map<string, string>();
   const add = (method: string, path: string, operation: JsonObject) => {
@@ -61,6 +92,8 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: { version: stri
       description: `SPEC's unversioned alias of \`${method} /v1${pattern}\`: the same request, answer and errors.`,
     });
   }
+  const names = namedSchemas(named);
+  const documented = names.refer(JSON.parse(JSON.stringify(paths)));
   return {
     openapi: "3.1.0",
     info: { title: "ag", version: info.version, description: "Orchestrates coding-agent CLI sessions." },
@@ -77,9 +110,9 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: { version: stri
           description: "a single-use token from POST /v1/auth/sse-token",
         },
       },
-      schemas: { Error: plain(ErrorBody) },
+      schemas: names.used(documented),
     },
-    paths: JSON.parse(JSON.stringify(paths)),
+    paths: documented,
   };
 }
 
@@ -150,7 +183,69 @@ function isSchema(value: unknown): value is TSchema {
 
 /** A TypeBox schema is JSON Schema plus symbols; a JSON round trip keeps only the former. */
 function plain(schema: unknown): JsonObject {
-  return JSON.parse(JSON.stringify(schema));
+  return exactNumbers(JSON.parse(JSON.stringify(schema)));
+}
+
+/**
+ * Elysia's `t.Numeric` (a query's number) is a string-or-number union that decodes the string:
+ * the document states the number it takes, not `string | number`. Its number branch, with the
+ * union's own bounds and default; an integer when it must be a whole number (multipleOf 1).
+ */
+function exactNumbers<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(exactNumbers) as T;
+  if (node === null || typeof node !== "object") return node;
+  const { anyOf, ...rest } = node as JsonObject;
+  const number = Array.isArray(anyOf) ? numericBranch(anyOf as JsonObject[]) : null;
+  if (number) {
+    const merged: JsonObject = { ...number, ...rest };
+    if (merged.type === "number" && merged.multipleOf === 1) {
+      merged.type = "integer";
+      delete merged.multipleOf;
+    }
+    return merged as T;
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, exactNumbers(value)])) as T;
+}
+
+/** The number of `[string (format numeric|integer), number|integer]`, or null for any other union. */
+function numericBranch(anyOf: JsonObject[]): JsonObject | null {
+  if (anyOf.length !== 2) return null;
+  const [text, number] = anyOf as [JsonObject, JsonObject];
+  const decodes = text.type === "string" && (text.format === "numeric" || text.format === "integer");
+  return decodes && (number.type === "number" || number.type === "integer") ? number : null;
+}
+
+/** A schema's JSON as the document compares shapes: Elysia sets `additionalProperties` in place on a route's response schema. */
+function shapeKey(node: unknown): string {
+  return JSON.stringify(node, (key, value) => (key === "additionalProperties" ? undefined : value));
+}
+
+/** The named schemas as components, and `refer`, which puts a `$ref` wherever one's shape appears. */
+function namedSchemas(named: ReadonlyArray<readonly [string, TSchema]>) {
+  const bodies = named.map(([name, schema]) => [name, plain(schema)] as const);
+  const byShape = new Map(bodies.map(([name, body]) => [shapeKey(body), name]));
+  const refer = <T>(node: T, self?: string): T => {
+    if (Array.isArray(node)) return node.map((item) => refer(item)) as T;
+    if (node === null || typeof node !== "object") return node;
+    const name = byShape.get(shapeKey(node));
+    if (name !== undefined && name !== self) return { $ref: `#/components/schemas/${name}` } as T;
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, refer(value)])) as T;
+  };
+  const components = Object.fromEntries(bodies.map(([name, body]) => [name, refer(body, name)]));
+  /** The components `paths` refers to, directly or through another (Error always: the envelope). */
+  const used = (paths: unknown): Record<string, JsonObject> => {
+    const names = new Set(["Error"]);
+    const pending = [JSON.stringify(paths)];
+    for (let text = pending.pop(); text !== undefined; text = pending.pop()) {
+      for (const [, name] of text.matchAll(/"#\/components\/schemas\/(\w+)"/g)) {
+        if (names.has(name!) || !components[name!]) continue;
+        names.add(name!);
+        pending.push(JSON.stringify(components[name!]));
+      }
+    }
+    return Object.fromEntries(Object.entries(components).filter(([name]) => names.has(name)));
+  };
+  return { refer, used };
 }
 
 function schemaParameters(schema: unknown, location: "path" | "query", routePath: string): JsonObject[] {

@@ -54,18 +54,12 @@ export function createSessionReading(deps: {
   return {
     async read(id: string): Promise<ReadResult> {
       const transcript = await transcriptOf(id);
-      const { status, agent, agentVersion } = deps.record(id);
+      const { status } = deps.record(id);
       // A turn that is over by the hooks may not be fully written down yet, nor even begun in
       // the file (its prompt's line comes late after a quick turn): wait for it, briefly.
-      const prompt = deps.live.get(id)?.lastPrompt() ?? null;
+      const live = deps.live.get(id);
       if (transcript && status !== "working" && status !== "stalled")
-        await transcript.settled(
-          READ_SETTLE_MS,
-          prompt === null
-            ? undefined
-            : (recorded) =>
-                recorded !== null && deps.agents.get(agent, agentVersion).isSubmission(prompt, recorded),
-        );
+        await (live ? live.settleTranscript(READ_SETTLE_MS) : transcript.settled(READ_SETTLE_MS));
       const rec = deps.record(id);
       const tokens = transcript?.tokens() ?? rec.tokenUsage;
       return {

@@ -270,6 +270,9 @@ export const ReadResult = Type.Object({
 });
 export type ReadResult = Static<typeof ReadResult>;
 
+/** The session's terminal screen as text. */
+export const Pane = Type.Object({ id: Type.String(), content: Type.String() });
+
 export const SessionListQuery = Type.Object({
   status: Type.Optional(SessionStatusFilter),
   workDir: Type.Optional(Type.String({ description: "substring of the session's workDir" })),

@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { findTool } from "../../src/mcp/tools.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { compiledBinary } from "../helpers/binary.ts";
-import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
+import { errorOf, listedResources, misfits, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: results are inspected field by field
@@ -44,8 +45,13 @@ afterAll(async () => {
   await world?.stop();
 });
 
+/**
+ * A tool call. The SDK client checks a result's structuredContent against the tool's outputSchema
+ * (listTools, the first test, cached them); TypeBox checks it again against the schema itself.
+ */
 async function call(name: string, args: Record<string, unknown> = {}): Promise<Json> {
   const result = (await client.callTool({ name, arguments: args })) as Json;
+  if (!result.isError) expect(misfits(findTool(name)!.output, result.structuredContent)).toEqual([]);
   return result;
 }
 
@@ -68,6 +74,10 @@ describe("ag mcp against a real agent", () => {
   test("the compiled binary lists SPEC's 24 tools, answer_question, get_session_health and the 2 consensus tools, the resources and their templates, the 3 prompts", async () => {
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(29);
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type).toBe("object");
+      expect(tool.annotations).toMatchObject({ title: tool.title, openWorldHint: false });
+    }
     expect(tools.map((t) => t.name)).toContain("start_consensus");
     expect(tools.map((t) => t.name)).toContain("get_consensus");
     expect(tools.map((t) => t.name)).toContain("get_session_health");
@@ -124,10 +134,11 @@ describe("ag mcp against a real agent", () => {
         { index: 2, label: "Blue" },
       ],
     });
-    // Approving is not answering: the error says what to do instead.
+    // Approving is not answering: the error names the tool to call instead, not the REST route.
     const approved = await call("approve_permission", { sessionId: id });
     expect(approved.isError).toBe(true);
-    expect(approved.content[0].text).toContain("/answer");
+    expect(approved.content[0].text).toContain(`answer it with answer_question (sessionId "${id}")`);
+    expect(approved.content[0].text).not.toContain("/v1/");
     const answered = await call("answer_question", { sessionId: id, option: 1 });
     expect(answered.isError).toBeUndefined();
     await world.waitFor(id, "idle");
@@ -146,7 +157,7 @@ describe("ag mcp against a real agent", () => {
     expect(killed.structuredContent).toMatchObject({ id, status: "killed" });
     const again = await call("kill_session", { sessionId: id });
     expect(again.isError).toBe(true);
-    expect(again.structuredContent).toMatchObject({ code: "SESSION_NOT_FOUND", statusCode: 404 });
+    expect(errorOf(again)).toMatchObject({ code: "SESSION_NOT_FOUND", statusCode: 404 });
     const missing = crypto.randomUUID();
     const status = await call("get_status", { sessionId: missing });
     expect(status.isError).toBe(true);

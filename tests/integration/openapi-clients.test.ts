@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import type { Runtime } from "../../src/runtime.ts";
 import {
   fullRuntime,
+  type JsonSchema,
   type OpenApiDocument,
   openApiOf,
   operationAt,
@@ -32,6 +33,17 @@ afterAll(async () => {
   await runtime.drain(100);
   runtime.close();
 });
+
+/** Calls `visit` on every object of the document, with its JSON pointer. */
+function walkSchemas(node: unknown, at: string, visit: (node: JsonSchema, at: string) => void): void {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) walkSchemas(item, `${at}/${i}`, visit);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  visit(node as JsonSchema, at);
+  for (const [key, value] of Object.entries(node)) walkSchemas(value, `${at}/${key}`, visit);
+}
 
 function run(argv: string[]) {
   const done = Bun.spawnSync(argv, { cwd: dir, env: QUIET, stdout: "pipe", stderr: "pipe" });
@@ -75,6 +87,43 @@ describe("GET /v1/openapi.json for generated clients", () => {
       ]);
     }
     expect(operationAt(doc, "/v1/health", "get").security).toEqual([]);
+  });
+
+  test("shared objects are named components with $refs: no inline copy of Session; no string | number for a number", () => {
+    const components = (doc.components as { schemas: Record<string, JsonSchema> }).schemas;
+    for (const name of ["Error", "Session", "CreatedSession", "PendingPermission", "TokenUsage", "Delivery"])
+      expect(Object.keys(components)).toContain(name);
+    const text = JSON.stringify(doc);
+    // Each is referred to, and every reference resolves.
+    for (const name of Object.keys(components)) expect(text).toContain(`"#/components/schemas/${name}"`);
+    for (const [, name] of text.matchAll(/"#\/components\/schemas\/(\w+)"/g))
+      expect(Object.keys(components)).toContain(name!);
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const answer = (path: string, method: string, status = "200") => {
+      const content = operationAt(doc, path, method).responses[status]?.content ?? {};
+      return (content["application/json"] as { schema: JsonSchema }).schema;
+    };
+    expect(answer("/v1/sessions/{id}", "get")).toEqual(ref("Session"));
+    expect(answer("/v1/sessions", "get")).toEqual({ type: "array", items: ref("Session") });
+    expect(answer("/v1/sessions", "post", "201")).toEqual(ref("CreatedSession"));
+
+    const sessionFields = JSON.stringify(Object.keys(components.Session!.properties!).sort());
+    const inline: string[] = [];
+    const mixed: string[] = [];
+    walkSchemas(doc, "", (node, at) => {
+      if (node.properties && at !== "/components/schemas/Session") {
+        if (JSON.stringify(Object.keys(node.properties).sort()) === sessionFields) inline.push(at);
+      }
+      const types = (node.anyOf ?? []).flatMap((branch) => [branch.type].flat());
+      if (types.includes("string") && (types.includes("number") || types.includes("integer"))) mixed.push(at);
+    });
+    expect(inline).toEqual([]);
+    expect(mixed).toEqual([]);
+    const admission = answer("/v1/admission", "get");
+    expect(admission.properties!.reserveMb!.type).toBe("integer");
+    expect(admission.properties!.availableMb!.anyOf).toEqual([{ type: "integer" }, { type: "null" }]);
+    const limit = operationAt(doc, "/v1/audit", "get").parameters!.find((p) => p.name === "limit")!;
+    expect(limit.schema).toMatchObject({ type: "integer", minimum: 1 });
   });
 
   test("openapi-typescript makes a client in which a call of every operation type-checks", () => {

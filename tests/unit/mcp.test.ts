@@ -2,20 +2,36 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { AgentInfo } from "../../src/agents/index.ts";
 import { createApiClient } from "../../src/cli/client.ts";
 import { StartConsensusInput } from "../../src/consensus/consensus.ts";
 import { createEventBus } from "../../src/events/bus.ts";
 import { createMcpServer } from "../../src/mcp/server.ts";
-import { findTool, jsonSchema, type ToolApi } from "../../src/mcp/tools.ts";
+import { inMcpTerms } from "../../src/mcp/terms.ts";
+import { findTool, jsonSchema, TOOLS as TOOL_TABLE, type ToolApi } from "../../src/mcp/tools.ts";
 import { MemoryInput } from "../../src/memory/entry.ts";
-import { CreatePipelineInput } from "../../src/pipelines/pipeline.ts";
+import { createPipelineService, type PipelineService } from "../../src/pipelines/index.ts";
+import { CreatePipelineInput, Pipeline } from "../../src/pipelines/pipeline.ts";
 import { MAX_BODY_BYTES } from "../../src/server/app.ts";
 import { type HttpServer, listen } from "../../src/server/listen.ts";
+import { pipelineRoutes } from "../../src/server/routes/pipelines.ts";
+import { swarmRoutes } from "../../src/server/routes/swarm.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
-import { CreateSessionInput, SendInput, SessionListQuery } from "../../src/sessions/session.ts";
+import { hintsFor, SessionHealth } from "../../src/sessions/index.ts";
+import {
+  CreatedSession,
+  CreateSessionInput,
+  Pane,
+  SendInput,
+  Session,
+  SessionListQuery,
+} from "../../src/sessions/session.ts";
+import { systemClock } from "../../src/shared/clock.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { createSwarmService, type SwarmService } from "../../src/swarm/index.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { answer, type ScriptedReviews, scriptedReviews } from "../helpers/consensus.ts";
-import { listedResources, SPEC_RESOURCES } from "../helpers/mcp.ts";
+import { errorOf, listedResources, misfits, SPEC_RESOURCES } from "../helpers/mcp.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
@@ -31,6 +47,12 @@ let app: TestApp;
 let http: HttpServer;
 let client: Client;
 let reviews: ScriptedReviews;
+let pipelines: PipelineService;
+
+/** A service the routes call before it exists: each call goes to the one built since. */
+function deferred<T extends object>(get: () => T): T {
+  return new Proxy({} as T, { get: (_target, key) => Reflect.get(get(), key) });
+}
 
 const SPEC_TOOLS = [
   "list_sessions",
@@ -63,7 +85,33 @@ const SPEC_TOOLS = [
 beforeAll(async () => {
   const bus = createEventBus();
   reviews = scriptedReviews(bus, (id) => app.sessions.get(id));
-  app = testApp({ bus, plugins: [toolRoutes(), reviews.plugin] });
+  // Pipelines and the swarm over the app's own sessions: built once the app is, reached through
+  // the routes that are mounted with it (as the reviews reach app.sessions).
+  const late: { pipelines?: PipelineService; swarm?: SwarmService } = {};
+  app = testApp({
+    bus,
+    plugins: [
+      toolRoutes(),
+      reviews.plugin,
+      pipelineRoutes(deferred(() => late.pipelines!)),
+      swarmRoutes(deferred(() => late.swarm!)),
+    ],
+  });
+  pipelines = createPipelineService({
+    db: app.db,
+    sessions: app.sessions,
+    bus,
+    clock: systemClock,
+    logger: createLogger({ level: "silent", json: true }),
+    stageTimeoutMs: 60_000,
+  });
+  late.pipelines = pipelines;
+  late.swarm = createSwarmService({
+    sessions: app.sessions,
+    tmux: app.tmux,
+    agents: app.agents,
+    processes: async () => [],
+  });
   simulateAgents(app);
   http = await listen(app, { host: "127.0.0.1", port: 0, maxBodyBytes: MAX_BODY_BYTES });
   // As `ag mcp` does on this machine: with ag's own token from its state directory.
@@ -74,6 +122,7 @@ beforeAll(async () => {
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
 });
 afterAll(async () => {
+  pipelines?.close();
   await client?.close();
   await http?.stop(0);
 });
@@ -183,7 +232,14 @@ describe("what ag mcp offers", () => {
     const rest = await app.request("GET", "/v1/tools");
     expect(rest.status).toBe(200);
     expect(await rest.json()).toEqual(
-      tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools.map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+        annotations: t.annotations,
+      })),
     );
     const openApi = (await (await app.request("GET", "/v1/openapi.json")).json()) as Json;
     expect(openApi.paths["/v1/tools"].get.summary).toContain("MCP tools");
@@ -336,7 +392,7 @@ describe("ag mcp as a process", () => {
 
       const byUrl = await mcpProcess({ SVC_BASE_URL: url, SVC_PORT: "1", SVC_LOG_LEVEL: "debug" }, [list]);
       expect(byUrl.stderr).toContain(`serving ${url} over stdio`);
-      expect(byUrl.results[0]).toMatchObject({ isError: true, structuredContent: { code: "UNAUTHORIZED" } });
+      expect(errorOf(byUrl.results[0]!).code).toBe("UNAUTHORIZED");
 
       const byDefault = await mcpProcess({ SVC_LOG_LEVEL: "debug" });
       expect(byDefault.stderr).toContain("serving http://127.0.0.1:9100 over stdio");
@@ -410,7 +466,7 @@ describe("tools drive sessions through the REST API", () => {
     const { id, paneId } = await idleSession();
     const none = await call("approve_permission", { sessionId: id });
     expect(none.isError).toBe(true);
-    expect(none.structuredContent.code).toBe("NO_PENDING_PERMISSION");
+    expect(errorOf(none).code).toBe("NO_PENDING_PERMISSION");
     await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
     const approved = await call("approve_permission", { sessionId: id });
     expect(approved.isError).toBeUndefined();
@@ -432,7 +488,7 @@ describe("tools drive sessions through the REST API", () => {
       expect(result.content[0].text).toMatch(
         new RegExp(`^SESSION_NOT_FOUND: no (running )?session ${missing}$`),
       );
-      expect(result.structuredContent).toEqual({
+      expect(errorOf(result)).toEqual({
         error: result.content[0].text.slice("SESSION_NOT_FOUND: ".length),
         code: "SESSION_NOT_FOUND",
         statusCode: 404,
@@ -443,19 +499,19 @@ describe("tools drive sessions through the REST API", () => {
   test("arguments are checked against the schema before any request; an unknown tool is a protocol error", async () => {
     const result = await call("send_message", { sessionId: "x" });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.code).toBe("VALIDATION_ERROR");
+    expect(errorOf(result).code).toBe("VALIDATION_ERROR");
     expect(result.content[0].text).toContain("text");
     const badStatus = await call("list_sessions", { status: "sleeping" });
-    expect(badStatus.structuredContent.code).toBe("VALIDATION_ERROR");
+    expect(errorOf(badStatus).code).toBe("VALIDATION_ERROR");
     const limit = await call("batch_create_sessions", { sessions: [] });
-    expect(limit.structuredContent.code).toBe("VALIDATION_ERROR");
+    expect(errorOf(limit).code).toBe("VALIDATION_ERROR");
     await expect(call("no_such_tool")).rejects.toThrow(/no tool no_such_tool/);
   });
 
   test("a REST refusal passes through with its code: INVALID_WORKDIR", async () => {
     const result = await call("create_session", { workDir: "relative/path" });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ code: "INVALID_WORKDIR", statusCode: 400 });
+    expect(errorOf(result)).toMatchObject({ code: "INVALID_WORKDIR", statusCode: 400 });
   });
 
   test("batch_create_sessions: partial success", async () => {
@@ -477,7 +533,7 @@ describe("tools drive sessions through the REST API", () => {
       deleted: true,
     });
     const gone = await call("state_get", { key: "team/notes" });
-    expect(gone.structuredContent.code).toBe("MEMORY_NOT_FOUND");
+    expect(errorOf(gone).code).toBe("MEMORY_NOT_FOUND");
   });
 
   test("server_health", async () => {
@@ -541,13 +597,165 @@ describe("consensus review through MCP", () => {
   test("an unknown review or session, and criteria or reviewers out of bounds, are isError results", async () => {
     const missing = crypto.randomUUID();
     const unknown = await call("get_consensus", { consensusId: missing });
-    expect(unknown).toMatchObject({ isError: true, structuredContent: { code: "CONSENSUS_NOT_FOUND" } });
+    expect(errorOf(unknown).code).toBe("CONSENSUS_NOT_FOUND");
     const noSession = await call("start_consensus", { sessionId: missing, criteria: ["x"] });
-    expect(noSession.structuredContent.code).toBe("SESSION_NOT_FOUND");
+    expect(errorOf(noSession).code).toBe("SESSION_NOT_FOUND");
     for (const bad of [{ criteria: [] }, { criteria: ["x"], reviewers: 8 }, { criteria: [""] }]) {
       const result = await call("start_consensus", { sessionId: missing, ...bad });
-      expect(result.structuredContent.code).toBe("VALIDATION_ERROR");
+      expect(errorOf(result).code).toBe("VALIDATION_ERROR");
     }
+  });
+});
+
+/**
+ * A schema's JSON without `additionalProperties`: Elysia sets it (false) in place on a route's
+ * response schema when it compiles the route, so the same object reads with or without it.
+ */
+const loose = (schema: unknown): Json =>
+  JSON.parse(JSON.stringify(schema, (key, value) => (key === "additionalProperties" ? undefined : value)));
+
+const ASK_COLOR = {
+  tool_name: "AskUserQuestion",
+  tool_input: {
+    questions: [
+      {
+        question: "Which color should the button be?",
+        options: [{ label: "Red" }, { label: "Blue" }],
+        multiSelect: false,
+      },
+    ],
+  },
+};
+
+describe("output schemas, annotations and structured results", () => {
+  test("every tool has an object outputSchema, the route's own response schema; a title; the four annotations", async () => {
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(TOOL_TABLE.length);
+    for (const listed of tools) {
+      const tool = findTool(listed.name)!;
+      expect(listed.outputSchema?.type).toBe("object");
+      expect(loose(listed.outputSchema)).toEqual(loose(tool.output));
+      expect(listed.title).toBe(tool.title);
+      expect(listed.annotations).toEqual({
+        title: tool.title,
+        readOnlyHint: expect.any(Boolean),
+        destructiveHint: expect.any(Boolean),
+        idempotentHint: expect.any(Boolean),
+        openWorldHint: false,
+      });
+      // A tool that reads changes nothing: it destroys nothing and may be called again.
+      if (listed.annotations!.readOnlyHint) {
+        expect(listed.annotations!.destructiveHint).toBe(false);
+        expect(listed.annotations!.idempotentHint).toBe(true);
+      }
+    }
+    const schemas: Json = Object.fromEntries(tools.map((t) => [t.name, loose(t.outputSchema)]));
+    expect(schemas.get_status).toEqual(loose(Session));
+    expect(schemas.create_session).toEqual(loose(CreatedSession));
+    expect(schemas.capture_pane).toEqual(loose(Pane));
+    expect(schemas.get_session_health).toEqual(loose(SessionHealth));
+    // A list answered by REST is, in MCP, an object holding it under its name.
+    expect(schemas.list_sessions.properties.sessions.items).toEqual(loose(Session));
+    expect(schemas.list_pipelines.properties.pipelines.items).toEqual(loose(Pipeline));
+    expect(schemas.list_agents.properties.agents.items).toEqual(loose(AgentInfo));
+
+    const hints: Json = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(hints.kill_session).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(hints.state_delete).toMatchObject({ destructiveHint: true, idempotentHint: true });
+    for (const name of ["send_message", "send_bash", "create_session", "answer_question"])
+      expect(hints[name]).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    for (const name of TOOL_TABLE.map((t) => t.name).filter((n) => /^(get|list)_/.test(n)))
+      expect(hints[name]).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+  });
+
+  test("each successful call's structuredContent validates against its outputSchema: the SDK client's check and TypeBox's", async () => {
+    // The SDK client checks structuredContent in callTool with the validators listTools cached.
+    await client.listTools();
+    const validators = client as unknown as { getToolOutputValidator(name: string): unknown };
+    for (const tool of TOOL_TABLE) expect(validators.getToolOutputValidator(tool.name)).toBeFunction();
+
+    const called = new Set<string>();
+    const checked = async (name: string, args: Json = {}) => {
+      const result = await call(name, args);
+      expect(result.isError, `${name}: ${result.content?.[0]?.text}`).toBeUndefined();
+      const tool = findTool(name)!;
+      expect({ name, misfits: misfits(tool.output, result.structuredContent) }).toEqual({
+        name,
+        misfits: [],
+      });
+      // The text still ends with the REST body itself (a list stays a list there; a screen is text).
+      const text = result.content.at(-1).text as string;
+      const body = tool.render ? result.structuredContent : JSON.parse(text);
+      if (tool.render) expect(text).toBe(tool.render(body));
+      expect(tool.structure ? tool.structure(body) : body).toEqual(result.structuredContent);
+      called.add(name);
+      return result.structuredContent as Json;
+    };
+
+    const workDir = tempDir();
+    const created = await checked("create_session", { workDir, name: "schemas", prompt: "hello" });
+    const sessionId = created.id as string;
+    const s = { sessionId };
+    await finishTurn(sessionId);
+    for (const name of ["get_status", "get_transcript", "capture_pane", "get_session_metrics"])
+      await checked(name, s);
+    for (const name of ["get_session_summary", "get_session_latency", "get_session_health"])
+      await checked(name, s);
+    expect((await checked("list_sessions", { workDir })).sessions).toHaveLength(1);
+    for (const name of ["server_health", "list_pipelines", "list_agents", "get_swarm"]) await checked(name);
+
+    await checked("send_message", { ...s, text: "next" });
+    await checked("interrupt_session", s);
+    await finishTurn(sessionId);
+    await checked("send_bash", { ...s, command: "ls" });
+    await finishTurn(sessionId);
+    await checked("send_command", { ...s, command: "compact" });
+    await finishTurn(sessionId);
+    await checked("escape_session", s);
+    await hook(app, sessionId, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
+    await checked("approve_permission", s);
+    await hook(app, sessionId, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "rm x" } });
+    await checked("reject_permission", s);
+    await hook(app, sessionId, "PermissionRequest", ASK_COLOR);
+    await checked("answer_question", { ...s, option: 2 });
+
+    await checked("batch_create_sessions", { sessions: [{ workDir: tempDir() }] });
+    await checked("create_pipeline", { name: "p", workDir: tempDir(), steps: [{ prompt: "go" }] });
+    reviews.script([[answer("APPROVE", ["PASS"])]]);
+    const review = await checked("start_consensus", { ...s, criteria: ["it works"], reviewers: 1 });
+    await reviews.service.settled(review.id as string);
+    await checked("get_consensus", { consensusId: review.id });
+    await checked("state_set", { key: "team/schemas", value: "v" });
+    await checked("state_get", { key: "team/schemas" });
+    await checked("state_delete", { key: "team/schemas" });
+    await checked("kill_session", s);
+    expect([...called].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
+  });
+
+  test("a message that names a REST route names the MCP tool instead: approve_permission on a question", async () => {
+    const { id } = await idleSession();
+    await hook(app, id, "PermissionRequest", ASK_COLOR);
+    const refused = await call("approve_permission", { sessionId: id });
+    expect(errorOf(refused).code).toBe("CONFLICT");
+    expect(refused.content[0].text).toBe(
+      `CONFLICT: session ${id} asks a question: answer it with answer_question (sessionId "${id}")`,
+    );
+    expect(JSON.stringify(refused.content)).not.toContain("/v1/");
+    // REST keeps its own words.
+    const rest = await app.request("POST", `/v1/sessions/${id}/approve`);
+    expect(((await rest.json()) as Json).error).toContain(`POST /v1/sessions/${id}/answer`);
+
+    // Every route a tool makes is told as that tool; REST's health hints read as MCP's.
+    expect(inMcpTerms(`call POST /v1/sessions/${id}/send now`)).toBe(
+      `call send_message (sessionId "${id}") now`,
+    );
+    expect(inMcpTerms(`DELETE /v1/sessions/${id}, or GET /v1/sessions/${id}/read`)).toBe(
+      `kill_session (sessionId "${id}"), or GET /v1/sessions/${id}/read`,
+    );
+    expect(inMcpTerms("GET /v1/consensus/c1 says")).toBe('get_consensus (consensusId "c1") says');
+    expect(inMcpTerms("invalid body.workDir: required")).toBe("invalid arguments.workDir: required");
+    for (const hint of hintsFor({ id, status: "asking", pendingPermission: null }, 0, "rest"))
+      expect(inMcpTerms(hint)).not.toContain("/v1/");
   });
 });
 

@@ -1,9 +1,13 @@
 import { expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import { Elysia } from "elysia";
-import { buildOpenApi, deriveOperationId } from "../../src/server/openapi.ts";
+import { Elysia, t } from "elysia";
+import { buildOpenApi, deriveOperationId, type RouteInfo } from "../../src/server/openapi.ts";
+import { Session } from "../../src/sessions/index.ts";
 import { testApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/temp.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is inspected field by field
+type Json = Record<string, any>;
 
 test("GET /v1/openapi.json documents the routes from their own schemas", async () => {
   const extra = new Elysia().post("/v1/test/things", ({ body }) => body, {
@@ -75,4 +79,39 @@ test("operationIds come from method and path alone, so they stay the same across
   expect(() =>
     buildOpenApi([route("GET", "/v1/a"), route("GET", "/v1/b", "getA")], { version: "1" }),
   ).toThrow("operationId getA");
+});
+
+test("shared objects are named components, referred to wherever they appear; numbers are numbers", () => {
+  const route = (method: string, path: string, hooks: RouteInfo["hooks"]) => ({ method, path, hooks });
+  const doc = buildOpenApi(
+    [
+      route("GET", "/v1/things", {
+        query: t.Object({
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 9, multipleOf: 1, default: 5 })),
+        }),
+        response: Type.Array(Session),
+      }),
+      route("GET", "/v1/things/:id", {
+        // A copy of Session's shape (as a spread or an Optional makes one) is Session too.
+        response: Type.Object({ one: Type.Optional(Session), ratio: t.Numeric() }),
+      }),
+    ],
+    { version: "1" },
+  ) as Json;
+  const list = doc.paths["/v1/things"].get;
+  expect(list.parameters[0].schema).toEqual({ type: "integer", minimum: 1, maximum: 9, default: 5 });
+  expect(list.responses["200"].content["application/json"].schema).toEqual({
+    type: "array",
+    items: { $ref: "#/components/schemas/Session" },
+  });
+  const one = doc.paths["/v1/things/{id}"].get.responses["200"].content["application/json"].schema;
+  expect(one.properties.one).toEqual({ $ref: "#/components/schemas/Session" });
+  expect(one.properties.ratio).toEqual({ type: "number" });
+  // Only what the paths refer to is listed, and what that refers to in turn (Session's fields).
+  expect(Object.keys(doc.components.schemas).sort()).toEqual(
+    ["Error", "PendingPermission", "QuestionOption", "Session", "TokenUsage"].sort(),
+  );
+  expect(doc.components.schemas.Session.properties.pendingPermission.anyOf).toContainEqual({
+    $ref: "#/components/schemas/PendingPermission",
+  });
 });

@@ -12,6 +12,7 @@ import {
   Delivery,
   type DeliveryResult,
   ForkedSession,
+  Pane,
   PermissionAnswer,
   PermissionPolicy,
   PolicyInput,
@@ -46,7 +47,6 @@ const CursorQueryParams = t.Object({
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, multipleOf: 1, default: 50 })),
   role: TranscriptCursorQuery.properties.role,
 });
-const Pane = Type.Object({ id: Type.String(), content: Type.String() });
 /** Approve, reject and answer say what their keys did (docs/sessions.md, Answering). */
 const AFTER_KEYS =
   "Answers the session as it is once ag's keys are pressed (what GET shows next), not as it was: pendingPermission null, status";

@@ -7,6 +7,9 @@ export function toolRoutes() {
   const tools = toolInfos();
   return new Elysia({ name: "routes/tools" }).get("/v1/tools", () => tools, {
     response: Type.Array(ToolInfo),
-    detail: { summary: "The MCP tools of `ag mcp`, each with its JSON Schema input", tags: ["mcp"] },
+    detail: {
+      summary: "The MCP tools of `ag mcp`: input and output JSON Schemas, title and annotations",
+      tags: ["mcp"],
+    },
   });
 }

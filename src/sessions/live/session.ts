@@ -75,11 +75,23 @@ export interface LiveSession {
   /** Follows the agent's transcript at `path` (history: lines already there are the past). */
   attachTranscript(path: string, history: boolean): Promise<void>;
   readonly transcript: TranscriptFollower;
+  /**
+   * Waits (up to `ms`) until the transcript holds the end of the turn of the prompt the agent
+   * last confirmed: the agent tells a turn's end before it has written the turn's last lines.
+   */
+  settleTranscript(ms: number): Promise<void>;
   /** Counters for metrics and latency since ag started following the session. */
   readonly stats: LiveStats;
   recordDelivery(delivered: boolean, attempts: number, ms: number): void;
   dispose(): void;
 }
+
+/**
+ * How long a turn's end waits for the turn's last lines in the transcript (their messages go out
+ * first). Claude Code writes them some 150 ms after its Stop hook; a transcript that never shows
+ * the end (a crash mid-line) costs the end this much, no more.
+ */
+export const TURN_TEXT_WAIT_MS = 1_000;
 
 export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: FollowMode): LiveSession {
   let record = initial;
@@ -108,6 +120,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       logger: deps.logger,
       stats,
       recorder: deps.recorder,
+      // A turn's last message comes before its end (docs/events.md): the hook that ends it often
+      // arrives before the agent has written the turn's last lines.
+      beforeTurnEnd: () => (transcript.path ? settleTranscript(TURN_TEXT_WAIT_MS) : null),
     },
     initialStatus(deps.clock.now(), record.stallThresholdMs, record.status, {
       booting: mode === "launch",
@@ -158,6 +173,15 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       saveTokens();
     },
   });
+
+  /** Until the transcript holds the end of the turn of the prompt last confirmed, or `ms`. */
+  function settleTranscript(ms: number): Promise<void> {
+    const prompt = lastPrompt;
+    return transcript.settled(
+      ms,
+      prompt === null ? undefined : (recorded) => recorded !== null && agent.isSubmission(prompt, recorded),
+    );
+  }
 
   function saveTokens(): void {
     const tokens = transcript.tokens();
@@ -273,6 +297,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     id: record.id,
     agent,
     transcript,
+    settleTranscript,
     stats,
     recordDelivery(delivered, attempts, ms) {
       deps.recorder?.delivery(delivered, attempts, ms);

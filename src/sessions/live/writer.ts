@@ -39,11 +39,18 @@ export function createStatusWriter(
     logger: Logger;
     stats: LiveStats;
     recorder?: StatsRecorder;
+    /**
+     * What a turn's end waits for before it is told: the turn's last transcript lines read and
+     * their messages published (bounded). Null: nothing to wait for (no transcript).
+     */
+    beforeTurnEnd?(): Promise<void> | null;
   },
   initial: StatusState,
 ): StatusWriter {
   let state = initial;
   let activitySavedAt = initial.lastActivityAt;
+  /** Events held back behind a turn's end; null when none are. */
+  let outbox: Promise<void> | null = null;
 
   function save(previous: StatusState, transition: Transition): void {
     const now = deps.clock.now();
@@ -90,11 +97,33 @@ export function createStatusWriter(
       pendingPermission: state.pending,
       source,
     };
-    for (const event of transition.events) {
+    const events = transition.events.map((event) => {
       const detail =
         transition.details?.[event] ?? transition.detail ?? `${previous.status} → ${state.status}`;
-      deps.bus.publish(statusEvent(event, session, detail, base, transition.meta[event]));
+      return statusEvent(event, session, detail, base, transition.meta[event]);
+    });
+    const endsTurn = transition.events.includes("session.turn_ended");
+    send(events, endsTurn ? (deps.beforeTurnEnd?.() ?? null) : null);
+  }
+
+  /**
+   * Publishes at once, unless a turn's end waits for its last messages (then its events go once
+   * they are out) or events are already held back (then these go after them): in causal order.
+   */
+  function send(events: EventInput[], wait: Promise<void> | null): void {
+    if (!wait && !outbox) {
+      for (const event of events) deps.bus.publish(event);
+      return;
     }
+    const sent = Promise.all([outbox, wait])
+      .catch((error) => deps.logger.warn(`session ${deps.record().id}: waiting for the turn's text`, error))
+      .then(() => {
+        for (const event of events) deps.bus.publish(event);
+      });
+    outbox = sent;
+    void sent.then(() => {
+      if (outbox === sent) outbox = null;
+    });
   }
 
   function measure(previous: StatusState, source: ObservationSource): void {
