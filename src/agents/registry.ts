@@ -3,7 +3,7 @@ import { AgError } from "../shared/errors.ts";
 import { agentNotFound } from "../shared/install.ts";
 import type { ProgramOptions } from "../shared/program.ts";
 import type { RunAs } from "../shared/run-as.ts";
-import type { AgentAdapter, AgentCapability, DriverName } from "./agent.ts";
+import type { AgentAdapter } from "./agent.ts";
 import type { AgentInfo } from "./info.ts";
 import { splitCommand } from "./launch-files.ts";
 import { type AgentProbe, missingFlagsWarning, probeOf } from "./probe.ts";
