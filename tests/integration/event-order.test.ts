@@ -122,7 +122,7 @@ describe("a headless session on the fake ACP agent", () => {
     const api = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${ag.url}${path}`, {
         method,
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", authorization: `Bearer ${ag.token()}` },
         body: JSON.stringify(body),
       });
       return (await response.json()) as Record<string, unknown>;
