@@ -223,8 +223,13 @@ describe("load bound and browser lifetime", () => {
   test("the browser closes after the idle time and starts again for the next capture", async () => {
     await quickService.capture("s", { url: `${origin}/box`, width: 200, height: 200 });
     const startsBefore = quick.lines.filter((l) => l.includes("screenshot browser started")).length;
+    // The browser that took this capture started at the last "started" line; an earlier one may
+    // have closed (idle) before it: the close waited for comes after that line.
+    const started = quick.lines.findLastIndex((l) => l.includes("screenshot browser started"));
+    const closedSince = () =>
+      quick.lines.slice(started + 1).some((l) => l.includes("screenshot browser closed (idle)"));
     // Idle 300 ms, then closed; on a busy machine the close itself may take a while longer.
-    await until(() => quick.lines.some((l) => l.includes("screenshot browser closed (idle)")), 10_000);
+    await until(closedSince, 10_000);
     const image = imageOf(await quickService.capture("s", { url: `${origin}/box`, width: 200, height: 200 }));
     expect(image.pixel(5, 5)).toEqual([255, 0, 0]);
     expect(quick.lines.filter((l) => l.includes("screenshot browser started")).length).toBe(startsBefore + 1);
