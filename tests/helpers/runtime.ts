@@ -59,3 +59,25 @@ export async function startTestRuntime(
   runtime.bus.subscribe(checkAgainstCatalog);
   return Object.assign(runtime, { stateDir, logs, token: () => currentAuthToken(config) });
 }
+
+/**
+ * One REST call to a runtime as a client on this machine makes it: with the token it finds in
+ * the state folder (ag's own, or SVC_AUTH_TOKEN), JSON in and out.
+ */
+export async function callApi<T = Record<string, unknown>>(
+  runtime: Pick<TestRuntime, "url" | "token">,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T; headers: Headers }> {
+  const response = await fetch(`${runtime.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${runtime.token()}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : {}) as T, headers: response.headers };
+}

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../helpers/binary.ts";
 import { pagedIds } from "../helpers/cursor.ts";
-import { startTestRuntime } from "../helpers/runtime.ts";
+import { callApi, startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -32,18 +32,7 @@ const stop = async () => {
   ag.close();
 };
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${ag.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ag.token()}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
+const api = (method: string, path: string, body?: unknown) => callApi<Json>(ag, method, path, body);
 
 async function reach(id: string, status: string, ms = 15_000): Promise<Json> {
   const deadline = Date.now() + ms;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestRuntime } from "../helpers/runtime.ts";
+import { callApi, startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
 
@@ -33,25 +33,9 @@ afterAll(async () => {
   ag.close();
 });
 
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: Json; retryAfter: string | null }> {
-  const response = await fetch(`${ag.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ag.token()}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? JSON.parse(text) : {},
-    retryAfter: response.headers.get("retry-after"),
-  };
+async function api(method: string, path: string, body?: unknown) {
+  const answer = await callApi<Json>(ag, method, path, body);
+  return { ...answer, retryAfter: answer.headers.get("retry-after") };
 }
 
 const running = async () => (await api("GET", "/v1/sessions?status=running")).body as Json[];

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ag, cliEnv } from "../helpers/cli.ts";
-import { startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
+import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { mountSmallDisk, type SmallDisk } from "../helpers/tmpfs.ts";
 import { privateSocket, tmux } from "../helpers/tmux.ts";
@@ -35,23 +35,8 @@ async function start(env: Record<string, string>): Promise<TestRuntime> {
   return runtime;
 }
 
-async function api(
-  runtime: TestRuntime,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${runtime.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${runtime.token()}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
+const api = (runtime: TestRuntime, method: string, path: string, body?: unknown) =>
+  callApi<Json>(runtime, method, path, body);
 
 function agentScript(): string {
   const path = join(tempDir(), "agent.sh");
