@@ -349,6 +349,12 @@ describe("control-mode client on real tmux", () => {
         cwd: tempDir(),
         command: ["sh", "-c", counter],
       });
+      // The counter has filled the screen before the first cut (a busy machine starts sh late):
+      // every snapshot then holds a full screen of lines to check the seam against.
+      await eventually(async () => {
+        const shown = (await client.capturePane(pane.paneId)).match(/L(\d+)/g) ?? [];
+        expect(shown.length).toBeGreaterThan(39);
+      }, 15_000);
       // Two viewers: each gets every snapshot, its own or the other's, and must stay exact.
       const streams: PaneOutputEvent[][] = [[], []];
       const offs = streams.map((events) => client.watchOutput(pane.paneId, (e) => events.push(e)));
