@@ -86,7 +86,10 @@ describe("with both cores saturated", () => {
       await world.waitFor(id, "idle", 60_000);
       expect(existsSync(join(world.workDir, file))).toBe(true);
     }
-    // Ten turns, each ended once; never idle while a prompt waited.
+    // Ten turns, each ended once; never idle while a prompt waited. The state reads idle at once;
+    // the last turn's end is told once its text is out (up to 1 s later, docs/events.md).
+    const ended = (e: Json) => e.event === "session.turn_ended" && e.session?.id === id;
+    while ((await drain()).filter(ended).length < 10) await next(ended);
     const mine = (await drain()).filter((e) => e.session?.id === id);
     expect(mine.filter((e) => e.event === "session.turn_ended")).toHaveLength(10);
     expect(mine.filter((e) => e.event === "permission.requested")).toHaveLength(10);
