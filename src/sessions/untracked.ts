@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { AgError } from "../shared/errors.ts";
+import { AgError, describeError } from "../shared/errors.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { SessionRepo } from "./repo.ts";
 
@@ -33,7 +33,11 @@ export function createUntrackedAgents(deps: {
   repo: Pick<SessionRepo, "get">;
 }): UntrackedAgents {
   async function list(): Promise<UntrackedAgent[]> {
-    const panes = await deps.tmux.listPanes();
+    // ag's tmux server down or its control client not (yet) connected: which windows are there
+    // cannot be known, and that is what the caller hears (never a bare 500).
+    const panes = await deps.tmux.listPanes().catch((error: unknown) => {
+      throw new AgError("TMUX_UNAVAILABLE", `ag's tmux windows cannot be listed: ${describeError(error)}`);
+    });
     return panes
       .filter((pane) => pane.tag !== "" && !deps.repo.get(pane.tag))
       .map((pane) => ({

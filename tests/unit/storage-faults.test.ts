@@ -6,6 +6,8 @@ import { loadConfig } from "../../src/config/load.ts";
 import { createHealthService } from "../../src/health/service.ts";
 import { doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { toErrorBody } from "../../src/server/errors.ts";
+import { createUntrackedAgents } from "../../src/sessions/untracked.ts";
+import { AgError } from "../../src/shared/errors.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { storageFault } from "../../src/store/faults.ts";
 import { createStorageGuard } from "../../src/store/guard.ts";
@@ -206,4 +208,20 @@ test("an action done whose audit record the store refuses is not passed off as r
   expect(body.error).toContain("answered 201, but its audit record could not be written");
   // What was done stays done, and the client was told.
   expect(app.templates.list().map((t) => t.name)).toEqual(["kept"]);
+});
+
+describe("untracked agents", () => {
+  test("a tmux that cannot be listed is TMUX_UNAVAILABLE (503), not an internal error", async () => {
+    const untracked = createUntrackedAgents({
+      tmux: {
+        listPanes: () => Promise.reject(new Error("tmux connection lost: EPIPE")),
+        killPane: async () => {},
+      },
+      repo: { get: () => null },
+    });
+    const error = await untracked.list().catch((e) => e);
+    expect(error).toBeInstanceOf(AgError);
+    expect([error.code, error.statusCode]).toEqual(["TMUX_UNAVAILABLE", 503]);
+    expect(error.message).toContain("EPIPE");
+  });
 });

@@ -81,8 +81,10 @@ async function listUntracked(client: ApiClient): Promise<UntrackedAgent[] | unde
   try {
     return (await client.get<{ agents: UntrackedAgent[] }>("/v1/untracked")).agents;
   } catch (error) {
-    if (error instanceof AgError && ["FORBIDDEN", "UNAUTHORIZED", "NOT_FOUND"].includes(error.code))
-      return undefined;
+    // Not this key's to see, a server from before the route, or its tmux not up (nothing of
+    // ag's runs there then; the tmux check says why): no answer, not a failed server.
+    const unknown = ["FORBIDDEN", "UNAUTHORIZED", "NOT_FOUND", "TMUX_UNAVAILABLE"];
+    if (error instanceof AgError && unknown.includes(error.code)) return undefined;
     throw error;
   }
 }
