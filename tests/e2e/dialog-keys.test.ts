@@ -3,6 +3,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -65,6 +66,20 @@ function apiKeyResponses(): { approved: string[]; rejected: string[] } {
   return JSON.parse(readFileSync(join(world.env.HOME!, ".claude.json"), "utf8")).customApiKeyResponses;
 }
 
+/**
+ * Waits until the agent has written its answer about `key` to its config: Claude Code saves
+ * ~/.claude.json on its own schedule, which on a busy machine can come after the session reads
+ * idle (a loaded run read the file before it). Bounded: a hang guard, not a measurement.
+ */
+async function recorded(key: string): Promise<{ approved: string[]; rejected: string[] }> {
+  const mark = key.slice(-20);
+  await until(() => {
+    const { approved = [], rejected = [] } = apiKeyResponses() ?? {};
+    return approved.includes(mark) || rejected.includes(mark);
+  }, 15_000);
+  return apiKeyResponses();
+}
+
 describe("the bypass-permissions disclaimer", () => {
   // Rejected first: accepting it may be remembered in the agent's own settings.
   test("reject picks the preselected 'No, exit': the agent quits", async () => {
@@ -94,8 +109,9 @@ describe("the custom API key dialog", () => {
     const id = await onDialog({ env: { ANTHROPIC_API_KEY: key } }, "api-key");
     await answer(id, "approve");
     await world.waitFor(id, "idle");
-    expect(apiKeyResponses().approved).toContain(key.slice(-20));
-    expect(apiKeyResponses().rejected).not.toContain(key.slice(-20));
+    const answered = await recorded(key);
+    expect(answered.approved).toContain(key.slice(-20));
+    expect(answered.rejected).not.toContain(key.slice(-20));
   }, 90_000);
 
   test("reject picks 'No (recommended)': the agent records the key as rejected", async () => {
@@ -104,8 +120,9 @@ describe("the custom API key dialog", () => {
     await answer(id, "reject");
     // The agent goes on without the key.
     await world.waitFor(id, "idle");
-    expect(apiKeyResponses().rejected).toContain(key.slice(-20));
-    expect(apiKeyResponses().approved).not.toContain(key.slice(-20));
+    const answered = await recorded(key);
+    expect(answered.rejected).toContain(key.slice(-20));
+    expect(answered.approved).not.toContain(key.slice(-20));
   }, 90_000);
 });
 
