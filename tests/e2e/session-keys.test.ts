@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgProcess, agEnv, compiledBinary, startAg } from "../helpers/binary.ts";
+import { callApi } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
 
@@ -31,16 +32,15 @@ afterAll(async () => {
   await ag?.stop();
 });
 
+/** A REST call as the holder of `token` (a session key, or ag's own). */
 async function api(token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${ag.url}${path}`, {
+  const { status, body: answer } = await callApi<Json>(
+    { url: ag.url, token: () => token },
     method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Json };
+    path,
+    body,
+  );
+  return { status, body: answer };
 }
 
 async function create(token: string, name: string, prompt?: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { startTestRuntime } from "../helpers/runtime.ts";
+import { callApi, startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
 
@@ -40,17 +40,15 @@ afterAll(async () => {
   ag.close();
 });
 
+/** A REST call as the holder of `token` (a session key, or ag's own). */
 async function api(token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${ag.url}${path}`, {
+  const { status, body: answer } = await callApi<Json>(
+    { url: ag.url, token: () => token },
     method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
+    path,
+    body,
+  );
+  return { status, body: answer };
 }
 
 /** A headless session on the fake agent, offered ag's MCP server (so it has a key of its own). */
