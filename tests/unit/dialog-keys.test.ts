@@ -25,15 +25,17 @@ const DIALOGS = [
     pane: "22-dialog-api-key",
     dialog: "api-key",
     detail: "use the API key found in the environment?",
-    approve: ["Up", "Enter"], // "2. No (recommended)" is preselected; "1. Yes" is above it
-    reject: ["Enter"],
+    // "2. No (recommended)" is preselected: its digit picks and confirms an option in one key, where
+    // an arrow and Enter could lose the arrow and confirm "No".
+    approve: ["1"],
+    reject: ["2"],
   },
   {
     pane: "23-dialog-bypass",
     dialog: "bypass-permissions",
     detail: "accept bypass-permissions mode?",
-    approve: ["Down", "Enter"], // "1. No, exit" is preselected; "2. Yes, I accept" is below it
-    reject: ["Enter"],
+    approve: ["2"], // "1. No, exit" is preselected; "2. Yes, I accept" is below it
+    reject: ["1"],
   },
 ] as const;
 
@@ -62,6 +64,14 @@ describe("the Claude adapter's keys for each start-up dialog", () => {
   test("a trust prompt without a dialog id (stored by an older ag) keeps the folder-trust keys", () => {
     expect(adapter.keys.approve({ kind: "trust" })).toEqual(["Enter"]);
     expect(adapter.keys.reject({ kind: "trust" })).toEqual(["Escape"]);
+  });
+
+  test("2.1.328 numbers no option: an arrow, then Enter (after the dialog's settle time)", () => {
+    const newer = adapter.forVersion("2.1.328");
+    expect(newer.keys.dialogSettleMs).toBeGreaterThan(0);
+    expect(newer.keys.approve({ kind: "trust", dialog: "api-key" })).toEqual(["Up", "Enter"]);
+    expect(newer.keys.approve({ kind: "trust", dialog: "bypass-permissions" })).toEqual(["Down", "Enter"]);
+    expect(newer.keys.approve({ kind: "trust", dialog: "folder-trust" })).toEqual(["Down", "Enter"]);
   });
 
   test("tool, plan and question prompts keep their keys", () => {

@@ -8,7 +8,14 @@ import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
-import { classifyScreen, INPUT_BOX, SCREEN_2_1_197, type ScreenDialect, type ScreenState } from "./screen.ts";
+import {
+  classifyScreen,
+  INPUT_BOX,
+  SCREEN_2_1_197,
+  type ScreenDialect,
+  type ScreenState,
+  type StartDialogId,
+} from "./screen.ts";
 import { denyReply, toolCategory } from "./tools.ts";
 import { claudeTranscriptFormat } from "./transcript.ts";
 import { findTranscript } from "./transcript-files.ts";
@@ -77,12 +84,12 @@ function claudeAdapter(
       // dialogs each have their own (START_DIALOGS).
       approve: (pending) =>
         pending.kind === "trust"
-          ? startDialog(pending.dialog, dialect.screen).approve
+          ? startDialogKeys(pending.dialog, dialect.screen).approve
           : pending.kind === "plan"
             ? ["Down", "Enter"]
             : ["Enter"],
       reject: (pending) =>
-        pending.kind === "trust" ? startDialog(pending.dialog, dialect.screen).reject : ["Escape"],
+        pending.kind === "trust" ? startDialogKeys(pending.dialog, dialect.screen).reject : ["Escape"],
       // AskUserQuestion's own row after the options is "Type something.".
       answer: questionAnswerKeys,
       interrupt: ["C-c"],
@@ -110,43 +117,24 @@ type StartDialogScreen = "trust_dialog" | "api_key_dialog" | "bypass_dialog";
 
 /**
  * Claude Code's start-up dialogs, each a `trust` prompt: the id ag reports as
- * `pendingPermission.dialog`, and the keys that pick its "yes" and its "no" (agent harness
- * keystroke rules, checked against the captured panes). Each preselects a different option, so
- * one key for all would answer some of them the wrong way.
+ * `pendingPermission.dialog`. The keys that pick its "yes" and its "no" are the version's
+ * (ScreenDialect.dialogKeys): each dialog preselects a different option, and the versions differ in
+ * order and numbering.
  */
-const START_DIALOGS: Record<
-  StartDialogScreen,
-  { dialog: string; detail: string; approve: string[]; reject: string[] }
-> = {
-  trust_dialog: {
-    dialog: "folder-trust",
-    detail: "trust this folder?",
-    // The version's own (ScreenDialect.trustKeys): its options' order changed.
-    ...SCREEN_2_1_197.trustKeys,
-  },
-  api_key_dialog: {
-    dialog: "api-key",
-    detail: "use the API key found in the environment?",
-    // "2. No (recommended)" is preselected; "1. Yes" is the one above.
-    approve: ["Up", "Enter"],
-    reject: ["Enter"],
-  },
-  bypass_dialog: {
-    dialog: "bypass-permissions",
-    detail: "accept bypass-permissions mode?",
-    // "1. No, exit" is preselected (Enter alone quits the agent); "2. Yes, I accept" is below.
-    approve: ["Down", "Enter"],
-    reject: ["Enter"],
-  },
+const START_DIALOGS: Record<StartDialogScreen, { dialog: StartDialogId; detail: string }> = {
+  trust_dialog: { dialog: "folder-trust", detail: "trust this folder?" },
+  api_key_dialog: { dialog: "api-key", detail: "use the API key found in the environment?" },
+  bypass_dialog: { dialog: "bypass-permissions", detail: "accept bypass-permissions mode?" },
 };
 
 /**
- * The start-up dialog a pending `trust` prompt names. One without a dialog id (recorded by an
- * older ag) is taken for the folder-trust dialog, whose keys `trust` prompts always had.
+ * The keys of the start-up dialog a pending `trust` prompt names. One without a dialog id
+ * (recorded by an older ag) is taken for the folder-trust dialog, whose keys `trust` prompts
+ * always had.
  */
-function startDialog(dialog: string | undefined, screen: ScreenDialect) {
-  const found = Object.values(START_DIALOGS).find((d) => d.dialog === dialog) ?? START_DIALOGS.trust_dialog;
-  return found === START_DIALOGS.trust_dialog ? { ...found, ...screen.trustKeys } : found;
+function startDialogKeys(dialog: string | undefined, screen: ScreenDialect) {
+  const known = Object.values(START_DIALOGS).find((d) => d.dialog === dialog);
+  return screen.dialogKeys[known?.dialog ?? "folder-trust"];
 }
 
 /**
@@ -169,10 +157,8 @@ export function readScreen(
   if (!trustWorkdir || screen.state !== "trust_dialog") return reading;
   // Only the folder ag trusted for this session: a dialog about any other goes to the user.
   if (options.workDir !== undefined && trustDialogFolder(text) !== options.workDir) return reading;
-  const { dialog, approve } = startDialog(
-    START_DIALOGS.trust_dialog.dialog,
-    options.dialect ?? SCREEN_2_1_197,
-  );
+  const { dialog } = START_DIALOGS.trust_dialog;
+  const { approve } = startDialogKeys(dialog, options.dialect ?? SCREEN_2_1_197);
   return { ...reading, autoAnswer: { dialog, keys: approve } };
 }
 

@@ -101,12 +101,19 @@ export interface ScreenDialect {
   /** Hints an empty input box shows (dimmed; a plain capture cannot tell them from typed text). */
   placeholder: RegExp | null;
   /**
-   * The keys that pick "yes" and "no" in the folder-trust dialog: its options' order differs
-   * ("1. Yes, I trust this folder" preselected in 2.1.197; "No, exit" first and preselected in
-   * 2.1.328, where Enter alone quits the agent).
+   * The keys that pick "yes" and "no" in each start-up dialog. The options' order differs between
+   * versions ("1. Yes, I trust this folder" preselected in 2.1.197; "No, exit" first and
+   * preselected in 2.1.328, where Enter alone quits the agent), and so does their numbering:
+   * 2.1.197 numbers them, and a digit picks its option and confirms in one key. Where it can, an
+   * answer is that one key: two keys (an arrow, then Enter) can lose the first to a dialog not yet
+   * taking keys, and the Enter then confirms the preselected option, the opposite answer (seen on
+   * 2.1.197's API-key dialog under load: approve recorded the key as rejected).
    */
-  trustKeys: { approve: string[]; reject: string[] };
+  dialogKeys: Record<StartDialogId, { approve: string[]; reject: string[] }>;
 }
+
+/** Claude Code's start-up dialogs, as ag names them in `pendingPermission.dialog`. */
+export type StartDialogId = "folder-trust" | "api-key" | "bypass-permissions";
 
 /** 2.1.197: "✻ API error · Retrying in 1s · attempt 1/2". */
 export const SCREEN_2_1_197: ScreenDialect = {
@@ -114,8 +121,14 @@ export const SCREEN_2_1_197: ScreenDialect = {
   retrying: /Retrying in \d+s · attempt \d+\/\d+/,
   review: "Ready to submit your answers?",
   placeholder: null,
-  // Escape cancels: the agent exits, as with "2. No, exit".
-  trustKeys: { approve: ["Enter"], reject: ["Escape"] },
+  dialogKeys: {
+    // "1. Yes, I trust this folder" is preselected; Escape cancels: the agent exits, as with "2. No, exit".
+    "folder-trust": { approve: ["Enter"], reject: ["Escape"] },
+    // "1. Yes", "2. No (recommended)"
+    "api-key": { approve: ["1"], reject: ["2"] },
+    // "1. No, exit", "2. Yes, I accept"
+    "bypass-permissions": { approve: ["2"], reject: ["1"] },
+  },
 };
 
 /** 2.1.328: "✻ 429 <message> · retrying in 2s · attempt 4/10"; the command between dashed rules. */
@@ -125,7 +138,14 @@ export const SCREEN_2_1_328: ScreenDialect = {
   review: "Review your answers",
   // After an API error the empty box reads "Resend your message to try again".
   placeholder: /^Resend your message to try again$/,
-  trustKeys: { approve: ["Down", "Enter"], reject: ["Escape"] },
+  // Options without numbers: an arrow, then Enter, after the dialog's settle time (versions.ts).
+  dialogKeys: {
+    "folder-trust": { approve: ["Down", "Enter"], reject: ["Escape"] },
+    // "No (recommended)" is preselected; "Yes" is the one above.
+    "api-key": { approve: ["Up", "Enter"], reject: ["Enter"] },
+    // "No, exit" is preselected (Enter alone quits the agent); "Yes, I accept" is below.
+    "bypass-permissions": { approve: ["Down", "Enter"], reject: ["Enter"] },
+  },
 };
 
 /** The live input box: "❯" + U+00A0, or "!" + U+00A0 in shell mode. Exported for the adapter. */
