@@ -76,7 +76,7 @@ describe("the Claude adapter's keys for each start-up dialog", () => {
 
   test("tool, plan and question prompts keep their keys", () => {
     expect(adapter.keys.approve({ kind: "tool" })).toEqual(["Enter"]);
-    expect(adapter.keys.approve({ kind: "plan" })).toEqual(["Down", "Enter"]);
+    expect(adapter.keys.approve({ kind: "plan" })).toEqual(["2"]);
     for (const kind of ["tool", "plan", "question"] as const)
       expect(adapter.keys.reject({ kind })).toEqual(["Escape"]);
   });

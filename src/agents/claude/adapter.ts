@@ -80,13 +80,14 @@ function claudeAdapter(
     },
     keys: {
       // Option 1 ("Yes") is preselected in tool dialogs; for a plan, option 2 keeps the
-      // session's permission mode ("Yes, manually approve edits"); Escape declines. The start-up
-      // dialogs each have their own (START_DIALOGS).
+      // session's permission mode ("Yes, manually approve edits"): its digit, one key that picks
+      // and confirms (Down then Enter could lose the Down and confirm "Yes, and use auto mode").
+      // Escape declines. The start-up dialogs' keys are the version's (dialogKeys).
       approve: (pending) =>
         pending.kind === "trust"
           ? startDialogKeys(pending.dialog, dialect.screen).approve
           : pending.kind === "plan"
-            ? ["Down", "Enter"]
+            ? ["2"]
             : ["Enter"],
       reject: (pending) =>
         pending.kind === "trust" ? startDialogKeys(pending.dialog, dialect.screen).reject : ["Escape"],
