@@ -5,7 +5,7 @@ import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
 import { AGENT_SEEDS } from "./agents/index.ts";
 import { type AgProcess, agEnv, agToken, compiledBinary, freePort, startAg } from "./binary.ts";
 import { tempDir } from "./temp.ts";
-import { killTmuxServer } from "./tmux.ts";
+import { endTmuxServer } from "./tmux.ts";
 
 /**
  * One machine for real-agent tests: the compiled ag, the REAL agent CLIs (Claude Code as `claude`
@@ -140,7 +140,7 @@ export async function startAgentWorld(
     async stop() {
       await ag.stop();
       // ag leaves its tmux server (and any agent still in it) running on purpose: end it now.
-      killTmuxServer(env.SVC_TMUX_SOCKET!);
+      await endTmuxServer(env.SVC_TMUX_SOCKET!);
       await mock.stop();
     },
   };

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { authTokenPath, readTokenFile } from "../../src/config/auth-token.ts";
 import { atRunEnd } from "./cleanup.ts";
 import { tempDir } from "./temp.ts";
-import { killTmuxServer } from "./tmux.ts";
+import { endTmuxServer } from "./tmux.ts";
 
 const repo = join(import.meta.dir, "..", "..");
 
@@ -57,7 +57,7 @@ export function agEnv(extra: Record<string, string> = {}): Record<string, string
   const home = tempDir("ag-e2e-home-");
   const socket = `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // ag leaves its tmux server running on purpose (sessions outlive it): the test ends it.
-  atRunEnd(() => killTmuxServer(socket));
+  atRunEnd(() => endTmuxServer(socket));
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,

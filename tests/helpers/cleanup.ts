@@ -1,4 +1,4 @@
-const pending: Array<() => void> = [];
+const pending: Array<() => void | Promise<void>> = [];
 
 /**
  * Runs `fn` when the whole test run ends (tests/setup.ts, preloaded by bunfig.toml, calls
@@ -7,14 +7,15 @@ const pending: Array<() => void> = [];
  * only, and `process.on("exit")` never fires under `bun test`. Heavy things (agents, servers)
  * are also stopped by the tests themselves as they finish.
  */
-export function atRunEnd(fn: () => void): void {
+export function atRunEnd(fn: () => void | Promise<void>): void {
   pending.push(fn);
 }
 
-export function runCleanups(): void {
+/** In the reverse order of registration, each awaited: what was made last goes first. */
+export async function runCleanups(): Promise<void> {
   for (const cleanup of pending.splice(0).reverse()) {
     try {
-      cleanup();
+      await cleanup();
     } catch {
       // one failed cleanup must not stop the others
     }

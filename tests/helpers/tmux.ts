@@ -2,11 +2,12 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from "node:path";
 import type { TestProgram } from "../contract/tmux.contract.ts";
 import { atRunEnd } from "./cleanup.ts";
+import { isAlive } from "./stream.ts";
 
 /** A unique private tmux socket name, whose server is killed and socket removed after the file. */
 export function privateSocket(): string {
   const name = `ag-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  atRunEnd(() => killTmuxServer(name));
+  atRunEnd(() => endTmuxServer(name));
   return name;
 }
 
@@ -15,6 +16,19 @@ export function killTmuxServer(socket: string): void {
   // kill-server leaves the socket file behind.
   const dir = process.env.TMUX_TMPDIR || "/tmp";
   rmSync(join(dir, `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
+}
+
+/**
+ * Kills a server that ran real agents and waits (bounded) until the programs of its panes have
+ * exited: an agent writes into its HOME on the way out (Claude Code recreates
+ * ~/.claude/plugins/marketplaces), and would recreate a HOME removed before it is gone.
+ */
+export async function endTmuxServer(socket: string): Promise<void> {
+  const listed = tmux(socket, "list-panes", "-a", "-F", "#{pane_pid}");
+  const pids = listed.exitCode === 0 ? listed.stdout.split("\n").filter(Boolean).map(Number) : [];
+  killTmuxServer(socket);
+  const deadline = Date.now() + 5_000;
+  while (pids.some(isAlive) && Date.now() < deadline) await Bun.sleep(50);
 }
 
 export function tmux(socket: string, ...args: string[]): { exitCode: number; stdout: string } {
