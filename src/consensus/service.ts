@@ -165,6 +165,12 @@ export function createConsensusService(deps: {
       }
       Object.assign(r, { status: "restating", restated: true, error: reading.reason });
       saved(record);
+      // What was read is replaced by the restated answer: the log keeps it, to tell an answer in
+      // the wrong form from one read before the agent had given it.
+      deps.logger.info(
+        `reviewer ${r.index} of review ${record.id}: ${reading.reason}; asked to restate. It read ` +
+          `${JSON.stringify(output.slice(0, 300))} (session ${deps.sessions.get(sessionId).status})`,
+      );
       const sent = await deps.sessions.send(sessionId, restateBrief(reading.reason, record.criteria.length));
       if (!sent.delivered) {
         r.status = "unparsable";

@@ -6,6 +6,7 @@ import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { freePort } from "../helpers/binary.ts";
 import { launchChromium, openDashboard } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -132,12 +133,18 @@ for (const viewport of VIEWPORTS) {
         await page.screenshot({ path: join(shots, `console-${viewport.name}-question.png`) });
         await page.locator("#pending button.option", { hasText: "Red" }).click();
         await world.waitFor(id, "idle", 30_000);
-        // The agent got the answer: the tool's result names the option picked.
-        const page1 = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`);
-        const results = (page1.body.messages as Json[])
-          .filter((m) => m.kind === "tool_result")
-          .map((m) => m.text);
-        expect(results.join("\n")).toContain("Red");
+        // The agent got the answer: the tool's result names the option picked. The agent writes its
+        // transcript on its own schedule, which on a busy machine can end after its turn did (the
+        // cursor reads the file as it is; /read is what waits): bounded, a hang guard.
+        const toolResults = async () => {
+          const page1 = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`);
+          return (page1.body.messages as Json[])
+            .filter((m) => m.kind === "tool_result")
+            .map((m) => m.text)
+            .join("\n");
+        };
+        await until(async () => (await toolResults()) !== "", 15_000).catch(() => {});
+        expect(await toolResults()).toContain("Red");
         expect(problems).toEqual([]);
       } finally {
         await close();
