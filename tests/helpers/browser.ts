@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { CHROMIUM_ARGS, findChromium, launchChromium as launch } from "../../src/screenshot/index.ts";
 
@@ -64,3 +65,27 @@ export async function openDashboard(
   await page.click('#token-form button[type="submit"]');
   return { page, problems, close: () => context.close() };
 }
+
+/** What axe-core finds against WCAG 2 AA on the page as it is now: one line per failing element. */
+export async function accessibilityViolations(
+  page: Page,
+  options: { rules?: string[] } = {},
+): Promise<string[]> {
+  // Evaluated over the DevTools protocol, which the page's CSP does not govern: no script tag.
+  axeSource ??= readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async (rules) => {
+    // biome-ignore lint/suspicious/noExplicitAny: axe is the global the script just defined
+    const axe = (globalThis as any).axe;
+    const result = await axe.run(document, {
+      runOnly: rules ? { type: "rule", values: rules } : { type: "tag", values: ["wcag2a", "wcag2aa"] },
+      resultTypes: ["violations"],
+    });
+    return result.violations.flatMap(
+      (v: { id: string; nodes: { target: string[]; failureSummary: string }[] }) =>
+        v.nodes.map((n) => `${v.id} ${n.target.join(" ")}: ${n.failureSummary.replace(/\s+/g, " ")}`),
+    );
+  }, options.rules ?? null);
+  return violations;
+}
+let axeSource: string | undefined;
