@@ -7,6 +7,7 @@ import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { freePort } from "../helpers/binary.ts";
 import { accessibilityViolations, launchChromium, openDashboard } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -277,9 +278,13 @@ for (const viewport of VIEWPORTS) {
 
         // Tokens and cost come from one reading, after the turn's own events: both pages show the
         // turn's tokens within seconds (they once kept the pre-turn value for 50 s and more).
+        // The turn is in the transcript a moment after the hook said idle: its tokens with it.
         await world.waitFor(id, "idle", 30_000);
-        const after = await shownTokens(id);
-        expect(after).not.toBe(tokensBefore);
+        let after = tokensBefore ?? "";
+        await until(async () => {
+          after = await shownTokens(id);
+          return after !== tokensBefore;
+        }, 15_000);
         const tokensShown = (p: Page, selector: string, wanted: string) =>
           p.waitForFunction(
             ([sel, value]) => document.querySelector(sel!)?.textContent?.replace(/^tokens /, "") === value,
@@ -404,7 +409,7 @@ describe("forms and server views", () => {
         expect(revoke!.x).toBeGreaterThanOrEqual(0);
         expect(revoke!.x + revoke!.width).toBeLessThanOrEqual(viewport.width);
         expect(revoke!.width).toBeGreaterThanOrEqual(44);
-        expect(revoke!.height).toBeGreaterThanOrEqual(36);
+        expect(revoke!.height).toBeGreaterThanOrEqual(viewport.name === "phone" ? 44 : 32);
         await page.screenshot({ path: join(shots, `console-${viewport.name}-keys.png`), fullPage: true });
         await expectAccessible(page);
 
