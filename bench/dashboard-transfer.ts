@@ -6,45 +6,14 @@
  * `bun run build.ts && bun bench/dashboard-transfer.ts [path/to/ag]`
  */
 import { resolve } from "node:path";
-import type { CDPSession, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { CHROMIUM_ARGS, findChromium, launchChromium } from "../src/screenshot/index.ts";
 import { startAg } from "../tests/helpers/binary.ts";
+import { transferred } from "../tests/helpers/browser.ts";
 import { tempDir } from "../tests/helpers/temp.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const ag = await startAg(binary);
-
-interface Transfer {
-  console: number;
-  api: number;
-  /** Bytes per path: the console's files and the API's answers. */
-  files: Record<string, number>;
-}
-
-/** Counts what arrives over the network while `action` runs (cache hits arrive with nothing). */
-async function transferred(cdp: CDPSession, action: () => Promise<void>): Promise<Transfer> {
-  const urls = new Map<string, string>();
-  const sizes = new Map<string, number>();
-  const onRequest = (e: { requestId: string; request: { url: string } }) =>
-    urls.set(e.requestId, e.request.url);
-  const onFinished = (e: { requestId: string; encodedDataLength: number }) =>
-    sizes.set(e.requestId, e.encodedDataLength);
-  cdp.on("Network.requestWillBeSent", onRequest);
-  cdp.on("Network.loadingFinished", onFinished);
-  await action();
-  // Let the last answers land.
-  await Bun.sleep(500);
-  cdp.off("Network.requestWillBeSent", onRequest);
-  cdp.off("Network.loadingFinished", onFinished);
-  const result: Transfer = { console: 0, api: 0, files: {} };
-  for (const [id, bytes] of sizes) {
-    const path = new URL(urls.get(id) ?? "http://x/").pathname;
-    if (path.startsWith("/dashboard")) result.console += bytes;
-    else result.api += bytes;
-    result.files[path] = (result.files[path] ?? 0) + bytes;
-  }
-  return result;
-}
 
 const live = (page: Page) => page.waitForSelector('#live[data-state="live"]');
 

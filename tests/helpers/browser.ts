@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, CDPSession, Page } from "playwright-core";
 import { CHROMIUM_ARGS, findChromium, launchChromium as launch } from "../../src/screenshot/index.ts";
 
 /** Debian's Chromium (CI installs it), found as ag finds it; SVC_CHROMIUM_PATH points elsewhere. */
@@ -89,3 +89,46 @@ export async function accessibilityViolations(
   return violations;
 }
 let axeSource: string | undefined;
+
+export interface Transfer {
+  console: number;
+  api: number;
+  /** Bytes per path: the console's files and the API's answers. */
+  files: Record<string, number>;
+}
+
+/**
+ * Counts what arrives over the network (`cdp` has Network enabled) while `action` runs, and until
+ * every request it started has ended (the event stream, which never does, aside; bounded): cache
+ * hits arrive with nothing.
+ */
+export async function transferred(cdp: CDPSession, action: () => Promise<void>): Promise<Transfer> {
+  const urls = new Map<string, string>();
+  const sizes = new Map<string, number>();
+  const ended = new Set<string>();
+  const onRequest = (e: { requestId: string; request: { url: string } }) =>
+    urls.set(e.requestId, e.request.url);
+  const onFinished = (e: { requestId: string; encodedDataLength: number }) => {
+    sizes.set(e.requestId, e.encodedDataLength);
+    ended.add(e.requestId);
+  };
+  const onFailed = (e: { requestId: string }) => ended.add(e.requestId);
+  cdp.on("Network.requestWillBeSent", onRequest);
+  cdp.on("Network.loadingFinished", onFinished);
+  cdp.on("Network.loadingFailed", onFailed);
+  await action();
+  const open = () =>
+    [...urls].filter(([id, url]) => !ended.has(id) && new URL(url).pathname !== "/v1/events").length;
+  for (const deadline = Date.now() + 5_000; open() > 0 && Date.now() < deadline; ) await Bun.sleep(20);
+  cdp.off("Network.requestWillBeSent", onRequest);
+  cdp.off("Network.loadingFinished", onFinished);
+  cdp.off("Network.loadingFailed", onFailed);
+  const result: Transfer = { console: 0, api: 0, files: {} };
+  for (const [id, bytes] of sizes) {
+    const path = new URL(urls.get(id) ?? "http://x/").pathname;
+    if (path.startsWith("/dashboard")) result.console += bytes;
+    else result.api += bytes;
+    result.files[path] = (result.files[path] ?? 0) + bytes;
+  }
+  return result;
+}
