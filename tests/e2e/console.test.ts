@@ -210,12 +210,17 @@ for (const viewport of VIEWPORTS) {
         await expectAccessible(page);
         await page.locator("#pending button.option", { hasText: "Red" }).click();
         await world.waitFor(id, "idle", 30_000);
-        // The agent got the answer: the tool's result names the option picked.
-        const page1 = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`);
-        const results = (page1.body.messages as Json[])
-          .filter((m) => m.kind === "tool_result")
-          .map((m) => m.text);
-        expect(results.join("\n")).toContain("Red");
+        // The agent got the answer: the tool's result names the option picked (the transcript
+        // holds it a moment after the hook says idle).
+        const results = async () => {
+          const page1 = await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`);
+          return (page1.body.messages as Json[])
+            .filter((m) => m.kind === "tool_result")
+            .map((m) => m.text)
+            .join("\n");
+        };
+        await until(async () => (await results()) !== "", 10_000);
+        expect(await results()).toContain("Red");
         expect(problems).toEqual([]);
       } finally {
         await close();
@@ -471,8 +476,9 @@ describe("forms and server views", () => {
         await page.selectOption("#memory-scope", "project");
         await page.fill("#memory-prefix", `console-${viewport.name}`);
         await page.press("#memory-prefix", "Enter");
-        await page.waitForSelector(`#memory tbody tr:has-text("${key}")`);
-        expect(await page.$$eval("#memory tbody tr", (trs) => trs.length)).toBe(1);
+        // project/ holds both viewports' entries; the prefix leaves this one.
+        await page.waitForFunction(() => document.querySelectorAll("#memory tbody tr").length === 1);
+        expect(await page.textContent("#memory tbody tr")).toContain(key);
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
           viewport.width,
         );
