@@ -66,9 +66,12 @@ await check("the embedded dashboard is served with its CSP", async () => {
   const csp = page.headers.get("content-security-policy") ?? "";
   assert(page.status === 200, `status ${page.status}`);
   assert(csp.includes("default-src 'self'") && csp.includes("frame-ancestors 'none'"), `CSP: ${csp}`);
-  assert((await page.text()).includes("<title>ag dashboard</title>"), "not the dashboard page");
+  const html = await page.text();
+  assert(html.includes("<title>ag dashboard</title>"), "not the dashboard page");
   // The built console is inside the binary too, under the same policy.
-  const app = await fetch(`${url}/dashboard/app.js`);
+  const script = html.match(/src="(app-[0-9a-z]{8}\.js)"/)?.[1];
+  assert(script, "the page names no script");
+  const app = await fetch(`${url}/dashboard/${script}`);
   assert(app.status === 200 && (await app.text()).length > 10_000, `app.js: status ${app.status}`);
   assert(app.headers.get("content-security-policy") === csp, "app.js without the CSP");
 });

@@ -7,7 +7,7 @@ import { signal } from "@preact/signals";
 import { api, hasToken, isForbidden, isRefused, setToken } from "./api.ts";
 import { coalesced } from "./coalesce.ts";
 import { createStream } from "./stream.ts";
-import type { AgEvent, AgentUsage, Health, MetricsReport, Session } from "./types.ts";
+import type { AgEvent, AgentUsage, Health, MetricsReport, Session, SessionUsage } from "./types.ts";
 
 /** A burst of events (one status change publishes several) becomes one reload of the list. */
 const COALESCE_MS = 250;
@@ -17,6 +17,10 @@ const HEALTH_MS = 60_000;
 const AGENTS_MS = 15_000;
 /** The events after which the session list may have changed. */
 const CHANGES_LIST = /^(session|status|permission)\./;
+/** The events after which a session's tokens and cost may have changed: the agent wrote, or a turn ended. */
+export const CHANGES_USAGE = /^(message\.|session\.turn_ended$)/;
+/** A turn writes many messages: their usage is read once per this much. */
+const USAGE_COALESCE_MS = 1000;
 
 export type ServerState = "unknown" | "ok" | "degraded" | "down" | "locked";
 
@@ -24,8 +28,11 @@ export const health = signal<Health | null>(null);
 export const serverState = signal<ServerState>("unknown");
 export const sessions = signal<Session[]>([]);
 export const sessionsError = signal<string | null>(null);
-/** Estimated cost per session id, from GET /v1/metrics. */
-export const costs = signal<Record<string, number>>({});
+/**
+ * Tokens and estimated cost per session id, both from GET /v1/metrics (`bySession`: one reading
+ * of the transcript, so the two never disagree), read again after each event that may change them.
+ */
+export const usage = signal<Record<string, SessionUsage>>({});
 /** What each running session's agent process tree takes now (RSS, CPU), from GET /v1/metrics. */
 export const agentUsage = signal<Record<string, AgentUsage>>({});
 /** Whether the server accepted the page (token or none): views load only then. */
@@ -66,10 +73,12 @@ async function loadHealth(): Promise<boolean> {
   }
 }
 
-async function loadCosts() {
+async function loadUsage() {
   try {
     const report = await api<MetricsReport>("/v1/metrics");
-    costs.value = Object.fromEntries(report.bySession.map((s) => [s.id, s.estimatedCost.usd]));
+    usage.value = Object.fromEntries(
+      report.bySession.map((s) => [s.id, { tokens: s.tokens, usd: s.estimatedCost.usd }]),
+    );
     agentUsage.value = Object.fromEntries(report.agents.bySession.map((a) => [a.id, a]));
   } catch {
     // Costs and the agents' figures are extra: the list stands without them.
@@ -79,6 +88,11 @@ async function loadCosts() {
 /** Health, the session list and costs, once. */
 async function load(): Promise<"ok" | "locked" | "down"> {
   if (!(await loadHealth())) return "down";
+  // With auth on a request without a token is refused, and audited as a denial: ask for it first.
+  if (health.value?.auth === "token" && !hasToken()) {
+    lock("");
+    return "locked";
+  }
   try {
     sessions.value = await api<Session[]>("/v1/sessions");
     sessionsError.value = null;
@@ -97,7 +111,7 @@ async function load(): Promise<"ok" | "locked" | "down"> {
     ready.value = true;
     return "ok";
   }
-  void loadCosts();
+  void loadUsage();
   return "ok";
 }
 
@@ -130,6 +144,7 @@ export function reload(): Promise<"ok" | "locked" | "down"> {
 }
 
 const listReload = coalesced(() => void reload(), COALESCE_MS);
+const usageReload = coalesced(() => void loadUsage(), USAGE_COALESCE_MS);
 
 const stream = createStream({
   load: reload,
@@ -137,6 +152,7 @@ const stream = createStream({
   opened: resync,
   event(event) {
     if (CHANGES_LIST.test(event.event)) listReload.schedule();
+    if (CHANGES_USAGE.test(event.event)) usageReload.schedule();
     for (const listener of listeners) listener(event);
   },
   gap: () => void resync(),
@@ -160,6 +176,6 @@ export function start() {
     if (stream.loaded) void loadHealth();
   }, HEALTH_MS);
   setInterval(() => {
-    if (stream.loaded && ready.value && document.visibilityState === "visible") void loadCosts();
+    if (stream.loaded && ready.value && document.visibilityState === "visible") void loadUsage();
   }, AGENTS_MS);
 }

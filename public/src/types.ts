@@ -20,3 +20,9 @@ export type { TranscriptCursorPage, TranscriptMessage } from "../../src/transcri
 import type { MetricsReport } from "../../src/metrics/report.ts";
 /** One running session's agent process tree, as GET /v1/metrics `agents.bySession` has it. */
 export type AgentUsage = MetricsReport["agents"]["bySession"][number];
+
+/** A session's tokens and estimated cost, read together (GET /v1/metrics `bySession`, or the session's own metrics). */
+export interface SessionUsage {
+  tokens: MetricsReport["bySession"][number]["tokens"];
+  usd: number;
+}

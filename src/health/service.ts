@@ -46,11 +46,17 @@ export const Health = Type.Object({
     { description: "null where the kernel does not say (no /proc)" },
   ),
   timestamp: Type.String({ format: "date-time" }),
+  auth: Type.Union([Type.Literal("token"), Type.Literal("local")], {
+    description:
+      "token: every other request needs a credential (the dashboard asks for it before it sends one); " +
+      "local: the owner's tool on loopback (docs/auth.md)",
+  }),
 });
 export type Health = Static<typeof Health>;
 
+/** Health as the service knows it; the server adds how it is to be called (`auth`). */
 export interface HealthService {
-  check(): Promise<Health>;
+  check(): Promise<Omit<Health, "auth">>;
 }
 
 export function createHealthService(deps: {

@@ -235,7 +235,7 @@ export function createApp(deps: AppDeps): HttpApp {
         throw error;
       }
     })
-    .use(healthRoutes(deps.health))
+    .use(healthRoutes(deps.health, deps.access.mode))
     .use(sessionRoutes(deps.sessions))
     .use(hookRoutes(deps.hooks))
     .get(

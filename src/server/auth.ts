@@ -124,6 +124,7 @@ export function createGuard(options: GuardOptions): (request: Request, ip: strin
   }
 
   function authenticate(request: Request, url: URL, ip: string | null): Principal {
+    refuseForeignSocket(request, url);
     if (isPublicRoute(request.method, url.pathname)) return ANONYMOUS;
     if (isHookRoute(request.method, url.pathname)) return HOOK;
     const holder = bearer(request, ip, MASTER);
@@ -224,6 +225,19 @@ export function isLoopbackName(host: string): boolean {
 /** A bind address that means every interface. */
 export function isWildcard(host: string): boolean {
   return host === "0.0.0.0" || host === "::" || host === "";
+}
+
+/**
+ * A browser opens a WebSocket from any page, with no CORS to stop it: with a token the page was
+ * given (or a single-use token minted with one) a page elsewhere could watch and type into a
+ * terminal. Only ag's own page may, whatever it carries (refused before the credential is read,
+ * so a single-use token is not spent); a client that is no browser sends no Origin and is let by.
+ */
+function refuseForeignSocket(request: Request, url: URL): void {
+  const origin = request.headers.get("origin");
+  if (origin === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return;
+  if (isSameOrigin(origin, request.headers.get("host") ?? url.host)) return;
+  throw new AgError("FORBIDDEN", `a WebSocket from ${origin} is refused: only ag's own pages may open one`);
 }
 
 /** Only the dashboard's own origin may call the API from a browser ("null" origins never). */

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { formatTokens, totalTokens } from "../../public/src/format.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { freePort } from "../helpers/binary.ts";
-import { launchChromium, openDashboard } from "../helpers/browser.ts";
+import { accessibilityViolations, launchChromium, openDashboard } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
 
@@ -17,7 +18,8 @@ type Json = Record<string, any>;
  * tokens), on a desk-sized screen and on a phone. A notification's deep link opens the pending
  * card; Approve lets the agent write its file; an option button answers a question; the send box
  * delivers one message; the terminal shows the agent's screen; a dead letter is retried from the
- * server view. No console error and no CSP violation anywhere (each fails the test).
+ * server view. No console error and no CSP violation anywhere (each fails the test), and axe-core
+ * finds nothing against WCAG 2 AA (contrast included) in the light and the dark theme.
  */
 const TOKEN = "console-t0ken";
 const VIEWPORTS = [
@@ -61,17 +63,42 @@ afterAll(async () => {
   receiver.stop(true);
 });
 
-/** A page at `path` of the dashboard (tests/helpers/browser.ts); nothing of the sessions shows before the token. */
-function open(viewport: (typeof VIEWPORTS)[number], path: string) {
-  return openDashboard(browser, {
+/**
+ * A page at `path` of the dashboard (tests/helpers/browser.ts); nothing of the sessions shows
+ * before the token, and the page asks for it without being refused first (a refusal is audited).
+ */
+async function open(viewport: (typeof VIEWPORTS)[number], path: string, colorScheme?: "light" | "dark") {
+  const refused: string[] = [];
+  const opened = await openDashboard(browser, {
     url: world.ag.url,
     token: TOKEN,
     viewport,
     path,
+    colorScheme,
     beforeToken: async (page) => {
       expect(await page.$("#pending, #sessions tbody tr, .session-view")).toBeNull();
+      page.on("response", (r) => r.status() === 401 && refused.push(r.url()));
     },
   });
+  expect(refused).toEqual([]);
+  return opened;
+}
+
+/** axe-core's findings on the page (WCAG 2 AA, contrast included): none expected. */
+async function expectAccessible(page: Page) {
+  expect(await accessibilityViolations(page)).toEqual([]);
+}
+
+/** The audit records of refusals (auth.denied) so far. */
+async function denials(): Promise<Json[]> {
+  const audit = await world.api<Json[]>("GET", "/v1/audit?limit=200");
+  return audit.body.filter((r) => r.action === "auth.denied");
+}
+
+/** Tokens as the page shows them, from the session's own metrics (one reading with its cost). */
+async function shownTokens(id: string): Promise<string> {
+  const metrics = await world.api<Json>("GET", `/v1/sessions/${id}/metrics`);
+  return formatTokens(totalTokens(metrics.body.tokens));
 }
 
 async function createSession(prompt?: string): Promise<{ id: string; workDir: string }> {
@@ -86,6 +113,44 @@ const kill = (id: string) => world.api("DELETE", `/v1/sessions/${id}`);
 /** The text xterm.js shows (its DOM renderer keeps one element per row). */
 const terminalText = (page: Page) =>
   page.$$eval(".xterm-rows > div", (rows) => rows.map((r) => r.textContent ?? "").join("\n"));
+
+/**
+ * The agent's screen keeps its width (the pane is the agent's): on a desk the font fits it; on a
+ * phone the font stops at its floor and the screen scrolls sideways, which the page says. Its
+ * last column can be scrolled to; the page itself never scrolls sideways.
+ */
+async function terminalFits(page: Page, viewport: (typeof VIEWPORTS)[number]) {
+  const measure = () =>
+    page.$eval(".xterm-host", (host) => {
+      const screen = host.querySelector(".xterm-screen") as HTMLElement;
+      return {
+        scrolls: host.scrollWidth > host.clientWidth + 1,
+        lastColumnShown: screen.getBoundingClientRect().right <= host.getBoundingClientRect().right + 1,
+        font: Number.parseFloat(getComputedStyle(host.querySelector(".xterm-rows") as HTMLElement).fontSize),
+        page: document.documentElement.scrollWidth,
+      };
+    });
+  if (viewport.name === "desk") {
+    expect(await measure()).toMatchObject({ scrolls: false, lastColumnShown: true });
+    expect((await measure()).page).toBeLessThanOrEqual(viewport.width);
+    expect(await page.$("#terminal-fit")).toBeNull();
+    return;
+  }
+  await page.waitForSelector("#terminal-fit");
+  expect(await page.textContent("#terminal-fit")).toMatch(
+    /^The agent's screen is \d+ columns wide: scroll it sideways/,
+  );
+  expect(await measure()).toMatchObject({
+    scrolls: true,
+    lastColumnShown: false,
+    font: 9,
+    page: viewport.width,
+  });
+  await page.$eval(".xterm-host", (host) => {
+    host.scrollLeft = host.scrollWidth;
+  });
+  expect(await measure()).toMatchObject({ lastColumnShown: true, page: viewport.width });
+}
 
 /** On a phone the decision is in reach: on screen without scrolling, and no sideways scroll. */
 async function expectInReach(page: Page, selector: string, viewport: (typeof VIEWPORTS)[number]) {
@@ -110,6 +175,17 @@ for (const viewport of VIEWPORTS) {
         expect(text).toContain("hello from the mock");
         if (viewport.name === "phone") await expectInReach(page, "#pending button.approve", viewport);
         await page.screenshot({ path: join(shots, `console-${viewport.name}-permission.png`) });
+        // Approve, Reject and the state badge read in either theme (dark had 2.2:1).
+        await expectAccessible(page);
+        const dark = await open(viewport, `#/sessions/${id}`, "dark");
+        try {
+          await dark.page.waitForSelector('#pending[data-kind="tool"] button.approve');
+          await expectAccessible(dark.page);
+          await dark.page.screenshot({ path: join(shots, `console-${viewport.name}-permission-dark.png`) });
+          expect(dark.problems).toEqual([]);
+        } finally {
+          await dark.close();
+        }
 
         await page.click("#pending button.approve");
         await world.waitFor(id, "idle", 30_000);
@@ -131,6 +207,7 @@ for (const viewport of VIEWPORTS) {
         expect(await page.textContent("#pending")).toContain("Which color should the button be?");
         if (viewport.name === "phone") await expectInReach(page, "#pending button.option", viewport);
         await page.screenshot({ path: join(shots, `console-${viewport.name}-question.png`) });
+        await expectAccessible(page);
         await page.locator("#pending button.option", { hasText: "Red" }).click();
         await world.waitFor(id, "idle", 30_000);
         // The agent got the answer: the tool's result names the option picked. The agent writes its
@@ -152,16 +229,26 @@ for (const viewport of VIEWPORTS) {
       }
     }, 120_000);
 
-    test("the send box delivers one message; the terminal shows the agent's screen as it changes", async () => {
+    test("the send box delivers one message; the terminal shows the agent's screen as it changes; tokens follow the turn", async () => {
       const { id } = await createSession();
       await world.waitFor(id, "idle", 60_000);
+      const deniedBefore = (await denials()).length;
       const { page, problems, close } = await open(viewport, `#/sessions/${id}`);
+      // The list, open beside it, follows the same turn.
+      const list = await open(viewport, "#/");
       try {
+        // Loading the pages (token asked for first) wrote no refusal into the audit log.
+        await list.page.waitForSelector(`#sessions tr[data-id="${id}"]`);
+        expect((await denials()).length).toBe(deniedBefore);
         // The terminal first paints the agent's current screen.
         await page.waitForSelector('.terminal-state[data-state="live"]');
         await page.waitForFunction(() =>
           document.querySelector(".xterm-rows")?.textContent?.includes("? for shortcuts"),
         );
+        // What to do next is said in the console's terms, not as a REST route.
+        expect(await page.textContent("#next-step")).toBe("Ready for a prompt: type it in the box below.");
+        const tokensBefore = await page.textContent(".session-facts dd.tokens");
+        await terminalFits(page, viewport);
 
         const before = world.prompts().length;
         await page.click("#prompt");
@@ -194,10 +281,38 @@ for (const viewport of VIEWPORTS) {
           },
         );
         expect(await terminalText(page)).toContain(reply);
+
+        // Tokens and cost come from one reading, after the turn's own events: both pages show the
+        // turn's tokens within seconds (they once kept the pre-turn value for 50 s and more).
+        // The turn is in the transcript a moment after the hook said idle: its tokens with it.
+        await world.waitFor(id, "idle", 30_000);
+        let after = tokensBefore ?? "";
+        await until(async () => {
+          after = await shownTokens(id);
+          return after !== tokensBefore;
+        }, 15_000);
+        const tokensShown = (p: Page, selector: string, wanted: string) =>
+          p.waitForFunction(
+            ([sel, value]) => document.querySelector(sel!)?.textContent?.replace(/^tokens /, "") === value,
+            [selector, wanted],
+            { timeout: 5_000 },
+          );
+        await tokensShown(page, ".session-facts dd.tokens", after);
+        await tokensShown(list.page, `#sessions tr[data-id="${id}"] td.tokens`, after);
+
+        // The turn's transcript: the prompt and the answer, and no blank rows after it.
+        await page.waitForSelector('.messages [data-kind="text"]');
+        const rows = await page.$$eval(".messages > li", (lis) =>
+          lis.map((li) => li.textContent?.trim() ?? ""),
+        );
+        expect(rows.filter((text) => text === "")).toEqual([]);
         await page.screenshot({ path: join(shots, `console-${viewport.name}-session.png`) });
+        await expectAccessible(page);
         expect(problems).toEqual([]);
+        expect(list.problems).toEqual([]);
       } finally {
         await close();
+        await list.close();
         await kill(id);
       }
     }, 120_000);
@@ -272,42 +387,109 @@ describe("forms and server views", () => {
     }
   }, 90_000);
 
-  test("keys: created with scopes and shown once, listed by prefix, revoked; the audit log pages", async () => {
-    const { page, problems, close } = await open(VIEWPORTS[0], "#/server/keys");
-    try {
-      await page.fill('.new-key input[name="name"]', "phone");
-      await page.check('.new-key input[value="sessions:read"]');
-      await page.check('.new-key input[value="sessions:write"]');
-      await page.click('.new-key button[type="submit"]');
-      await page.waitForSelector("#created-key");
-      const key = (await page.textContent("#created-key"))!;
-      // The key works, with exactly its scopes.
-      const asKey = (path: string) =>
-        fetch(`${world.ag.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-      expect((await asKey("/v1/sessions")).status).toBe(200);
-      expect((await asKey("/v1/audit")).status).toBe(403);
-      await page.waitForSelector('#keys tbody tr:has-text("phone")');
-      expect(await page.textContent('#keys tbody tr:has-text("phone")')).toContain(
-        "sessions:read, sessions:write",
+  for (const viewport of VIEWPORTS) {
+    test(`keys: created with scopes and shown once, listed by prefix, revoked; the audit log pages (${viewport.name})`, async () => {
+      const { page, problems, close } = await open(viewport, "#/server/keys");
+      const name = `key-${viewport.name}`;
+      const row = `#keys tbody tr:has-text("${name}")`;
+      try {
+        await page.fill('.new-key input[name="name"]', name);
+        await page.check('.new-key input[value="sessions:read"]');
+        await page.check('.new-key input[value="sessions:write"]');
+        await page.click('.new-key button[type="submit"]');
+        await page.waitForSelector("#created-key");
+        const key = (await page.textContent("#created-key"))!;
+        // The key works, with exactly its scopes.
+        const asKey = (path: string) =>
+          fetch(`${world.ag.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        expect((await asKey("/v1/sessions")).status).toBe(200);
+        expect((await asKey("/v1/audit")).status).toBe(403);
+        await page.waitForSelector(row);
+        expect(await page.textContent(row)).toContain("sessions:read, sessions:write");
+        // Shown once: gone when dismissed, never listed.
+        await page.click('.created-key button:text("Done")');
+        expect(await page.content()).not.toContain(key);
+        // On a phone too the button is whole and on screen (it was a sliver at the right edge).
+        const revoke = await page.locator(`${row} button:text("Revoke")`).boundingBox();
+        expect(revoke).not.toBeNull();
+        expect(revoke!.x).toBeGreaterThanOrEqual(0);
+        expect(revoke!.x + revoke!.width).toBeLessThanOrEqual(viewport.width);
+        expect(revoke!.width).toBeGreaterThanOrEqual(44);
+        expect(revoke!.height).toBeGreaterThanOrEqual(viewport.name === "phone" ? 44 : 32);
+        await page.screenshot({ path: join(shots, `console-${viewport.name}-keys.png`), fullPage: true });
+        await expectAccessible(page);
+
+        page.once("dialog", (d) => d.accept());
+        await page.click(`${row} button:text("Revoke")`);
+        await page.waitForSelector(row, { state: "detached" });
+        expect((await asKey("/v1/sessions")).status).toBe(401);
+
+        await page.click('a[href="#/server/audit"]');
+        await page.waitForSelector('#audit tbody tr:has-text("key.create")');
+        // Every field of a record is on screen, Target and Outcome too, and a record stays short.
+        const records = await page.$$eval("#audit tbody tr", (trs) =>
+          trs.slice(0, 10).map((tr) => {
+            const box = (cell: Element | null) => {
+              const r = (cell as HTMLElement).getBoundingClientRect();
+              return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= window.innerWidth + 0.5;
+            };
+            return {
+              target: box(tr.querySelector("td.target")),
+              outcome: box(tr.querySelector("td.outcome")),
+              short: tr.getBoundingClientRect().height <= 120,
+            };
+          }),
+        );
+        expect(records.length).toBeGreaterThan(1);
+        for (const record of records) expect(record).toEqual({ target: true, outcome: true, short: true });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+          viewport.width,
+        );
+        await page.screenshot({ path: join(shots, `console-${viewport.name}-audit.png`) });
+        await expectAccessible(page);
+        await page.click('#audit button:text("Verify the chain")');
+        await page.waitForSelector('#audit [role="status"]:has-text("Chain intact")');
+        expect(problems).toEqual([]);
+      } finally {
+        await close();
+      }
+    }, 60_000);
+
+    test(`the memory view lists every entry the key may see, by scope and prefix (${viewport.name})`, async () => {
+      const key = `project/console-${viewport.name}`;
+      expect((await world.api("POST", "/v1/memory", { key, value: "kept for the console" })).status).toBe(
+        201,
       );
-      // Shown once: gone when dismissed, never listed.
-      await page.click('.created-key button:text("Done")');
-      expect(await page.content()).not.toContain(key);
-
-      page.once("dialog", (d) => d.accept());
-      await page.click('#keys tbody tr:has-text("phone") button:text("Revoke")');
-      await page.waitForSelector('#keys tbody tr:has-text("phone")', { state: "detached" });
-      expect((await asKey("/v1/sessions")).status).toBe(401);
-
-      await page.click('a[href="#/server/audit"]');
-      await page.waitForSelector('#audit tbody tr:has-text("key.create")');
-      await page.click('#audit button:text("Verify the chain")');
-      await page.waitForSelector('#audit [role="status"]:has-text("Chain intact")');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
-  }, 60_000);
+      expect(
+        (await world.api("POST", "/v1/memory", { key: `team/other-${viewport.name}`, value: "x" })).status,
+      ).toBe(201);
+      const { page, problems, close } = await open(viewport, "#/server/memory");
+      try {
+        // It once failed on every load (GET /v1/memories without a scope: 400).
+        await page.waitForSelector(`#memory tbody tr:has-text("${key}")`);
+        expect(await page.$("#memory .error")).toBeNull();
+        expect(await page.textContent(`#memory tbody tr:has-text("${key}")`)).toContain(
+          "kept for the console",
+        );
+        await page.selectOption("#memory-scope", "team");
+        await page.waitForSelector(`#memory tbody tr:has-text("${key}")`, { state: "detached" });
+        expect(await page.textContent("#memory tbody")).toContain(`team/other-${viewport.name}`);
+        await page.selectOption("#memory-scope", "project");
+        await page.fill("#memory-prefix", `console-${viewport.name}`);
+        await page.press("#memory-prefix", "Enter");
+        // project/ holds both viewports' entries; the prefix leaves this one.
+        await page.waitForFunction(() => document.querySelectorAll("#memory tbody tr").length === 1);
+        expect(await page.textContent("#memory tbody tr")).toContain(key);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+          viewport.width,
+        );
+        await expectAccessible(page);
+        expect(problems).toEqual([]);
+      } finally {
+        await close();
+      }
+    }, 60_000);
+  }
 
   test("a dark system gets the dark theme", async () => {
     const context = await browser.newContext({ colorScheme: "dark" });

@@ -5,7 +5,7 @@ import { createSessionRepo } from "../../src/sessions/index.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { sampleSession } from "../helpers/app.ts";
 import { type AgProcess, agEnv, compiledBinary, startAg } from "../helpers/binary.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { launchChromium, transferred } from "../helpers/browser.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 let ag: string;
@@ -371,6 +371,51 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
         await page.screenshot({
           path: join(process.env.AG_SCREENSHOT_DIR ?? tempDir(), `dashboard-acp-${viewport.width}.png`),
         });
+        expect(problems).toEqual([]);
+        await context.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+  test("the console's files arrive compressed and are kept: a first visit ≤ 60 KB, a warm reload ≤ 2 KB; on a desk and on a phone", async () => {
+    const server = await startAg(ag);
+    try {
+      for (const viewport of [
+        { width: 1440, height: 900 },
+        { width: 390, height: 844 },
+      ]) {
+        const context = await browser.newContext({ viewport, isMobile: viewport.width < 700 });
+        const page = await context.newPage();
+        const problems: string[] = [];
+        page.on("pageerror", (e) => problems.push(e.message));
+        page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+        const encodings: Record<string, string | null> = {};
+        page.on("response", (r) => {
+          const path = new URL(r.url()).pathname;
+          if (path.startsWith("/dashboard/") && r.status() === 200)
+            encodings[path] = r.headers()["content-encoding"] ?? null;
+        });
+        const cdp = await context.newCDPSession(page);
+        await cdp.send("Network.enable");
+        const live = () => page.waitForSelector('#live[data-state="live"]');
+        const first = await transferred(cdp, async () => {
+          await page.goto(`${server.url}/dashboard/`);
+          await live();
+        });
+        // The page, its script and its two style sheets, each as brotli.
+        expect(Object.keys(encodings)).toHaveLength(4);
+        for (const encoding of Object.values(encodings)) expect(encoding).toBe("br");
+        expect(first.console).toBeLessThanOrEqual(60 * 1024);
+        const reload = await transferred(cdp, async () => {
+          await page.reload();
+          await live();
+        });
+        // Only the page is asked about again (a 304); the hashed files come from the cache.
+        expect(
+          Object.entries(reload.files).filter(([path, bytes]) => path.startsWith("/dashboard") && bytes > 0),
+        ).toEqual([["/dashboard/", expect.any(Number)]]);
+        expect(reload.console).toBeLessThanOrEqual(2 * 1024);
         expect(problems).toEqual([]);
         await context.close();
       }

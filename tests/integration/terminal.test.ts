@@ -155,6 +155,35 @@ describe("the live terminal, auth on", () => {
     await expect(openTerminal(world.ws(id))).rejects.toThrow(/failed/);
   });
 
+  test("a browser page of another origin is refused (403 envelope) even with a valid token; ag's own page and a client without Origin are let in", async () => {
+    const token = await sseToken(world);
+    for (const credential of [headers(MASTER), {}]) {
+      const query = "authorization" in credential ? "" : `?token=${token}`;
+      for (const origin of [
+        "http://evil.example",
+        world.runtime.url.replace("127.0.0.1", "localhost"),
+        "null",
+      ]) {
+        const foreign = await handshake(world.ws(id, query), { ...credential, Origin: origin });
+        expect(foreign.status).toBe(403);
+        expect(foreign.body).toEqual({
+          error: `a WebSocket from ${origin} is refused: only ag's own pages may open one`,
+          code: "FORBIDDEN",
+          statusCode: 403,
+        });
+      }
+    }
+    // Refused before the credential was read: the single-use token is still good, from ag's own page.
+    const own = await openTerminal(world.ws(id, `?token=${token}`), { Origin: world.runtime.url });
+    await own.until((c) => snapshots(c).length === 1);
+    own.close();
+    const cli = await openTerminal(world.ws(id), headers(MASTER));
+    await cli.until((c) => snapshots(c).length === 1);
+    cli.close();
+    await Promise.all([own.closed, cli.closed]);
+    await until(() => world.runtime.tmux.outputListeners() === 0);
+  });
+
   test("an authorized caller gets 404 for a missing session and 400 for a plain GET, before any upgrade", async () => {
     const absent = await handshake(world.ws(crypto.randomUUID()), headers(MASTER));
     expect(absent.status).toBe(404);

@@ -9,8 +9,17 @@ import { tempDir } from "../helpers/temp.ts";
 describe("with SVC_AUTH_TOKEN set", () => {
   const app = testApp({ authToken: "tok-123", dashboardRoot: tempDir() });
 
-  test("GET /v1/health stays open", async () => {
-    expect((await app.request("GET", "/v1/health")).status).toBe(200);
+  test("GET /v1/health stays open, and says a credential is needed (a page asks before it sends one)", async () => {
+    const response = await app.request("GET", "/v1/health");
+    expect(response.status).toBe(200);
+    expect((await response.json()).auth).toBe("token");
+    expect(
+      (
+        await testApp()
+          .request("GET", "/v1/health", { token: false })
+          .then((r) => r.json())
+      ).auth,
+    ).toBe("local");
   });
 
   test("no token → 401 envelope with a Bearer challenge", async () => {

@@ -15,7 +15,8 @@ test("health has SPEC's shape and reflects tmux and session counts", async () =>
     now: () => now,
   });
   const ok = await health.check();
-  expect(Value.Check(Health, ok)).toBe(true);
+  // The server adds how it is called (`auth`: tests/unit/auth.test.ts).
+  expect(Value.Check(Health, { ...ok, auth: "token" })).toBe(true);
   expect(ok).toEqual({
     status: "ok",
     version: "9.9.9",
@@ -45,7 +46,7 @@ test("health names the host's memory headroom, the reserve and what the agents u
     memory: { reserveMb: 1024, available: async () => 6000.7 * MB, agentsRss: async () => 412.4 * MB },
   });
   const answer = await health.check();
-  expect(Value.Check(Health, answer)).toBe(true);
+  expect(Value.Check(Health, { ...answer, auth: "local" })).toBe(true);
   expect(answer.memory).toEqual({ availableMb: 6000, reserveMb: 1024, agentsRssMb: 412 });
 });
 

@@ -49,7 +49,7 @@ export function Audit() {
         </button>
         {verdict.value && <span role="status">{verdict.value}</span>}
       </div>
-      <table class="data">
+      <table class="data cards audit">
         <thead>
           <tr>
             <th scope="col">When</th>
@@ -62,11 +62,17 @@ export function Audit() {
         <tbody>
           {records.value.map((r) => (
             <tr key={r.id} data-outcome={r.outcome}>
-              <td>{new Date(r.timestamp).toLocaleString()}</td>
-              <td>{r.actor}</td>
-              <td>{r.action}</td>
-              <td class="workdir">{r.target ?? "–"}</td>
-              <td>{r.outcome}</td>
+              <td data-label="When">{new Date(r.timestamp).toLocaleString()}</td>
+              <td data-label="Who">{r.actor}</td>
+              <td data-label="Action" class="title">
+                {r.action}
+              </td>
+              <td data-label="Target" class="workdir target">
+                {r.target ?? "–"}
+              </td>
+              <td data-label="Outcome" class="outcome">
+                {r.outcome}
+              </td>
             </tr>
           ))}
         </tbody>

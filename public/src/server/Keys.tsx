@@ -92,26 +92,30 @@ export function Keys() {
         </fieldset>
         <button type="submit">Create key</button>
       </form>
-      <table class="data">
+      <table class="data cards">
         <thead>
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Prefix</th>
             <th scope="col">Scopes</th>
             <th scope="col">Last used</th>
-            <th scope="col" />
+            <th scope="col">
+              <span class="visually-hidden">Revoke</span>
+            </th>
           </tr>
         </thead>
         <tbody>
           {(data.value ?? []).map((k) => (
             <tr key={k.id}>
-              <td>{k.name}</td>
-              <td>
+              <td class="title">{k.name}</td>
+              <td data-label="Prefix">
                 <code>{k.prefix}…</code>
               </td>
-              <td>{k.scopes.join(", ")}</td>
-              <td>{k.lastUsedAt ? new Date(k.lastUsedAt).toLocaleString() : "never"}</td>
-              <td>
+              <td data-label="Scopes">{k.scopes.join(", ")}</td>
+              <td data-label="Last used">
+                {k.lastUsedAt ? new Date(k.lastUsedAt).toLocaleString() : "never"}
+              </td>
+              <td class="row-action">
                 <button type="button" class="danger" onClick={() => revoke(k)}>
                   Revoke
                 </button>

@@ -14,8 +14,8 @@ import {
   waitsForHuman,
 } from "../format.ts";
 import { sessionHref } from "../router.ts";
-import { agentUsage, costs, health, sessions, sessionsError } from "../store.ts";
-import type { AgentUsage, Session, SessionStatus } from "../types.ts";
+import { agentUsage, health, sessions, sessionsError, usage } from "../store.ts";
+import type { AgentUsage, Session, SessionStatus, SessionUsage } from "../types.ts";
 
 const FILTERS = [
   "running",
@@ -119,7 +119,7 @@ export function SessionList() {
               <th scope="col">Age</th>
             </tr>
           </thead>
-          <tbody>{shown.value.flatMap((s) => rows(s, costs.value[s.id], agentUsage.value[s.id]))}</tbody>
+          <tbody>{shown.value.flatMap((s) => rows(s, usage.value[s.id], agentUsage.value[s.id]))}</tbody>
         </table>
       </section>
     </>
@@ -129,7 +129,9 @@ export function SessionList() {
 /** Columns of a row, for the pending row that spans them all. */
 const COLUMNS = 9;
 
-function rows(s: Session, cost: number | undefined, usage: AgentUsage | undefined) {
+function rows(s: Session, used: SessionUsage | undefined, usage: AgentUsage | undefined) {
+  // Tokens and cost from one reading (the metrics); the session's own count until there is one.
+  const tokens = used?.tokens ?? s.tokenUsage;
   const processes =
     usage && `${usage.processes} process${usage.processes === 1 ? "" : "es"}, pid ${usage.pid}`;
   const row = (
@@ -144,10 +146,10 @@ function rows(s: Session, cost: number | undefined, usage: AgentUsage | undefine
       </td>
       <td class="workdir">{s.workDir}</td>
       <td class="agent">{agentMode(s)}</td>
-      <td class="tokens" title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
-        {formatTokens(totalTokens(s.tokenUsage))}
+      <td class="tokens" title={`${tokens.input} in, ${tokens.output} out`}>
+        {formatTokens(totalTokens(tokens))}
       </td>
-      <td class="cost">{formatCost(cost)}</td>
+      <td class="cost">{formatCost(used?.usd)}</td>
       <td class="mem" title={processes}>
         {formatMemory(usage?.rssBytes)}
       </td>

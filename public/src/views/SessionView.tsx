@@ -6,9 +6,10 @@ import { DRIVER_TRAITS } from "../../../src/sessions/drivers/traits.ts";
 import { api, describe } from "../api.ts";
 import { coalesced } from "../coalesce.ts";
 import { age, agentMode, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";
+import { nextStep } from "../next-step.ts";
 import { consensusHref, go, sessionHref } from "../router.ts";
-import { onEvent, onResync } from "../store.ts";
-import type { Session } from "../types.ts";
+import { CHANGES_USAGE, onEvent, onResync } from "../store.ts";
+import type { Session, SessionUsage } from "../types.ts";
 import { PendingCard } from "./PendingCard.tsx";
 import { Reviews } from "./Reviews.tsx";
 import { SendBox } from "./SendBox.tsx";
@@ -17,18 +18,15 @@ import { Transcript } from "./Transcript.tsx";
 import { createTranscriptFeed } from "./transcript-feed.ts";
 
 const COALESCE_MS = 200;
+/** A turn writes many messages: their tokens are read once per this much. */
+const USAGE_COALESCE_MS = 1000;
 const ENDED = new Set<string>(TERMINAL_STATES);
-
-interface Insight {
-  cost?: number;
-  hints: string[];
-}
 
 /** One session: its pending card first, then the live terminal, the transcript and the controls. */
 export function SessionView({ id }: { id: string }) {
   const session = useSignal<Session | null>(null);
   const error = useSignal<string | null>(null);
-  const insight = useSignal<Insight>({ hints: [] });
+  const usage = useSignal<SessionUsage | null>(null);
   const feed = useMemo(() => createTranscriptFeed(id), [id]);
   const path = `/v1/sessions/${encodeURIComponent(id)}`;
   // Which session the view shows now: an answer for another (a load begun before a Fork moved
@@ -47,27 +45,34 @@ export function SessionView({ id }: { id: string }) {
       if (shown.current === wanted) error.value = describe(e);
       return;
     }
-    const [metrics, health] = await Promise.allSettled([
-      api<{ estimatedCost: { usd: number } }>(`${path}/metrics`),
-      api<{ hints: string[] }>(`${path}/health`),
-    ]);
-    if (shown.current !== wanted) return;
-    insight.value = {
-      cost: metrics.status === "fulfilled" ? metrics.value.estimatedCost.usd : undefined,
-      hints: health.status === "fulfilled" ? health.value.hints : [],
-    };
+    await loadUsage();
+  }
+
+  /** Tokens and cost from one reading of the transcript (the session's metrics), never one without the other. */
+  async function loadUsage() {
+    const wanted = id;
+    try {
+      const metrics = await api<{ tokens: SessionUsage["tokens"]; estimatedCost: { usd: number } }>(
+        `${path}/metrics`,
+      );
+      if (shown.current === wanted) usage.value = { tokens: metrics.tokens, usd: metrics.estimatedCost.usd };
+    } catch {
+      // The figures are extra: the page stands without them.
+    }
   }
 
   useEffect(() => {
     session.value = null;
-    insight.value = { hints: [] };
+    usage.value = null;
     void load();
     void feed.newer();
     const reload = coalesced(() => void load(), COALESCE_MS);
+    const reloadUsage = coalesced(() => void loadUsage(), USAGE_COALESCE_MS);
     const offEvent = onEvent((event) => {
       if (event.session?.id !== id) return;
       if (event.event.startsWith("message.")) void feed.newer();
       else reload.schedule();
+      if (CHANGES_USAGE.test(event.event)) reloadUsage.schedule();
       // A permission's tool call is in the transcript: read it with the prompt.
       if (event.event === "permission.requested") void feed.newer();
     });
@@ -79,6 +84,7 @@ export function SessionView({ id }: { id: string }) {
       offEvent();
       offResync();
       reload.cancel();
+      reloadUsage.cancel();
     };
   }, [id]);
 
@@ -94,6 +100,7 @@ export function SessionView({ id }: { id: string }) {
     );
   if (!s) return <p class="muted">Loading…</p>;
   const ended = ENDED.has(s.status);
+  const tokens = usage.value?.tokens ?? s.tokenUsage;
   // A reviewer's own session links to its review, and is not itself reviewed.
   const reviewOf = s.managedBy?.startsWith(REVIEWER_OF) ? s.managedBy.slice(REVIEWER_OF.length) : null;
   return (
@@ -116,11 +123,11 @@ export function SessionView({ id }: { id: string }) {
           <dt>Agent · mode</dt>
           <dd>{agentMode(s)}</dd>
           <dt>Tokens</dt>
-          <dd title={`${s.tokenUsage.input} in, ${s.tokenUsage.output} out`}>
-            {formatTokens(totalTokens(s.tokenUsage))}
+          <dd class="tokens" title={`${tokens.input} in, ${tokens.output} out`}>
+            {formatTokens(totalTokens(tokens))}
           </dd>
           <dt>Cost</dt>
-          <dd>{formatCost(insight.value.cost)}</dd>
+          <dd class="cost">{formatCost(usage.value?.usd)}</dd>
           <dt>Age</dt>
           <dd>{age(s.createdAt)}</dd>
           {reviewOf && (
@@ -140,13 +147,11 @@ export function SessionView({ id }: { id: string }) {
             </>
           )}
         </dl>
-        {/* The hints name API routes for clients; the card above already answers a prompt. */}
-        {insight.value.hints.length > 0 && !s.pendingPermission && (
-          <ul class="hints">
-            {insight.value.hints.map((h) => (
-              <li key={h}>{h}</li>
-            ))}
-          </ul>
+        {/* What to do next, with this page's controls; the card above already answers a prompt. */}
+        {!s.pendingPermission && (
+          <p class="next-step" id="next-step">
+            {nextStep(s)}
+          </p>
         )}
       </section>
       {!ended && <SendBox sessionId={s.id} asking={s.status === "asking"} />}

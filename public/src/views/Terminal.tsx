@@ -4,6 +4,16 @@ import { useEffect, useRef } from "preact/hooks";
 import { MAX_INPUT_BYTES } from "../../../src/terminal/protocol.ts";
 import { urlToken } from "../api.ts";
 
+/**
+ * The font shrinks to fit the pane's width down to this floor and no further: below it nothing
+ * can be read. A pane wider than that (120 columns on a phone) scrolls sideways, and says so; the
+ * pane is never resized for a viewer (it is the agent's window, and other viewers').
+ */
+const FONT_FLOOR_PX = 9;
+const FONT_MAX_PX = 14;
+/** A monospace cell's width per pixel of font size, roughly. */
+const CELL_WIDTH = 0.62;
+
 /** Reconnects wait 1 s, 2 s … up to 15 s while the view is open and the session runs. */
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 15_000;
@@ -68,11 +78,13 @@ const OPTIONS = {
  * pane's bytes as tmux writes them. Read-only until "Take control" (needs sessions:write).
  */
 export function Terminal({ sessionId }: { sessionId: string }) {
-  const host = useRef<HTMLDivElement>(null);
+  const host = useRef<HTMLElement>(null);
   const phase = useSignal<Phase>("connecting");
   const control = useSignal<"off" | "asked" | "on">("off");
   const message = useSignal<string | null>(null);
   const socket = useRef<WebSocket | null>(null);
+  /** Columns of a pane too wide for the screen at the font floor (it scrolls sideways); null: it fits. */
+  const overflow = useSignal<number | null>(null);
 
   useEffect(() => {
     let stop: (() => void) | null = null;
@@ -88,23 +100,29 @@ export function Terminal({ sessionId }: { sessionId: string }) {
   }, [sessionId]);
 
   function watch(term: XTerm): () => void {
-    term.open(host.current as HTMLDivElement);
+    term.open(host.current as HTMLElement);
     const queries = silenceQueries(term);
     let closed = false;
     let attempt = 0;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const fit = () => {
-      // The pane's size is the agent's: the terminal takes it, the font shrinks to fit (down to a
-      // readable 9 px; a wider pane scrolls sideways). Again when the page's width changes.
-      const width = host.current?.clientWidth ?? 800;
-      term.options.fontSize = Math.max(9, Math.min(14, Math.floor(width / (term.cols * 0.62))));
+      // The pane's size is the agent's: the terminal takes it, the font shrinks to fit (down to
+      // the floor; a wider pane scrolls sideways). Again when the page's width changes.
+      const el = host.current;
+      if (!el) return;
+      const fitting = Math.floor(el.clientWidth / (term.cols * CELL_WIDTH));
+      term.options.fontSize = Math.max(FONT_FLOOR_PX, Math.min(FONT_MAX_PX, fitting));
+      // Measured once xterm.js has laid the screen out at that size.
+      requestAnimationFrame(() => {
+        overflow.value = el.scrollWidth > el.clientWidth + 1 ? term.cols : null;
+      });
     };
     const resize = (cols: number, rows: number) => {
       term.resize(cols, rows);
       fit();
     };
     const observer = new ResizeObserver(fit);
-    observer.observe(host.current as HTMLDivElement);
+    observer.observe(host.current as HTMLElement);
     const input = term.onData((data) => {
       if (control.value !== "on") return;
       for (const part of pieces(data)) socket.current?.send(JSON.stringify({ type: "input", data: part }));
@@ -212,7 +230,18 @@ export function Terminal({ sessionId }: { sessionId: string }) {
         )}
       </div>
       {message.value && <p class="error">{message.value}</p>}
-      <div ref={host} class="xterm-host" role="img" aria-label="The agent's screen" />
+      {overflow.value !== null && (
+        <p class="terminal-fit" id="terminal-fit">
+          The agent's screen is {overflow.value} columns wide: scroll it sideways to see the rest.
+        </p>
+      )}
+      <section
+        ref={host}
+        class="xterm-host"
+        aria-label="The agent's screen"
+        // A screen wider than the page scrolls by keyboard too.
+        tabIndex={overflow.value !== null ? 0 : undefined}
+      />
     </section>
   );
 }

@@ -5,7 +5,7 @@ import type { TranscriptFeed } from "./transcript-feed.ts";
 /** The conversation: prompts, answers, thinking, tool calls and their results; text only, never markup. */
 export function Transcript({ feed }: { feed: TranscriptFeed }) {
   const list = useRef<HTMLOListElement>(null);
-  const messages = feed.messages.value;
+  const messages = feed.messages.value.filter(readable);
   const newest = messages.at(-1)?.id;
   // Follows the newest entry while the reader is at the bottom; leaves them be when they scrolled up.
   const pinned = useRef(true);
@@ -40,6 +40,13 @@ export function Transcript({ feed }: { feed: TranscriptFeed }) {
     </section>
   );
 }
+
+/**
+ * Bookkeeping (a turn's duration, a hook's summary: `system`) and entries with no text are not
+ * conversation: shown, they were blank rows after every turn.
+ */
+export const readable = (m: Pick<TranscriptMessage, "kind" | "text">) =>
+  m.kind !== "system" && (m.kind === "tool_use" || m.kind === "tool_result" || m.text.trim() !== "");
 
 function Entry({ m }: { m: TranscriptMessage }) {
   const time = m.timestamp ? new Date(m.timestamp).toLocaleTimeString() : "";

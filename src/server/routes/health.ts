@@ -1,9 +1,14 @@
 import { Elysia } from "elysia";
 import { Health, type HealthService } from "../../health/service.ts";
 
-export function healthRoutes(health: HealthService) {
-  return new Elysia({ name: "routes/health" }).get("/v1/health", () => health.check(), {
-    response: Health,
-    detail: { summary: "Server health, with a live tmux probe", tags: ["health"] },
-  });
+/** `auth` says whether a client must bring a credential, so a page asks for one before it sends a request. */
+export function healthRoutes(health: HealthService, auth: Health["auth"]) {
+  return new Elysia({ name: "routes/health" }).get(
+    "/v1/health",
+    async (): Promise<Health> => ({ ...(await health.check()), auth }),
+    {
+      response: Health,
+      detail: { summary: "Server health, with a live tmux probe", tags: ["health"] },
+    },
+  );
 }
