@@ -65,6 +65,8 @@ export interface LaunchRequest {
   sessionId: string;
   workDir: string;
   permissionMode: string;
+  /** The model the agent runs, in its own words (Session.model); null or absent: its own default. */
+  model?: string | null;
   /** Overrides the agent's plain command (e.g. "claude --model opus"); null for the default. */
   agentCommand: string | null;
   /** Where this session's private files go (settings, hook secret). Created 0700. */

@@ -78,6 +78,9 @@ async function prepareClaudeAcp(request: LaunchRequest, env: ClaudeEnvironment):
       warnings.push("claude is not on PATH: the ACP adapter runs the Claude Code its SDK bundles (2.1.44)");
   }
   if (env.dataDir) agentEnv.CLAUDE_CONFIG_DIR = env.dataDir;
+  // The adapter passes no model of its own to Claude Code (it picks its list's first, "default"),
+  // which then takes its model from ANTHROPIC_MODEL.
+  if (request.model) agentEnv.ANTHROPIC_MODEL = request.model;
   // The adapter offers bypassPermissions to root only when told it runs in a sandbox.
   if (request.permissionMode === "bypassPermissions" && env.isRoot) agentEnv.IS_SANDBOX = "1";
   return { command, env: agentEnv, warnings };

@@ -83,6 +83,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       sessionId: rec.id,
       workDir,
       permissionMode: rec.permissionMode,
+      model: rec.model,
       agentCommand: rec.agentCommand,
       sessionDir: dir,
       hookUrl: "",
