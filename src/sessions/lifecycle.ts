@@ -131,7 +131,7 @@ export function resolveCreateInput(
     prompt: fields.prompt ?? base.prompt,
     memoryKeys: fields.memoryKeys ?? base.memoryKeys,
     permissionMode,
-    model: fields.model,
+    model: fields.model ?? base.model,
     agent: fields.agent ?? base.agent,
     driver: fields.driver ?? base.driver,
     offerMcp: fields.offerMcp,

@@ -135,6 +135,17 @@ describe("POST /v1/sessions with a model", () => {
     expect(app.tmux.server.windows.size).toBe(0);
   });
 
+  test("a template's model is the session's unless the create names another", async () => {
+    const { post, app } = await world();
+    const response = await app.request("POST", "/v1/templates", {
+      body: { name: "fast", workDir: tempDir(), model: "haiku" },
+    });
+    const template = (await response.json()) as Json;
+    expect([response.status, template.model]).toEqual([201, "haiku"]);
+    expect((await post({ templateId: template.id, reuse: false })).body.model).toBe("haiku");
+    expect((await post({ templateId: template.id, reuse: false, model: "opus" })).body.model).toBe("opus");
+  });
+
   test("an idle session with another model is not reused; one with the same model is", async () => {
     const { app } = await world();
     const idle = await idleSession(app, { model: "sonnet" });
