@@ -239,6 +239,11 @@ export interface AcpEntry {
    */
   modes?: Partial<Record<PermissionMode, string>>;
   /**
+   * The agent takes the session's model over the protocol (`session/set_model` after
+   * `session/new` and `session/load`) rather than from what `prepare` put on its command line.
+   */
+  protocolModel?: boolean;
+  /**
    * The tokens a turn used, where the agent reports them its own way: in the `session/prompt`
    * response, or (for an agent whose adapter drops them) in the agent's own files about the turn.
    * Without it (or when it finds none) ag reads ACP's own `usage` of the response.

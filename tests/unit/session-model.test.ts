@@ -70,12 +70,12 @@ describe("each agent's terminal launch takes the model as its --model", () => {
 });
 
 describe("each agent's ACP launch takes the model its own way", () => {
-  test("Claude Code's adapter: ANTHROPIC_MODEL (the adapter passes no model of its own)", async () => {
+  test("Claude Code's adapter: over the protocol (session/set_model), not on its command line", async () => {
     const acp = createClaudeAdapter(environment()).acp!;
+    expect(acp.protocolModel).toBe(true);
     const plan = await acp.prepare(request("opus", { agentCommand: "claude-code-acp" }));
-    expect(plan.env.ANTHROPIC_MODEL).toBe("opus");
-    const without = await acp.prepare(request(null, { agentCommand: "claude-code-acp" }));
-    expect(without.env.ANTHROPIC_MODEL).toBeUndefined();
+    expect(plan.command).toEqual(["claude-code-acp"]);
+    expect(plan.env.ANTHROPIC_MODEL).toBeUndefined();
   });
 
   test("Gemini CLI: gemini --acp --model", async () => {

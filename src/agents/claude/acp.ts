@@ -78,9 +78,6 @@ async function prepareClaudeAcp(request: LaunchRequest, env: ClaudeEnvironment):
       warnings.push("claude is not on PATH: the ACP adapter runs the Claude Code its SDK bundles (2.1.44)");
   }
   if (env.dataDir) agentEnv.CLAUDE_CONFIG_DIR = env.dataDir;
-  // The adapter passes no model of its own to Claude Code (it picks its list's first, "default"),
-  // which then takes its model from ANTHROPIC_MODEL.
-  if (request.model) agentEnv.ANTHROPIC_MODEL = request.model;
   // The adapter offers bypassPermissions to root only when told it runs in a sandbox.
   if (request.permissionMode === "bypassPermissions" && env.isRoot) agentEnv.IS_SANDBOX = "1";
   return { command, env: agentEnv, warnings };
@@ -98,6 +95,9 @@ export function claudeAcp(env: ClaudeEnvironment): AcpEntry {
   return {
     prepare: (request) => prepareClaudeAcp(request, env),
     modes: MODES,
+    // The adapter (0.16.2) sets a model of its own at session/new (its list's first, or the one
+    // its settings name); `session/set_model` then hands Claude Code the session's model as named.
+    protocolModel: true,
     // The adapter (0.16.2) reports no tokens: Claude Code's own transcript has them.
     usage: (_response, turn) => claudeTurnUsage(claudeDataDir(env), turn),
     promptError: (message) => (REFUSED_TOOL_END.test(message) ? "cancelled" : null),
