@@ -171,5 +171,14 @@ describe("ag run / ag create flags", () => {
       "--permission-mode is one of default, bypassPermissions, plan, acceptEdits, dontAsk, auto, not yolo",
     );
     expect(() => createInput({ model: "  " }, "hi")).toThrow("--model needs a model name");
+    // One code for a flag's value the API has no such thing for, as for every usage error.
+    for (const bad of [{ "permission-mode": "yolo" }, { driver: "screen" }, { model: "" }]) {
+      try {
+        createInput(bad, "hi");
+        throw new Error("not refused");
+      } catch (error) {
+        expect((error as { code?: string }).code).toBe("USAGE_ERROR");
+      }
+    }
   });
 });

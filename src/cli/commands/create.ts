@@ -68,7 +68,7 @@ export interface SessionFlagValues {
  */
 export function createInput(args: SessionFlagValues, prompt: string): CreateInput {
   if (args.driver !== undefined && args.driver !== "tmux" && args.driver !== "acp")
-    throw new AgError("VALIDATION_ERROR", `--driver is tmux or acp, not ${args.driver}`);
+    throw new AgError("USAGE_ERROR", `--driver is tmux or acp, not ${args.driver}`);
   const mode = args["permission-mode"];
   if (mode !== undefined && !isPermissionMode(mode))
     throw new AgError(
