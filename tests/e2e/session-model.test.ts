@@ -7,10 +7,11 @@ import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 type Json = Record<string, any>;
 
 /**
- * `model` on create reaches the model API through each REAL agent CLI in tmux (the compiled
- * binary, the mock model): Codex `--model`, Gemini CLI `--model`, OpenCode `--model
- * provider/model`. (Claude Code: tests/e2e/cli.test.ts through `ag run --model`, and over ACP in
- * acp-claude.test.ts.) One agent at a time.
+ * `model` on create reaches the model API through each REAL agent CLI (the compiled binary, the
+ * mock model): in tmux Codex `--model`, Gemini CLI `--model`, OpenCode `--model provider/model`;
+ * over ACP `gemini --acp --model` and OpenCode's session config. (Claude Code:
+ * tests/e2e/cli.test.ts through `ag run --model`, and over ACP in acp-claude.test.ts.) One agent
+ * at a time.
  */
 let world: AgentWorld;
 
@@ -22,20 +23,29 @@ afterAll(async () => {
 }, 30_000);
 
 const CASES = [
-  // [agent, model asked for, the model the mock hears, the provider face it speaks]
-  ["codex", "gpt-5.1-codex-mini", "gpt-5.1-codex-mini", "openai-responses"],
-  ["gemini", "gemini-2.5-flash", "gemini-2.5-flash", "gemini"],
+  // [agent, driver, model asked for, the model the mock hears, the provider face it speaks]
+  ["codex", "tmux", "gpt-5.1-codex-mini", "gpt-5.1-codex-mini", "openai-responses"],
+  ["gemini", "tmux", "gemini-2.5-flash", "gemini-2.5-flash", "gemini"],
+  ["gemini", "acp", "gemini-2.5-flash-lite", "gemini-2.5-flash-lite", "gemini"],
   // OpenCode names a model by its provider: the test world's provider "mock" (helpers/agents).
-  ["opencode", "mock/claude-haiku-4-5", "claude-haiku-4-5", "opencode"],
+  ["opencode", "tmux", "mock/claude-haiku-4-5", "claude-haiku-4-5", "opencode"],
+  // Over ACP through the session's opencode.json, over the user's own `model` (sonnet there).
+  ["opencode", "acp", "mock/claude-haiku-4-5", "claude-haiku-4-5", "opencode"],
 ] as const;
 
 describe("a session's model reaches the model API through each agent", () => {
-  for (const [agent, model, heard, face] of CASES) {
-    test(`${agent}: ${model}`, async () => {
-      const dir = join(world.workDir, `model-${agent}`);
+  for (const [agent, driver, model, heard, face] of CASES) {
+    test(`${agent} (${driver}): ${model}`, async () => {
+      const dir = join(world.workDir, `model-${agent}-${driver}`);
       mkdirSync(dir, { recursive: true });
-      const prompt = `say hello with a model chosen for ${agent}`;
-      const created = await world.api<Json>("POST", "/v1/sessions", { agent, workDir: dir, model, prompt });
+      const prompt = `say hello with a model chosen for ${agent} over ${driver}`;
+      const created = await world.api<Json>("POST", "/v1/sessions", {
+        agent,
+        driver,
+        workDir: dir,
+        model,
+        prompt,
+      });
       expect([created.status, created.body.model, created.body.promptDelivery?.delivered]).toEqual([
         201,
         model,
