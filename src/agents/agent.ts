@@ -65,6 +65,8 @@ export interface LaunchRequest {
   sessionId: string;
   workDir: string;
   permissionMode: string;
+  /** The model the agent runs, in its own words (Session.model); null or absent: its own default. */
+  model?: string | null;
   /** Overrides the agent's plain command (e.g. "claude --model opus"); null for the default. */
   agentCommand: string | null;
   /** Where this session's private files go (settings, hook secret). Created 0700. */
@@ -236,6 +238,11 @@ export interface AcpEntry {
    * than on its command line.
    */
   modes?: Partial<Record<PermissionMode, string>>;
+  /**
+   * The agent takes the session's model over the protocol (`session/set_model` after
+   * `session/new` and `session/load`) rather than from what `prepare` put on its command line.
+   */
+  protocolModel?: boolean;
   /**
    * The tokens a turn used, where the agent reports them its own way: in the `session/prompt`
    * response, or (for an agent whose adapter drops them) in the agent's own files about the turn.

@@ -43,6 +43,14 @@ export function forwarderCommand(
   return shellJoin([...selfCommand, "hook", event, "--url", url, "--secret-file", secretFile]);
 }
 
+/**
+ * `--model <model>` for a session that asks for one: Claude Code, Codex, Gemini CLI and OpenCode
+ * all take it under that name (each `--help`); none when the agent's own default is wanted.
+ */
+export function modelFlag(model: string | null | undefined): string[] {
+  return model ? ["--model", model] : [];
+}
+
 /** "claude --model 'opus 4'" → ["claude", "--model", "opus 4"]: quotes group, no shell runs it. */
 export function splitCommand(command: string): string[] {
   const words: string[] = [];

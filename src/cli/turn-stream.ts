@@ -15,27 +15,30 @@ import { printLine, printNote } from "./output.ts";
 import { askAtTerminal, terminalPromptDeps } from "./prompt.ts";
 import { abortOnInterrupt } from "./signals.ts";
 import { createTurnFollower, type TurnEnd, type TurnStep } from "./turn.ts";
+import { createWaitIndicator, type WaitIndicator } from "./waiting.ts";
 
 /** After the turn's end and the server's settled /read, how long a quiet stream means nothing is left. */
 const DRAIN_QUIET_MS = 300;
 
 /**
  * Holds output back while the person's terminal belongs to tmux (attached from a prompt), and
- * lets it out, in order, when they detach.
+ * lets it out, in order, when they detach. Every write erases the waiting spinner's line first.
  */
-function createGate() {
+function createGate(waiting: WaitIndicator) {
   let held: Array<() => void> | null = null;
-  const pass = (write: () => void) => (held ? held.push(write) : write());
+  const pass = (write: () => void) => (held ? held.push(write) : waiting.around(write));
   return {
     print: (text: string) => pass(() => printLine(text)),
     note: (text: string) => pass(() => printNote(text)),
     hold() {
       held ??= [];
+      waiting.pause("attached");
     },
     release() {
       const writes = held ?? [];
       held = null;
-      for (const write of writes) write();
+      for (const write of writes) waiting.around(write);
+      waiting.resume("attached");
     },
   };
 }
@@ -53,7 +56,8 @@ export async function streamTurn(
 ): Promise<TurnEnd | "interrupted"> {
   const { client } = connection;
   const interactive = canAsk();
-  const out = createGate();
+  const waiting = createWaitIndicator();
+  const out = createGate(waiting);
   const interrupt = abortOnInterrupt();
   const stop = new AbortController();
   const signal = AbortSignal.any([interrupt.signal, stop.signal]);
@@ -79,6 +83,9 @@ export async function streamTurn(
 
   const onPending = (step: TurnStep) => {
     if (step.pending === undefined) return;
+    // The agent waits for a person, not working: no spinner (nor one drawn over the question).
+    if (step.pending) waiting.pause("pending");
+    else waiting.resume("pending");
     if (asking && asking.id !== step.pending?.id) {
       asking.withdraw.abort();
       asking = null;
@@ -104,10 +111,15 @@ export async function streamTurn(
       return false;
     }
     const step = follower.step(event);
-    if (step.print !== undefined) out.print(step.print);
+    if (step.print !== undefined) {
+      out.print(step.print);
+      waiting.wait(`${created!.agent} is still working`);
+    }
     onPending(step);
     if (step.end && end === null) {
       end = step.end;
+      // Over: what is still to come (the last lines, drained below) needs no waiting.
+      waiting.stop();
       if (end === "turn") void finishTurn();
       else return true;
     }
@@ -149,15 +161,18 @@ export async function streamTurn(
     if (created.reused) printNote(reusedNote(created));
     if (!isDelivered(created)) throw notDelivered(created);
     follower = createTurnFollower(created.id);
+    waiting.wait(`waiting for ${created.agent}'s answer`);
     // What arrived while creation ran: a quick turn may already be over.
     for (const event of early.splice(0)) if (handle(event)) stop.abort();
     if (!signal.aborted) await following;
+    waiting.stop();
     if (interrupt.interrupted() && end === null) {
       printNote(`stopped following; the session goes on: ag tail ${created.id.slice(0, 8)}`);
       return "interrupted";
     }
     return end ?? "interrupted";
   } finally {
+    waiting.stop();
     stop.abort();
     await following.catch(() => {});
     await askTask.catch(() => {});

@@ -104,6 +104,7 @@ export function createSessionCreation(
       .filter((s) => input.agentCommand === undefined || s.agentCommand === input.agentCommand)
       .filter((s) => (s.offerMcp === true) === (input.offerMcp === true))
       .filter((s) => input.permissionMode === undefined || s.permissionMode === input.permissionMode)
+      .filter((s) => input.model === undefined || s.model === input.model)
       .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
     return candidates[0] ?? null;
   }
@@ -209,6 +210,7 @@ export function createSessionCreation(
     driver?: SessionRecord["driver"];
     agentCommand?: string | null;
     permissionMode?: SessionRecord["permissionMode"];
+    model?: string | null;
     stallThresholdMs?: number;
     env?: Record<string, string> | null;
     tenantId: string | null;
@@ -228,6 +230,7 @@ export function createSessionCreation(
       driver: input.driver,
       agentCommand: input.agentCommand ?? null,
       permissionMode: input.permissionMode ?? deps.settings.permissionMode,
+      model: input.model,
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       tenantId: input.tenantId,
       parentId: input.parentId,

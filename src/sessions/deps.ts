@@ -44,6 +44,7 @@ export interface SessionDefaults {
   env?: Record<string, string>;
   stallThresholdMs?: number;
   permissionMode?: PermissionMode;
+  model?: string;
   /** Approve everything: the agent runs with bypassPermissions unless a permissionMode is given. */
   autoApprove?: boolean;
   memoryKeys?: string[];

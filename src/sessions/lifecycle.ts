@@ -61,6 +61,7 @@ export function newRecord(input: {
   driver?: DriverName;
   agentCommand: string | null;
   permissionMode: PermissionMode;
+  model?: string | null;
   stallThresholdMs: number;
   parentId?: string | null;
   tenantId?: string | null;
@@ -84,6 +85,7 @@ export function newRecord(input: {
     agentVersion: null,
     verified: null,
     permissionMode: input.permissionMode,
+    model: input.model ?? null,
     stallThresholdMs: input.stallThresholdMs,
     parentId: input.parentId ?? null,
     tenantId: input.tenantId ?? null,
@@ -129,6 +131,7 @@ export function resolveCreateInput(
     prompt: fields.prompt ?? base.prompt,
     memoryKeys: fields.memoryKeys ?? base.memoryKeys,
     permissionMode,
+    model: fields.model ?? base.model,
     agent: fields.agent ?? base.agent,
     driver: fields.driver ?? base.driver,
     offerMcp: fields.offerMcp,

@@ -63,6 +63,7 @@ interface SessionRow {
   last_activity_at: string;
   agent_command: string | null;
   permission_mode: string;
+  model: string | null;
   stall_threshold_ms: number;
   parent_id: string | null;
   tenant_id: string | null;
@@ -143,11 +144,11 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env, base_commit, managed_by, agent, driver, offer_mcp, agent_version, agent_verified)
+      env, base_commit, managed_by, agent, driver, offer_mcp, agent_version, agent_verified, model)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
       $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver, $offerMcp,
-      $agentVersion, $verified)`);
+      $agentVersion, $verified, $model)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -214,6 +215,7 @@ export function createSessionRepo(db: Database): SessionRepo {
         offerMcp: s.offerMcp ? 1 : 0,
         agentVersion: s.agentVersion,
         verified: s.verified === null ? null : Number(s.verified),
+        model: s.model,
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -268,6 +270,7 @@ export function toSession(record: SessionRecord): Session {
     agentVersion: record.agentVersion,
     verified: record.verified,
     permissionMode: record.permissionMode,
+    model: record.model,
     stallThresholdMs: record.stallThresholdMs,
     parentId: record.parentId,
     tenantId: record.tenantId,
@@ -296,6 +299,7 @@ function toRecord(row: SessionRow): SessionRecord {
     agentVersion: row.agent_version,
     verified: row.agent_verified === null ? null : row.agent_verified === 1,
     permissionMode: row.permission_mode as PermissionMode,
+    model: row.model,
     stallThresholdMs: row.stall_threshold_ms,
     parentId: row.parent_id,
     tenantId: row.tenant_id,

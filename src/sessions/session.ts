@@ -53,6 +53,19 @@ export const AgentId = Type.String({
   pattern: "^[a-z][a-z0-9-]{0,31}$",
   description: "the agent CLI to run (GET /v1/agents); default the server's default agent (claude)",
 });
+/**
+ * The model the agent runs, in the agent's own words (`opus`, `claude-sonnet-4-5`, `gpt-5-codex`,
+ * `gemini-2.5-pro`, OpenCode's `provider/model`): passed to the agent as it takes one, never
+ * checked against a list (the agent's provider knows its models; an unknown one fails the turn
+ * with the agent's own error). No spaces, and no leading `-`: it is one argument of a launch line.
+ */
+export const ModelName = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9._:/@\\[\\]+-]*$",
+  description:
+    "the model the agent runs, as that agent names models (Claude Code --model, Codex -m, Gemini CLI -m, OpenCode provider/model); default the agent's own",
+});
 export const Driver = literalUnion(["tmux", "acp"] as const, {
   description:
     "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
@@ -81,6 +94,9 @@ export const Session = Type.Object({
       "whether agentVersion is one the agent's adapter is verified on (GET /v1/agents verifiedVersions); an unverified one runs all the same; null when the version is unknown",
   }),
   permissionMode: PermissionMode,
+  model: Type.Union([Type.String(), Type.Null()], {
+    description: "the model asked for at creation (null: the agent's own default)",
+  }),
   stallThresholdMs: Type.Integer(),
   parentId: Type.Union([Type.String(), Type.Null()]),
   tenantId: Type.Union([Type.String(), Type.Null()]),
@@ -114,7 +130,7 @@ export const SessionName = Type.String({
 /** CONTRACT §10: reuse is never a surprise. */
 export const Reuse = Type.Boolean({
   description:
-    "false: always start a new session. true (default): an idle session in the same workDir (same agentCommand / permissionMode when given) takes the prompt instead (200, reused: true), but never one with another name than the `name` given",
+    "false: always start a new session. true (default): an idle session in the same workDir (same agentCommand / permissionMode / model when given) takes the prompt instead (200, reused: true), but never one with another name than the `name` given",
 });
 export const MAX_PROMPT_BYTES = 256 * 1024;
 
@@ -158,6 +174,7 @@ export const CreateSessionInput = Type.Object(
       }),
     ),
     permissionMode: Type.Optional(PermissionMode),
+    model: Type.Optional(ModelName),
     agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     env: Type.Optional(AgentEnv),
     stallThresholdMs: Type.Optional(StallThreshold),
@@ -223,6 +240,7 @@ export const BatchCreateInput = Type.Object(
           agent: Type.Optional(AgentId),
           driver: Type.Optional(Driver),
           permissionMode: Type.Optional(PermissionMode),
+          model: Type.Optional(ModelName),
           agentCommand: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
           reuse: Type.Optional(Reuse),
         },

@@ -233,6 +233,13 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE name LIKE 'session % (ag mcp)';
     `,
   },
+  {
+    // The model a session was created with (null: the agent's default); sessions before had none.
+    name: "session model",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN model TEXT;
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

@@ -22,7 +22,7 @@ export function createTemplateService(deps: {
 }): TemplateService {
   const repo = createTemplateRepo(deps.db);
 
-  /** `sessionId` supplies workDir, stallThresholdMs, permissionMode, agent and driver where the input does not. */
+  /** `sessionId` supplies workDir, stallThresholdMs, permissionMode, model, agent and driver where the input does not. */
   function withSession<T extends TemplatePatch>(input: T): Omit<T, "sessionId"> {
     const { sessionId, ...fields } = input;
     // A template's prompt is typed into sessions: the same limits as a prompt, checked now.
@@ -33,6 +33,7 @@ export function createTemplateService(deps: {
       workDir: session.workDir,
       stallThresholdMs: session.stallThresholdMs,
       permissionMode: session.permissionMode,
+      ...(session.model === null ? {} : { model: session.model }),
       agent: session.agent,
       driver: session.driver,
       ...fields,

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PermissionMode } from "../config/schema.ts";
-import { AgentEnv, AgentId, Driver, MemoryKeys, StallThreshold } from "../sessions/index.ts";
+import { AgentEnv, AgentId, Driver, MemoryKeys, ModelName, StallThreshold } from "../sessions/index.ts";
 
 /** SPEC's template fields: what a session created from it starts with. */
 const fields = {
@@ -16,6 +16,7 @@ const fields = {
   env: Type.Optional(AgentEnv),
   stallThresholdMs: Type.Optional(StallThreshold),
   permissionMode: Type.Optional(PermissionMode),
+  model: Type.Optional(ModelName),
   autoApprove: Type.Optional(
     Type.Boolean({ description: "sessions run with bypassPermissions unless permissionMode is set" }),
   ),
@@ -25,7 +26,7 @@ const fields = {
 const sessionId = Type.Optional(
   Type.String({
     minLength: 1,
-    description: "copy workDir, stallThresholdMs, permissionMode, agent and driver from this session",
+    description: "copy workDir, stallThresholdMs, permissionMode, model, agent and driver from this session",
   }),
 );
 

@@ -195,6 +195,26 @@ describe("a Claude Code session over ACP", () => {
     expect((await world.api<Json>("DELETE", `/v1/sessions/${created.body.id}`)).status).toBe(200);
   }, 90_000);
 
+  test("a model asked for (session/set_model after session/new): the model API hears it", async () => {
+    const dir = join(world.workDir, "with-model");
+    mkdirSync(dir, { recursive: true });
+    const model = "claude-sonnet-4-5-20250929";
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      agent: "claude",
+      driver: "acp",
+      workDir: dir,
+      model,
+      prompt: "say hello over acp with a model",
+      reuse: false,
+    });
+    expect([created.status, created.body.model]).toEqual([201, model]);
+    await world.waitFor(created.body.id, "idle", 60_000);
+    const asked = claudeTurns().filter((r) => r.prompt?.includes("say hello over acp with a model"));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(new Set(asked.map((r) => r.model))).toEqual(new Set([model]));
+    expect((await world.api<Json>("DELETE", `/v1/sessions/${created.body.id}`)).status).toBe(200);
+  }, 90_000);
+
   test("kill while a permission waits ends the session, the adapter and its Claude Code", async () => {
     const created = await world.api<Json>("POST", "/v1/sessions", {
       agent: "claude",

@@ -295,6 +295,34 @@ describe("ag as a daily driver, on the real agent", () => {
     expect((await ag(["kill", id])).exitCode).toBe(0);
   }, 120_000);
 
+  test("ag run at a terminal spins while a slow answer has not arrived, and erases the spinner for it", async () => {
+    // Claude Code writes a text block down once it is whole: 4 s of nothing on screen but this.
+    world.mock.addRules([
+      { name: "slow", match: "answer slowly", reply: { text: "The slow answer.", delay_ms: 4000 } },
+    ]);
+    const dir = join(world.workDir, "..", "slow");
+    mkdirSync(dir, { recursive: true });
+    const person = terminal(
+      `cd ${sh(dir)} && ${sh(binary)} run "answer slowly"; echo "ag-exit=$?"; sleep 600`,
+    );
+    await eventually("the spinner", () => person.screen().includes("waiting for claude's answer…"), 60_000);
+    const screen = await eventually(
+      "ag run to end",
+      () => {
+        const text = person.screen();
+        return text.includes("ag-exit=") ? text : null;
+      },
+      60_000,
+    );
+    expect(screen).toContain("The slow answer.");
+    expect(screen).toContain("ag-exit=0");
+    // Erased, not left behind on the answer's line or after it.
+    expect(screen).not.toContain("waiting for claude's answer");
+    expect(screen).not.toContain("is still working");
+    const id = screen.match(/session \S+ \(([0-9a-f-]{36})\)/)![1]!;
+    expect((await ag(["kill", id])).exitCode).toBe(0);
+  }, 120_000);
+
   test("ag run without a terminal says how to answer: ag approve <id>", async () => {
     const dir = join(world.workDir, "..", "scripted");
     mkdirSync(dir, { recursive: true });
@@ -316,6 +344,10 @@ describe("ag as a daily driver, on the real agent", () => {
     expect(await proc.exited).toBe(0);
     await out.done;
     expect(out.text()).toContain("Wrote hello.txt.");
+    await err.done;
+    // No spinner into a pipe: not a frame, not an erased line.
+    expect(err.text()).not.toContain("waiting for claude's answer");
+    expect(err.text()).not.toContain("\u001b[2K");
     expect((await ag(["kill", hint[1]!])).exitCode).toBe(0);
   }, 120_000);
 

@@ -14,6 +14,9 @@ import { collect, isAlive } from "../helpers/stream.ts";
  * model); list, read, tail, kill and create then talk to that server. One real agent at a time.
  */
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
+type Json = Record<string, any>;
+
 let binary: string;
 let env: Record<string, string>;
 let root: string;
@@ -168,5 +171,43 @@ describe("ag's session verbs against a real agent", () => {
     const created = JSON.parse(create.stdout);
     expect(created).toMatchObject({ workDir: elsewhere, reused: false, promptDelivery: { delivered: true } });
     expect((await ag(["kill", created.id])).exitCode).toBe(0);
+  }, 90_000);
+
+  test("ag run --permission-mode plan --model …: the agent runs in plan mode on that model", async () => {
+    const model = "claude-sonnet-4-5-20250929";
+    const planned = join(root, "planned");
+    mkdirSync(planned);
+    const run = await ag([
+      "run",
+      "say hello from plan mode",
+      "--cwd",
+      planned,
+      "--permission-mode",
+      "plan",
+      "--model",
+      model,
+    ]);
+    expect({ exitCode: run.exitCode, stderr: run.exitCode ? run.stderr : "" }).toEqual({
+      exitCode: 0,
+      stderr: "",
+    });
+    expect(run.stdout).toContain("Hello from the mock model!");
+    const id = run.stderr.match(/session \S+ \(([0-9a-f-]{36})\)/)![1]!;
+    const session = (await (await fetch(`http://127.0.0.1:${port}/v1/sessions/${id}`)).json()) as Json;
+    expect(session).toMatchObject({ permissionMode: "plan", model, workDir: planned });
+    // The model API heard the name: every turn of the conversation asked for it.
+    const mains = mock
+      .requests()
+      .filter(
+        (r) => r.kind === "main" && unframedPrompt(r.prompt ?? "").includes("say hello from plan mode"),
+      );
+    expect(mains.length).toBeGreaterThan(0);
+    expect(new Set(mains.map((r) => r.model))).toEqual(new Set([model]));
+    // A word that is no permission mode never reaches the server.
+    const wrong = await ag(["run", "say hello", "--cwd", planned, "--permission-mode", "yolo"]);
+    expect(wrong.exitCode).toBe(1);
+    expect(wrong.stderr).toContain("--permission-mode is one of default, bypassPermissions, plan");
+    expect(wrong.stderr).toContain("[USAGE_ERROR]");
+    expect((await ag(["kill", id])).exitCode).toBe(0);
   }, 90_000);
 });

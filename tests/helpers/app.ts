@@ -300,6 +300,7 @@ export function sampleSession(overrides: Partial<SessionRecord> = {}): SessionRe
     agentVersion: null,
     verified: null,
     permissionMode: "default",
+    model: null,
     stallThresholdMs: 120000,
     parentId: null,
     tenantId: null,

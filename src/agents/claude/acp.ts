@@ -95,6 +95,9 @@ export function claudeAcp(env: ClaudeEnvironment): AcpEntry {
   return {
     prepare: (request) => prepareClaudeAcp(request, env),
     modes: MODES,
+    // The adapter (0.16.2) sets a model of its own at session/new (its list's first, or the one
+    // its settings name); `session/set_model` then hands Claude Code the session's model as named.
+    protocolModel: true,
     // The adapter (0.16.2) reports no tokens: Claude Code's own transcript has them.
     usage: (_response, turn) => claudeTurnUsage(claudeDataDir(env), turn),
     promptError: (message) => (REFUSED_TOOL_END.test(message) ? "cancelled" : null),

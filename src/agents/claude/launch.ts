@@ -1,7 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
-import { forwarderCommand, launchTag, splitCommand, writeHookSecret, writePrivate } from "../launch-files.ts";
+import {
+  forwarderCommand,
+  launchTag,
+  modelFlag,
+  splitCommand,
+  writeHookSecret,
+  writePrivate,
+} from "../launch-files.ts";
 import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { hookSettings } from "./hooks.ts";
 
@@ -52,6 +59,7 @@ export async function prepareClaudeLaunch(
   const command = [
     ...base,
     ...conversation,
+    ...modelFlag(request.model),
     "--permission-mode",
     request.permissionMode,
     "--settings",

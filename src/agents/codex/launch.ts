@@ -1,6 +1,6 @@
 import { AgError } from "../../shared/errors.ts";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
-import { forwarderCommand, splitCommand, writeHookSecret } from "../launch-files.ts";
+import { forwarderCommand, modelFlag, splitCommand, writeHookSecret } from "../launch-files.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { HOOK_EVENTS, hookOverrides, tomlString } from "./hooks.ts";
 import { isThreadOpen, threadIdOf } from "./threads.ts";
@@ -62,6 +62,7 @@ export async function prepareCodexLaunch(request: LaunchRequest, env: AgentEnvir
     "--no-daemon",
     "--dangerously-bypass-hook-trust",
     ...flags,
+    ...modelFlag(request.model),
     ...hooks,
     ...trust,
     ...(await conversation(request)),

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { AgError } from "../../shared/errors.ts";
 import type { AcpEntry, AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
-import { launchTag, splitCommand } from "../launch-files.ts";
+import { launchTag, modelFlag, splitCommand } from "../launch-files.ts";
 import type { PermissionMode, TokenCounts } from "../vocabulary.ts";
 import { prepareGeminiHome } from "./home.ts";
 import { APPROVAL_MODES, geminiDir } from "./launch.ts";
@@ -21,7 +21,7 @@ async function prepareGeminiAcp(request: LaunchRequest, env: AgentEnvironment): 
   });
   const base = request.agentCommand ? splitCommand(request.agentCommand) : ["gemini"];
   return {
-    command: [...base, "--acp", "--approval-mode", mode],
+    command: [...base, "--acp", ...modelFlag(request.model), "--approval-mode", mode],
     env: {
       ...request.env,
       SVC_SESSION_ID: request.sessionId,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { AgError } from "../../shared/errors.ts";
 import type { AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
-import { forwarderCommand, launchTag, splitCommand, writeHookSecret } from "../launch-files.ts";
+import { forwarderCommand, launchTag, modelFlag, splitCommand, writeHookSecret } from "../launch-files.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { findTranscript, forkTranscript } from "./files.ts";
 import { prepareGeminiHome } from "./home.ts";
@@ -51,7 +51,13 @@ export async function prepareGeminiLaunch(
   if (!env.trustWorkdir)
     warnings.push("folder trust is not pre-accepted: the trust dialog is a permission prompt of kind trust");
   const base = request.agentCommand ? splitCommand(request.agentCommand) : ["gemini"];
-  const command = [...base, ...(await conversation(request, env)), "--approval-mode", mode];
+  const command = [
+    ...base,
+    ...(await conversation(request, env)),
+    ...modelFlag(request.model),
+    "--approval-mode",
+    mode,
+  ];
   const agentEnv: Record<string, string> = {
     ...request.env,
     SVC_SESSION_ID: request.sessionId,

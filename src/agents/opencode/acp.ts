@@ -4,8 +4,8 @@ import { openCodeMode, writeSessionConfig } from "./launch.ts";
 
 /**
  * OpenCode headless: `opencode acp` (1.18.33). The session's own config dir as for the terminal
- * (its permission rules; the plan mode as its default agent, since `acp` takes no `--agent`),
- * without the plugin, keys or conversation file: the protocol says everything. Its conversations
+ * (its permission rules; the plan mode as its default agent and the session's model, since `acp`
+ * takes neither `--agent` nor `--model`), without the plugin, keys or conversation file: the protocol says everything. Its conversations
  * are kept in OpenCode's own data dir, so `session/load` reopens them after ag restarts.
  * Tokens: ACP's own `usage` of each prompt response, which the driver reads.
  */
@@ -14,6 +14,8 @@ async function prepareOpenCodeAcp(request: LaunchRequest): Promise<AcpLaunchPlan
   const configDir = writeSessionConfig(request.sessionDir, {
     agent: mode.agents,
     ...(mode.agent ? { default_agent: mode.agent } : {}),
+    // `opencode acp` takes no --model: the session's config names it.
+    ...(request.model ? { model: request.model } : {}),
   });
   const base = request.agentCommand ? splitCommand(request.agentCommand) : ["opencode"];
   return {

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AgError } from "../../shared/errors.ts";
 import type { LaunchPlan, LaunchRequest } from "../agent.ts";
-import { splitCommand, writeHookSecret } from "../launch-files.ts";
+import { modelFlag, splitCommand, writeHookSecret } from "../launch-files.ts";
 import { HOOK_SECRET_HEADER } from "../vocabulary.ts";
 import { copyConversation, lastConversation } from "./conversation.ts";
 import { forkConversation } from "./fork.ts";
@@ -74,7 +74,11 @@ export async function prepareOpenCodeLaunch(request: LaunchRequest): Promise<Lau
 
   const base = request.agentCommand ? splitCommand(request.agentCommand) : ["opencode"];
   const conversation = request.resume ? await resumeFlags(request, base[0] ?? "opencode") : [];
-  const flags = [...(mode.approveAll ? ["--auto"] : []), ...(mode.agent ? ["--agent", mode.agent] : [])];
+  const flags = [
+    ...(mode.approveAll ? ["--auto"] : []),
+    ...(mode.agent ? ["--agent", mode.agent] : []),
+    ...modelFlag(request.model),
+  ];
   return {
     command: [...base, ...flags, ...conversation],
     env: { ...request.env, OPENCODE_CONFIG_DIR: configDir, SVC_SESSION_ID: request.sessionId },

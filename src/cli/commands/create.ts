@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
+import { PERMISSION_MODES, type PermissionMode } from "../../config/schema.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
 import { sessionUrl } from "../../shared/dashboard-links.ts";
 import { AgError } from "../../shared/errors.ts";
@@ -42,25 +43,54 @@ export interface CreateInput {
   name?: string;
   agent?: string;
   driver?: "tmux" | "acp";
+  permissionMode?: PermissionMode;
+  model?: string;
   /** false: never reuse an idle session (CLI --new). */
   reuse?: false;
 }
 
-/** The request for `--cwd`, the prompt, `--name`, `--agent`, `--driver` and `--new`. */
-export function createInput(
-  args: { cwd?: string; name?: string; agent?: string; driver?: string; new?: boolean },
-  prompt: string,
-): CreateInput {
+/** The session flags as given on the command line (SESSION_FLAGS). */
+export interface SessionFlagValues {
+  cwd?: string;
+  name?: string;
+  agent?: string;
+  driver?: string;
+  "permission-mode"?: string;
+  model?: string;
+  new?: boolean;
+}
+
+/**
+ * The request for `--cwd`, the prompt, `--name`, `--agent`, `--driver`, `--permission-mode`,
+ * `--model` and `--new`. A driver or permission mode the API has no such value for is refused
+ * here, naming the ones it has; whether the agent has that mode is the server's answer
+ * (UNSUPPORTED_BY_AGENT). The model goes as given: the agent knows its models, ag does not.
+ */
+export function createInput(args: SessionFlagValues, prompt: string): CreateInput {
   if (args.driver !== undefined && args.driver !== "tmux" && args.driver !== "acp")
-    throw new AgError("VALIDATION_ERROR", `--driver is tmux or acp, not ${args.driver}`);
+    throw new AgError("USAGE_ERROR", `--driver is tmux or acp, not ${args.driver}`);
+  const mode = args["permission-mode"];
+  if (mode !== undefined && !isPermissionMode(mode))
+    throw new AgError(
+      "USAGE_ERROR",
+      `--permission-mode is one of ${PERMISSION_MODES.join(", ")}, not ${mode || '""'} (ag agents lists each agent's)`,
+    );
+  if (args.model !== undefined && args.model.trim() === "")
+    throw new AgError("USAGE_ERROR", "--model needs a model name (ag uses the agent's default without it)");
   return {
     workDir: resolve(args.cwd ?? process.cwd()),
     prompt,
     ...(args.name ? { name: args.name } : {}),
     ...(args.agent ? { agent: args.agent } : {}),
     ...(args.driver ? { driver: args.driver } : {}),
+    ...(mode ? { permissionMode: mode } : {}),
+    ...(args.model ? { model: args.model.trim() } : {}),
     ...(args.new ? { reuse: false as const } : {}),
   };
+}
+
+function isPermissionMode(value: string): value is PermissionMode {
+  return (PERMISSION_MODES as readonly string[]).includes(value);
 }
 
 /** The one line that says an idle session took the prompt instead of a new one. */
@@ -88,6 +118,17 @@ export const SESSION_FLAGS = {
       "tmux (default): the agent's terminal UI in a tmux window; acp: headless over the Agent Client Protocol (ag agents says which agents have it)",
     valueHint: "tmux|acp",
   },
+  "permission-mode": {
+    type: "string",
+    description: `How the agent asks before it acts: ${PERMISSION_MODES.join(", ")} (ag agents lists each agent's; default the server's permissionMode)`,
+    valueHint: "mode",
+  },
+  model: {
+    type: "string",
+    description:
+      "The model the agent runs, as that agent names it (opus, gpt-5-codex, gemini-2.5-pro, provider/model for OpenCode); default the agent's own",
+    valueHint: "model",
+  },
   new: {
     type: "boolean",
     description: "Always start a new session: never hand the prompt to an idle one in the same directory",
@@ -114,6 +155,9 @@ export function createdFields(created: Created, dashboard: string): Array<[strin
     ["name", created.name],
     ["workDir", created.workDir],
     ["status", created.reused ? `${created.status} (reused an idle session)` : created.status],
+    ["mode", created.permissionMode],
+    // A server from before `model` leaves it out: the agent's default either way.
+    ["model", created.model ?? "the agent's default"],
     [
       "prompt",
       delivery

@@ -21,6 +21,8 @@ export interface AcpConnection {
   newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse>;
   loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse>;
   setMode(params: acp.SetSessionModeRequest): Promise<unknown>;
+  /** `session/set_model` (unstable in ACP v1; Zed's Claude Code adapter has it): any model id. */
+  setModel(params: { sessionId: string; modelId: string }): Promise<unknown>;
   prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
   cancel(sessionId: string): Promise<void>;
   /** The child's exit status (null: killed by a signal). */
@@ -144,6 +146,11 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
     loadSession: (params) => traced("session/load", () => connection.agent.request("session/load", params)),
     setMode: (params) =>
       traced("session/set_mode", () => connection.agent.request("session/set_mode", params)),
+    setModel: (params) =>
+      traced("session/set_model", () =>
+        // Not in this SDK's typed method list (it has session/set_config_option instead).
+        connection.agent.request("session/set_model" as "session/set_mode", params as never),
+      ),
     prompt: (params) => traced("session/prompt", () => connection.agent.request("session/prompt", params)),
     cancel: (sessionId) => connection.agent.notify("session/cancel", { sessionId }),
     exited,

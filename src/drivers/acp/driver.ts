@@ -43,6 +43,11 @@ export interface HeadlessSpec {
   approveAll?: boolean;
   /** The agent's ACP session mode for the session's permission mode (`session/set_mode`), if any. */
   mode: string | null;
+  /**
+   * The session's model, for an agent that takes it over the protocol (`session/set_model`, the
+   * entry's `protocolModel`); null or absent: none to set (the agent's default, or its command line).
+   */
+  model?: string | null;
   /** MCP servers offered to the agent (`session/new`, `session/load`). */
   mcpServers?: acp.McpServer[];
 }
@@ -301,6 +306,14 @@ export function createAcpDriver(deps: {
     await run.conn.setMode({ sessionId: run.sessionId, modeId: mode });
   }
 
+  /** The session's model, where the agent takes it over the protocol. */
+  async function applyModel(run: Running): Promise<void> {
+    const model = run.spec.model;
+    if (!model) return;
+    await run.conn.setModel({ sessionId: run.sessionId, modelId: model });
+    run.model = model;
+  }
+
   /** A prompt's error that the agent's entry reads as its way of ending a turn, as a response. */
   function errorAsResponse(run: Running, error: unknown): acp.PromptResponse | null {
     const stopReason = run.spec.agent.acp?.promptError?.((error as Error)?.message ?? "");
@@ -346,6 +359,7 @@ export function createAcpDriver(deps: {
       });
       run.model = modelOf(loaded.configOptions);
       await applyMode(run, loaded.modes);
+      await applyModel(run);
     } catch (error) {
       const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
       deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
@@ -374,6 +388,7 @@ export function createAcpDriver(deps: {
         run.sessionId = created.sessionId;
         run.model = modelOf(created.configOptions);
         await applyMode(run, created.modes);
+        await applyModel(run);
       } catch (error) {
         await run.conn.close();
         throw new Error(

@@ -83,6 +83,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       sessionId: rec.id,
       workDir,
       permissionMode: rec.permissionMode,
+      model: rec.model,
       agentCommand: rec.agentCommand,
       sessionDir: dir,
       hookUrl: "",
@@ -93,6 +94,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const { command, env, warnings } = plan;
     const approveAll = plan.approveAll === true;
     const mode = entry.modes?.[rec.permissionMode] ?? null;
+    const model = entry.protocolModel ? rec.model : null;
     const spec = {
       id: rec.id,
       workDir,
@@ -102,7 +104,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       env,
       runAs,
     };
-    return { spec: { ...spec, approveAll, mode, mcpServers: mcpServers(rec, dir) }, warnings };
+    return { spec: { ...spec, approveAll, mode, model, mcpServers: mcpServers(rec, dir) }, warnings };
   }
 
   /** ag's own MCP server over stdio, for a session that offers it (a fresh key at each launch). */

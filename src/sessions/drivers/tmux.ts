@@ -128,6 +128,7 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
           sessionId: rec.id,
           workDir: rec.workDir,
           permissionMode: rec.permissionMode,
+          model: rec.model,
           agentCommand: rec.agentCommand,
           sessionDir: dir,
           hookUrl: `${deps.settings.hookBaseUrl().replace(/\/+$/, "")}/v1/hooks/${rec.agent}`,
