@@ -7,6 +7,7 @@ import {
   decodeOutputData,
   parseNotification,
 } from "../../src/tmux/framing.ts";
+import { until } from "../helpers/until.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -205,7 +206,8 @@ describe("pane death tracking", () => {
   test("dead but unreaped: looked up again, and reported with the status once tmux has it", async () => {
     const { deaths, died, commands } = tracker(["1  ", "1 7 "]);
     deaths.observe("%1", "1  ");
-    await Bun.sleep(30);
+    // Follow-ups run on timers: wait for their outcome, not for a fixed time (a loaded run was late).
+    await until(() => died.length > 0);
     expect(died).toEqual([["%1", 7]]);
     expect(commands).toEqual(["display-message", "run-shell", "display-message"]);
   });
@@ -214,14 +216,18 @@ describe("pane death tracking", () => {
     const { deaths, died } = tracker(["1  ", "1  ", "1  "]);
     deaths.observe("%1", "1  ");
     deaths.observe("%1", "1  ");
-    await Bun.sleep(30);
+    await until(() => died.length > 0);
     expect(died).toEqual([["%1", null]]);
   });
 
   test("closed while unreaped: nothing reported", async () => {
-    const { deaths, died } = tracker([""]);
+    const { deaths, died, commands } = tracker([""]);
     deaths.observe("%1", "1  ");
+    // Its one look-up answered "no such pane". Absence cannot be awaited: the sleep gives a wrong
+    // follow-up time to show (a slow machine can only hide one, never fail the test falsely).
+    await until(() => commands.length > 0);
     await Bun.sleep(30);
     expect(died).toEqual([]);
+    expect(commands).toEqual(["display-message"]);
   });
 });
