@@ -44,11 +44,13 @@ export function driverContract(subject: DriverUnderContract): void {
     const { api, turnMs } = subject;
     const session = async () => (await api("GET", `/v1/sessions/${id}`)).body;
     const reach = async (status: string): Promise<Json> => {
-      let last: Json = {};
-      for (const deadline = Date.now() + turnMs; (last = await session()).status !== status; ) {
+      const deadline = Date.now() + turnMs;
+      let last = await session();
+      while (last.status !== status) {
         if (Date.now() > deadline)
           throw new Error(`session ${id}: wanted ${status}, still ${last.status} after ${turnMs} ms`);
         await Bun.sleep(50);
+        last = await session();
       }
       return last;
     };
