@@ -62,7 +62,12 @@ async function gitChange(
   return finish("git", startedAt ?? head, [...changed, ...added], text, described);
 }
 
-function filesChange(workDir: string, touched: readonly string[], runAs: RunAs | null): CollectedChange {
+/** The files the session's transcript says it wrote, as they are now (outside a git repository). */
+export function filesChange(
+  workDir: string,
+  touched: readonly string[],
+  runAs: RunAs | null,
+): CollectedChange {
   if (touched.length === 0) {
     return finish("none", null, [], "", "no files: the session's transcript records no file written");
   }

@@ -63,6 +63,8 @@ export function createConsensusService(deps: {
   timeoutMs: number;
   /** The OS user a tenant's commands run as (runAs): the reviewed change is read as it. */
   owners?: TenantUsers;
+  /** How the reviewed session's work is read; collectChange (git, else the files) unless given. */
+  change?: typeof collectChange;
 }): ConsensusService {
   const repo = createConsensusRepo(deps.db);
   const runs = new Map<string, Promise<Consensus>>();
@@ -290,7 +292,7 @@ export function createConsensusService(deps: {
         deps.sessions.summary(sessionId),
         deps.sessions.read(sessionId),
       ]);
-      const change = await collectChange(
+      const change = await (deps.change ?? collectChange)(
         { workDir: target.workDir, baseCommit: target.baseCommit, filesTouched: summary.filesTouched },
         deps.owners?.(target.tenantId) ?? null,
       );

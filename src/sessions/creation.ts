@@ -220,7 +220,10 @@ export function createSessionCreation(
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
-      baseCommit: await headCommit(input.workDir, deps.owners?.(input.tenantId) ?? null),
+      baseCommit: await (deps.startCommit ?? headCommit)(
+        input.workDir,
+        deps.owners?.(input.tenantId) ?? null,
+      ),
       managedBy: input.managedBy ?? null,
       offerMcp: input.offerMcp,
       id,

@@ -10,7 +10,7 @@ import type { EventBus } from "../events/bus.ts";
 import type { StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import type { TenantUsers } from "../shared/run-as.ts";
+import type { RunAs, TenantUsers } from "../shared/run-as.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { DeliveryOptions } from "./live/delivery.ts";
@@ -90,6 +90,11 @@ export interface SessionServiceDeps {
   tenants?: TenantPolicy;
   /** The OS user a tenant's agents run as (tenantWorkdirs.<tenant>.runAs); none: all run as ag. */
   owners?: TenantUsers;
+  /**
+   * The commit a session starts from (its baseCommit: what a review diffs against), read as the
+   * tenant's user; HEAD of its workDir (shared/git.ts) unless given.
+   */
+  startCommit?: (workDir: string, runAs: RunAs | null) => Promise<string | null>;
   /** Where internal events worth a look go (failed deliveries, retries, tmux failures). */
   diagnostics?: DiagnosticsSink;
   /** Where what ag does to sessions on its own is recorded (sessions ended with their creator). */

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareVersions } from "../../src/agents/versions.ts";
+import { acpAgentScenario } from "../helpers/acp-scenario.ts";
 import { claudeVersion } from "../helpers/agent-home.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
-import { pagedIds } from "../helpers/cursor.ts";
-import { saturateCores } from "../helpers/load.ts";
 import { isAlive } from "../helpers/stream.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -15,10 +14,10 @@ type Json = Record<string, any>;
  * A headless session (driver acp) on the REAL Claude Code through Zed's ACP adapter
  * (`claude-code-acp` 0.16.2, found in ag's node_modules) and the compiled binary, against the mock
  * model's Anthropic face. The adapter runs the world's `claude` (2.1.197), not the cli.js its SDK
- * bundles. The tests run in order on one session.
+ * bundles. The tests run in order on one session: the scenario every ACP agent runs
+ * (tests/helpers/acp-scenario.ts), then Claude Code's own.
  */
 let world: AgentWorld;
-let id: string;
 
 beforeAll(async () => {
   world = await startAgentWorld();
@@ -26,17 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.stop();
 });
-
-/** The main-loop requests Claude Code made for each prompt (tool rounds not counted). */
-const claudeTurns = () =>
-  world.mock.requests().filter((r) => r.face === "anthropic" && r.kind === "main" && r.round === 0);
-const claudePrompts = () => claudeTurns().map((r) => r.prompt);
-const send = async (text: string) =>
-  (await world.api<Json>("POST", `/v1/sessions/${id}/send`, { text })).body;
-const reach = (status: string, timeoutMs = 40_000) => world.waitFor(id, status, timeoutMs) as Promise<Json>;
-const messages = async () =>
-  (await world.api<Json>("GET", `/v1/sessions/${id}/transcript/cursor?limit=200`)).body.messages as Json[];
-const lastTurnEnd = async () => (await messages()).filter((m) => m.subtype === "turn_end").at(-1);
 
 /** The ACP session id ag keeps for a session (Claude Code runs with it as its --session-id). */
 const acpSessionOf = (session: string) =>
@@ -67,115 +55,51 @@ const parentOf = (pid: number) =>
   Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
 
 describe("a Claude Code session over ACP", () => {
-  test("GET /v1/agents: claude has both drivers", async () => {
-    const agents = (await world.api<Json[]>("GET", "/v1/agents")).body;
-    expect(agents.find((a) => a.id === "claude")?.drivers).toEqual(["tmux", "acp"]);
+  const { id, send, reach, messages, turns } = acpAgentScenario({
+    agent: "claude",
+    face: "anthropic",
+    world: () => world,
+    created(idle) {
+      // Our Claude Code (each version asks for its own default model), not the SDK's bundled 2.1.44.
+      const ownModel =
+        compareVersions(claudeVersion(), "2.1.328") >= 0 ? "claude-opus-5-5" : "claude-opus-4-8";
+      expect(turns()[0]?.model).toBe(ownModel);
+      // The adapter reports no tokens: they are read from Claude Code's own transcript.
+      expect(idle.tokenUsage.input + idle.tokenUsage.cacheRead).toBeGreaterThan(0);
+      expect(idle.tokenUsage.output).toBeGreaterThan(0);
+    },
+    permission(pending, command) {
+      expect(pending.options.map((o: Json) => o.description)).toEqual([
+        "allow_always",
+        "allow_once",
+        "reject_once",
+      ]);
+      expect(pending.toolInput.rawInput.command).toBe(command);
+    },
+    async approved() {
+      expect((await lastTurnEnd())?.text).toBe("end_turn");
+    },
+    async rejected() {
+      // 2.1.197 answers the refused tool's turn with an error the adapter passes on: ag reads it
+      // as the interrupted turn Claude Code records, not as a failure.
+      expect((await lastTurnEnd())?.text).toBe("cancelled");
+    },
+    async interrupted(prompt) {
+      // Ended as interrupted, the model's stream cut.
+      expect((await lastTurnEnd())?.text).toBe("cancelled");
+      await eventually(() => turns().at(-1)?.status === "aborted", 5_000);
+      expect(turns().at(-1)).toMatchObject({ prompt, status: "aborted" });
+    },
+    edit(pending) {
+      expect(pending.tool).toBe("edit");
+    },
+    transcript(all) {
+      // The adapter announces a call before its input streams, then again with it: one entry, with the input.
+      const edits = all.filter((m) => m.kind === "tool_use" && m.toolName === "edit");
+      expect(edits.map((m) => m.toolInput.file_path)).toEqual([join(world.workDir, "hello.txt")]);
+    },
   });
-
-  test("create {agent: claude, driver: acp}: the prompt reaches the model once, idle, /read has the reply, tokens counted", async () => {
-    const created = await world.api<Json>("POST", "/v1/sessions", {
-      agent: "claude",
-      driver: "acp",
-      workDir: world.workDir,
-      prompt: "say hello",
-    });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ driver: "acp", promptDelivery: { delivered: true, attempts: 1 } });
-    id = created.body.id;
-    const idle = await reach("idle");
-    expect(claudePrompts()).toEqual(["say hello"]);
-    // Our Claude Code (each version asks for its own default model), not the SDK's bundled 2.1.44.
-    const ownModel = compareVersions(claudeVersion(), "2.1.328") >= 0 ? "claude-opus-5-5" : "claude-opus-4-8";
-    expect(claudeTurns()[0]?.model).toBe(ownModel);
-    const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
-    expect(read.body.output).toContain("Hello from the mock model!");
-    // The adapter reports no tokens: they are read from Claude Code's own transcript.
-    expect(idle.tokenUsage.input + idle.tokenUsage.cacheRead).toBeGreaterThan(0);
-    expect(idle.tokenUsage.output).toBeGreaterThan(0);
-  }, 90_000);
-
-  test("terminal-only routes answer 409 NOT_A_TERMINAL_SESSION", async () => {
-    const pane = await world.api<Json>("GET", `/v1/sessions/${id}/pane`);
-    expect(pane.status).toBe(409);
-    expect(pane.body.code).toBe("NOT_A_TERMINAL_SESSION");
-    const esc = await world.api<Json>("POST", `/v1/sessions/${id}/escape`);
-    expect(esc.body.code).toBe("NOT_A_TERMINAL_SESSION");
-  });
-
-  for (const loaded of [false, true]) {
-    describe(loaded ? "with both cores saturated" : "on an idle machine", () => {
-      let load: { stop(): Promise<void> } | null = null;
-      const tag = loaded ? "loaded" : "idle";
-      beforeAll(() => {
-        if (loaded) load = saturateCores(2, 120_000);
-      });
-      afterAll(async () => {
-        await load?.stop();
-      });
-
-      test("a Bash permission, approved: the command runs", async () => {
-        expect(await send(`run cmd: touch approved-${tag}.txt`)).toEqual({ delivered: true, attempts: 1 });
-        const waiting = await reach("permission_prompt");
-        expect(waiting.pendingPermission).toMatchObject({ kind: "tool", tool: "execute" });
-        expect(waiting.pendingPermission.options.map((o: Json) => o.description)).toEqual([
-          "allow_always",
-          "allow_once",
-          "reject_once",
-        ]);
-        expect(waiting.pendingPermission.toolInput.rawInput.command).toBe(`touch approved-${tag}.txt`);
-        const approved = await world.api("POST", `/v1/sessions/${id}/approve`, {
-          permissionId: waiting.pendingPermission.id,
-        });
-        expect(approved.status).toBe(200);
-        await reach("idle");
-        expect(existsSync(join(world.workDir, `approved-${tag}.txt`))).toBe(true);
-        expect((await lastTurnEnd())?.text).toBe("end_turn");
-      }, 60_000);
-
-      test("a permission rejected: nothing runs; Claude Code ends the turn as interrupted, idle again", async () => {
-        expect(await send(`run cmd: touch rejected-${tag}.txt`)).toEqual({ delivered: true, attempts: 1 });
-        await reach("permission_prompt");
-        expect((await world.api("POST", `/v1/sessions/${id}/reject`)).status).toBe(200);
-        await reach("idle");
-        expect(existsSync(join(world.workDir, `rejected-${tag}.txt`))).toBe(false);
-        // 2.1.197 answers the refused tool's turn with an error the adapter passes on: ag reads it
-        // as the interrupted turn Claude Code records, not as a failure.
-        expect((await lastTurnEnd())?.text).toBe("cancelled");
-      }, 60_000);
-
-      test("interrupt mid-turn: session/cancel ends the turn as interrupted, the model's stream cut", async () => {
-        expect(await send("slow 20")).toEqual({ delivered: true, attempts: 1 });
-        await reach("working", 10_000);
-        await Bun.sleep(1_500);
-        expect((await world.api("POST", `/v1/sessions/${id}/interrupt`)).status).toBe(200);
-        await reach("idle", 15_000);
-        expect((await lastTurnEnd())?.text).toBe("cancelled");
-        await eventually(() => claudeTurns().at(-1)?.status === "aborted", 5_000);
-        expect(claudeTurns().at(-1)).toMatchObject({ prompt: "slow 20", status: "aborted" });
-      }, 60_000);
-    });
-  }
-
-  test("a file write answered by option number: the file is written", async () => {
-    expect(await send("edit file")).toEqual({ delivered: true, attempts: 1 });
-    const waiting = await reach("permission_prompt");
-    expect(waiting.pendingPermission.tool).toBe("edit");
-    const once = waiting.pendingPermission.options.find((o: Json) => o.description === "allow_once");
-    expect((await world.api("POST", `/v1/sessions/${id}/answer`, { option: once.index })).status).toBe(200);
-    await reach("idle");
-    expect(readFileSync(join(world.workDir, "hello.txt"), "utf8")).toBe("hello from the mock\n");
-  }, 60_000);
-
-  test("the transcript ag keeps pages by cursor without gaps or overlaps", async () => {
-    const all = await messages();
-    expect(all.length).toBeGreaterThan(6);
-    const seen = await pagedIds(async (path) => (await world.api<Json>("GET", path)).body, id);
-    expect(seen).toEqual(all.map((m) => m.id));
-    expect(all[0]).toMatchObject({ role: "user", kind: "prompt", text: "say hello" });
-    // The adapter announces a call before its input streams, then again with it: one entry, with the input.
-    const edits = all.filter((m) => m.kind === "tool_use" && m.toolName === "edit");
-    expect(edits.map((m) => m.toolInput.file_path)).toEqual([join(world.workDir, "hello.txt")]);
-  });
+  const lastTurnEnd = async () => (await messages()).filter((m) => m.subtype === "turn_end").at(-1);
 
   test("permission mode acceptEdits (session/set_mode): a file write goes through without a prompt", async () => {
     const dir = join(world.workDir, "accept-edits");
@@ -247,7 +171,7 @@ describe("a Claude Code session over ACP", () => {
    */
   test("ag restarted while the session is idle: reopened by session/load, the model still has the conversation", async () => {
     const before = await messages();
-    const tokensBefore = (await world.api<Json>("GET", `/v1/sessions/${id}`)).body.tokenUsage;
+    const tokensBefore = (await world.api<Json>("GET", `/v1/sessions/${id()}`)).body.tokenUsage;
     await world.restart();
     await eventually(async () => (await messages()).some((m) => m.subtype === "reopened"), 60_000);
     const after = await messages();
@@ -259,18 +183,18 @@ describe("a Claude Code session over ACP", () => {
 
     expect(await send("what did I ask first?")).toEqual({ delivered: true, attempts: 1 });
     await reach("idle");
-    const request = claudeTurns().at(-1)!;
+    const request = turns().at(-1)!;
     expect(request.prompt).toBe("what did I ask first?");
     expect(request.history?.[0]).toBe("say hello");
     expect(request.history).toContain("edit file");
-    const read = await world.api<Json>("GET", `/v1/sessions/${id}/read`);
+    const read = await world.api<Json>("GET", `/v1/sessions/${id()}/read`);
     expect(read.body.output).toContain("Mock reply to: what did I ask first?");
   }, 120_000);
 
   test("ag restarted while a permission waits: the old Claude Code goes with the old ag; reopened idle, the lost turn interrupted", async () => {
     expect(await send("run cmd: touch during-restart.txt")).toEqual({ delivered: true, attempts: 1 });
     await reach("permission_prompt");
-    const [claude] = processesNaming(acpSessionOf(id));
+    const [claude] = processesNaming(acpSessionOf(id()));
     expect(claude).toBeDefined();
     const reopenedBefore = (await messages()).filter((m) => m.subtype === "reopened").length;
     await world.restart();

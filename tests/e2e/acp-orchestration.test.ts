@@ -15,7 +15,7 @@ type Json = Record<string, any>;
 let world: AgentWorld;
 
 beforeAll(async () => {
-  world = await startAgentWorld({ SVC_CONSENSUS_TIMEOUT_MS: "60000" });
+  world = await startAgentWorld({ SVC_CONSENSUS_TIMEOUT_MS: "60000" }, { agents: ["gemini"] });
   gitRepository(world.workDir);
 }, 60_000);
 afterAll(async () => {

@@ -62,7 +62,7 @@ function contract(under: AgentVersion): void {
     let id = "";
 
     beforeAll(async () => {
-      world = await startAgentWorld({}, { binaries: under.binaries() });
+      world = await startAgentWorld({}, { agents: [under.agent], binaries: under.binaries() });
     }, 60_000);
     afterAll(async () => {
       await world?.stop();

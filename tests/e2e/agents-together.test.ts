@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { agentPackages } from "../../scripts/agent-tools.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -12,7 +13,7 @@ let world: AgentWorld;
 const sessions = new Map<string, string>();
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  world = await startAgentWorld({}, { agents: Object.keys(agentPackages()) });
 }, 60_000);
 afterAll(async () => {
   await world?.stop();

@@ -17,7 +17,7 @@ type Json = Record<string, any>;
 let world: AgentWorld;
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  world = await startAgentWorld({}, { agents: ["codex"] });
 }, 60_000);
 afterAll(async () => {
   await world?.stop();

@@ -51,7 +51,7 @@ function codexesOf(home: string): string[] {
 describe("GET /v1/agents", () => {
   let world: AgentWorld;
   beforeAll(async () => {
-    world = await startAgentWorld();
+    world = await startAgentWorld({}, { agents: ["codex"] });
   }, 60_000);
   afterAll(async () => {
     await world?.stop();
@@ -82,7 +82,7 @@ for (const loaded of [false, true]) {
     let id: string;
 
     beforeAll(async () => {
-      world = await startAgentWorld();
+      world = await startAgentWorld({}, { agents: ["codex"] });
       if (loaded) load = saturateCores(2, 600_000);
       events = sseReader((await fetch(`${world.ag.url}/v1/events`)).body!);
     }, 60_000);

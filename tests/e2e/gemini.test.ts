@@ -18,7 +18,7 @@ let world: AgentWorld;
 let id: string;
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  world = await startAgentWorld({}, { agents: ["gemini"] });
 }, 60_000);
 afterAll(async () => {
   await world?.stop();

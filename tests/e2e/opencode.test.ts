@@ -23,7 +23,7 @@ for (const loaded of [false, true]) {
     let id: string;
 
     beforeAll(async () => {
-      world = await startAgentWorld();
+      world = await startAgentWorld({}, { agents: ["opencode"] });
       if (loaded) load = saturateCores(2, 600_000);
     }, 60_000);
     afterAll(async () => {

@@ -258,11 +258,13 @@ app
       .join("")
       .trim();
     s.prompts.push(prompt);
-    await send(params.sessionId, { sessionUpdate: "user_message_chunk", content: text(prompt) });
+    // The turn can be cancelled from its first moment: a session/cancel right behind the prompt
+    // ends it too (tests/contract/acp-agent.contract.ts).
     const controller = new AbortController();
     signal.addEventListener("abort", () => controller.abort());
     s.turn = controller;
     try {
+      await send(params.sessionId, { sessionUpdate: "user_message_chunk", content: text(prompt) });
       const { stop, reply } = await turn(params.sessionId, s, prompt, controller.signal);
       if (reply) await send(params.sessionId, { sessionUpdate: "agent_message_chunk", content: text(reply) });
       if (acpUsage) {

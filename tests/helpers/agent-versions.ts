@@ -1,10 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   agentPackages,
   extraPins,
   installedNewest,
   NEWEST_DIR,
+  pinnedTools,
   primaryPins,
   versionDir,
 } from "../../scripts/agent-tools.ts";
@@ -54,7 +55,7 @@ export function agentVersions(mode: MatrixMode = matrixMode()): AgentVersion[] {
       package: name,
       version,
       kind,
-      binaries: () => binariesOf(agent, modules),
+      binaries: () => agentBinaries(agent, modules),
     });
     const list: AgentVersion[] = [];
     if (mode !== "newest-only") {
@@ -69,10 +70,41 @@ export function agentVersions(mode: MatrixMode = matrixMode()): AgentVersion[] {
   });
 }
 
-/** An agent's programs: the pinned ones (no `modules`), or those installed in `modules`. */
-function binariesOf(agent: string, modules?: string): Record<string, string> {
-  if (modules !== undefined && !existsSync(modules))
-    throw new Error(`${modules} is missing: bun scripts/agent-tools.ts (--newest for the newest versions)`);
+/**
+ * An agent's programs: the pinned ones (no `modules`), or those installed in `modules`; throws,
+ * naming the agent and the command that installs it, when one is not there. A test world asks
+ * only for the agents it drives (tests/helpers/agent-world.ts).
+ */
+export function agentBinaries(agent: string, modules?: string): Record<string, string> {
+  let binaries: Record<string, string>;
+  try {
+    binaries = installedBinaries(agent, modules);
+  } catch (error) {
+    throw missingAgent(agent, (error as Error).message, modules);
+  }
+  for (const path of Object.values(binaries)) {
+    if (!existsSync(path) || statSync(path).size === 0)
+      throw missingAgent(agent, `${path} is missing`, modules);
+  }
+  return binaries;
+}
+
+/** An agent a test needs, not installed: its package and the command that installs it. */
+function missingAgent(agent: string, what: string, modules?: string): Error {
+  const name = agentPackages()[agent] ?? agent;
+  const install =
+    modules !== undefined
+      ? "bun scripts/agent-tools.ts (--newest for the newest versions)"
+      : pinnedTools()[name]
+        ? "bun scripts/agent-tools.ts (npm test's preflight runs it)"
+        : "npm ci";
+  return new Error(
+    `this test drives ${agent} (${name}), which is not installed: ${what}. Install it: ${install}`,
+  );
+}
+
+function installedBinaries(agent: string, modules?: string): Record<string, string> {
+  if (modules !== undefined && !existsSync(modules)) throw new Error(`${modules} is missing`);
   if (agent === "claude") {
     const path = modules === undefined ? claudeBinary() : claudeBinaryIn(modules);
     if (!path) throw new Error(`no native Claude Code binary under ${modules}`);

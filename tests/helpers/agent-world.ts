@@ -1,16 +1,17 @@
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type MockModel, startMockModel } from "../fakes/mock-model.ts";
-import { agentEnv, claudeBinary, seedAgentHome } from "./agent-home.ts";
+import { agentEnv, seedAgentHome } from "./agent-home.ts";
+import { agentBinaries } from "./agent-versions.ts";
 import { AGENT_SEEDS } from "./agents/index.ts";
 import { type AgProcess, agEnv, agToken, compiledBinary, freePort, startAg } from "./binary.ts";
 import { tempDir } from "./temp.ts";
 import { endTmuxServer } from "./tmux.ts";
 
 /**
- * One machine for real-agent tests: the compiled ag, the REAL agent CLIs (Claude Code as `claude`
- * on PATH, the others as tests/helpers/agents/ links them; the pinned versions unless the options
- * choose others) talking to our mock model, a seeded HOME, a workDir ag has never seen (so ag's own
+ * One machine for real-agent tests: the compiled ag, the REAL agent CLIs it drives (`agents`:
+ * Claude Code unless the options name others; each linked into the world's bin, the pinned
+ * versions unless the options choose others) talking to our mock model, a seeded HOME, a workDir ag has never seen (so ag's own
  * folder-trust step is exercised), a private tmux socket, and a fixed port so ag can restart.
  */
 export interface AgentWorld {
@@ -32,6 +33,13 @@ export interface AgentWorld {
 }
 
 export interface AgentWorldOptions {
+  /**
+   * The agent CLIs the world's tests drive (ids as in GET /v1/agents): only these must be
+   * installed, and one that is not fails the world's start, naming the command that installs it
+   * (tests/helpers/agent-versions.ts `agentBinaries`). The others are not linked: a session of
+   * one fails as ag says of any CLI not installed. Default: Claude Code only.
+   */
+  agents?: readonly string[];
   /**
    * Program name → binary, replacing the pinned one linked into the world's bin: another version
    * of an agent CLI (`AgentVersion.binaries()`, tests/helpers/agent-versions.ts), e.g.
@@ -60,13 +68,12 @@ export async function prepareAgentWorld(
   for (const dir of [home, workDir, bin]) mkdirSync(dir, { recursive: true });
   seedAgentHome(home, { trust: [] });
   const mock = await startMockModel();
-  // Every other agent CLI too, each seeded to start at its prompt and talk to the mock.
-  const programs: Record<string, string> = { claude: claudeBinary() };
+  // The agent CLIs the world drives (given `binaries` replace the pinned ones), each seeded to
+  // start at its prompt and talk to the mock. The seeds only write config: all are written.
+  const programs: Record<string, string> = {};
+  for (const agent of options.agents ?? ["claude"]) Object.assign(programs, agentBinaries(agent));
   const seeded: Record<string, string> = {};
-  for (const seed of Object.values(AGENT_SEEDS)) {
-    Object.assign(programs, seed.binaries());
-    Object.assign(seeded, seed.seed(home, mock.url));
-  }
+  for (const seed of Object.values(AGENT_SEEDS)) Object.assign(seeded, seed.seed(home, mock.url));
   Object.assign(programs, options.binaries);
   for (const [name, path] of Object.entries(programs)) symlinkSync(path, join(bin, name));
   const port = freePort();

@@ -192,6 +192,9 @@ export function testApp(
     tenants: createTenantPolicy(options.tenantWorkdirs ?? {}),
     diagnostics,
     recorder: options.recorder,
+    // A unit test starts no process, git neither: its workDirs are no repositories, so no start
+    // commit (sessions in a real repository: tests/integration and e2e).
+    startCommit: async () => null,
     settings: {
       stateDir,
       hookBaseUrl: () => "http://127.0.0.1:9100",

@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { filesChange } from "../../src/consensus/change.ts";
 import { type ConsensusService, createConsensusService } from "../../src/consensus/index.ts";
 import type { EventBus } from "../../src/events/bus.ts";
 import { consensusRoutes } from "../../src/server/routes/consensus.ts";
@@ -114,6 +115,8 @@ export function scriptedReviews(bus: EventBus, lookup: (id: string) => Session):
     clock: systemClock,
     logger: createLogger({ level: "error", json: true, stream: { write: () => true } as never }),
     timeoutMs: 60_000,
+    // No git (a unit test starts no process): the files the session wrote, as outside a repository.
+    change: async (session, runAs = null) => filesChange(session.workDir, session.filesTouched, runAs),
   });
   return {
     service,

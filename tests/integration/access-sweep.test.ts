@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SCOPES, type Scope } from "../../src/auth/scopes.ts";
 import type { Runtime } from "../../src/runtime.ts";
 import { ROUTE_SCOPES, requiredScope } from "../../src/server/routes/scopes.ts";
+import { call } from "../helpers/access.ts";
 import { startTestRuntime } from "../helpers/runtime.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -131,6 +132,40 @@ describe("the route table, swept", () => {
     for (const path of ["/v1/metrics", "/metrics", "/v1/swarm", "/v1/pipelines"]) {
       const { status, body } = await hit("GET", path, tenant);
       expect([path, status, body.code]).toEqual([path, 403, "FORBIDDEN"]);
+    }
+  });
+});
+
+/**
+ * An attack that once got through (the others are in tests/unit/access-attacks.test.ts): a
+ * tenant's admin key on the server's own machinery, over every admin route of the real runtime.
+ */
+describe("tenant keys and the server's own machinery", () => {
+  test("a tenant's admin key gets no look at the audit log, diagnostics, channels or dead letters", async () => {
+    const runtime = await startTestRuntime({ SVC_AUTH_TOKEN: MASTER, SVC_RATE_LIMIT_PER_MIN: "0" });
+    try {
+      const key = async (body: Json) => {
+        const response = await call(runtime.app, "POST", "/v1/auth/keys", { token: MASTER, body });
+        return response.body.key as string;
+      };
+      const tenantAdmin = await key({ name: "acme-admin", scopes: ["*"], tenantId: "acme" });
+      const admin = await key({ name: "admin", scopes: ["admin"] });
+      // Every admin route but the keys (which a tenant's admin manages for its own tenant).
+      const machinery = runtime.app
+        .routes()
+        .filter((r) => r.method !== "HEAD" && !r.path.startsWith("/v1/auth/"))
+        .filter((r) => requiredScope(r.path, r.method) === "admin");
+      expect(machinery.map((r) => r.path)).toContain("/v1/audit");
+      for (const { method, path } of machinery) {
+        const url = path.replace(":channel", "webhook");
+        const { status, body } = await call(runtime.app, method, url, { token: tenantAdmin });
+        expect([method, path, status, body.code]).toEqual([method, path, 403, "FORBIDDEN"]);
+        expect(body.error).toContain("server-wide");
+      }
+      expect((await call(runtime.app, "GET", "/v1/audit", { token: admin })).status).toBe(200);
+      expect((await call(runtime.app, "GET", "/v1/audit/", { token: tenantAdmin })).status).toBe(403);
+    } finally {
+      await runtime.close();
     }
   });
 });

@@ -240,3 +240,21 @@ describe("load bound and browser lifetime", () => {
     expect(quick.lines.at(-1)).toContain("screenshot browser closed (dispose)");
   });
 });
+
+describe("a Chromium that does not start", () => {
+  test("an executable that is not a browser → 501, and the next capture tries again", async () => {
+    // The real launcher (playwright-core) against a program that exits at once.
+    const broken = createScreenshotService({
+      chromiumPath: "/bin/true",
+      allowHosts: [],
+      logger: logSink().logger,
+      servers: ours,
+    });
+    for (let i = 0; i < 2; i++) {
+      const error = await broken.capture("s1", { url: `${origin}/box` }).catch((e) => e);
+      expect(error.code).toBe("SCREENSHOT_UNAVAILABLE");
+      expect(error.message).toStartWith("Chromium at /bin/true did not start: ");
+    }
+    await broken.close();
+  });
+});

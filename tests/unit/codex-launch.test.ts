@@ -1,10 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchRequest } from "../../src/agents/agent.ts";
 import { createCodexAdapter } from "../../src/agents/codex/adapter.ts";
 import { CODEX_MODES, PERMISSION_FLAGS, prepareCodexLaunch } from "../../src/agents/codex/launch.ts";
-import { isThreadOpen } from "../../src/agents/codex/threads.ts";
 import { launchTag } from "../../src/agents/launch-files.ts";
 import { PERMISSION_MODES } from "../../src/agents/vocabulary.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -114,33 +113,6 @@ describe("launching Codex CLI", () => {
     await expect(
       prepareCodexLaunch(request({ resume: { conversationId: "s1", fork: false } }), env(tempDir())),
     ).rejects.toThrow("no Codex conversation is known for session s1");
-  });
-
-  test("a resume of a thread another Codex is writing is refused (one writer per thread); a fork is not", async () => {
-    if (!existsSync("/proc/locks") || !Bun.which("flock")) return; // Linux with util-linux only
-    const home = join(tempDir(), ".codex");
-    const thread = "01a20ea9-4c77-7da3-b65f-010e1a946965";
-    const transcriptPath = join(home, "sessions/2026/11/24", `rollout-2026-11-24T17-45-05-${thread}.jsonl`);
-    mkdirSync(join(home, "thread-writer-locks"), { recursive: true });
-    const lock = join(home, "thread-writer-locks", `${thread}.lock`);
-    writeFileSync(lock, "");
-    const resume = (fork: boolean) =>
-      prepareCodexLaunch(request({ resume: { conversationId: "s1", fork, transcriptPath } }), env(tempDir()));
-    expect((await resume(false)).command.slice(-2)).toEqual(["resume", thread]);
-    // The other Codex: an exclusive flock on the thread's lock file, as Codex holds it.
-    // (`cat` holds it until its stdin closes: no process outlives the test.)
-    const holder = Bun.spawn(["flock", "-x", lock, "cat"], { stdin: "pipe", stdout: "ignore" });
-    try {
-      const deadline = Date.now() + 5000;
-      while (!(await isThreadOpen(transcriptPath, thread)) && Date.now() < deadline) await Bun.sleep(20);
-      await expect(resume(false)).rejects.toMatchObject({ code: "CONFLICT" });
-      expect((await resume(true)).command.slice(-2)).toEqual(["fork", thread]);
-    } finally {
-      holder.stdin.end();
-      await holder.exited;
-    }
-    expect(await isThreadOpen(transcriptPath, thread)).toBe(false);
-    expect(await isThreadOpen("/elsewhere/rollout.jsonl", thread)).toBeNull();
   });
 
   test("an agentCommand replaces the program, its words kept; ag's flags follow", async () => {

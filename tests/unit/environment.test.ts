@@ -1,13 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { SETTINGS } from "../../src/config/schema.ts";
-import { collectChange } from "../../src/consensus/change.ts";
 import { declaredEnvironment, gitEnvironment, isAgVariable } from "../../src/shared/environment.ts";
-import { configOverrides, headCommit } from "../../src/shared/git.ts";
+import { configOverrides } from "../../src/shared/git.ts";
 import { staleNames } from "../../src/tmux/commands.ts";
-import { git, gitRepository } from "../helpers/git.ts";
-import { tempDir } from "../helpers/temp.ts";
 
 describe("the environment ag's children start from", () => {
   test("every setting ag reads from the environment is ag's own, and never passed on", () => {
@@ -75,32 +70,6 @@ describe("a reviewed repository's config runs nothing for ag", () => {
         expect(overrides).toContainEqual([`filter.${driver}.${key}`, ""]);
       expect(overrides).toContainEqual([`filter.${driver}.required`, "false"]);
     }
-  });
-
-  test("a planted clean/process filter, textconv, external diff and fsmonitor do not run; the diff is still right", async () => {
-    const dir = gitRepository(tempDir("ag-repo-"));
-    const marks = tempDir("ag-marks-");
-    writeFileSync(join(dir, "a.txt"), "one\n");
-    git(dir, "add", ".");
-    git(dir, "commit", "-q", "-m", "a");
-    const base = await headCommit(dir);
-    writeFileSync(join(dir, ".gitattributes"), "*.txt filter=evil diff=evil\n");
-    const mark = (name: string) => `sh -c 'env > ${join(marks, name)}; cat'`;
-    git(dir, "config", "filter.evil.clean", mark("clean"));
-    git(dir, "config", "filter.evil.process", mark("process"));
-    git(dir, "config", "filter.evil.required", "true");
-    git(dir, "config", "diff.evil.textconv", mark("textconv"));
-    git(dir, "config", "diff.evil.command", mark("command"));
-    git(dir, "config", "diff.external", mark("external"));
-    git(dir, "config", "core.fsmonitor", mark("fsmonitor"));
-    writeFileSync(join(dir, "a.txt"), "one\ntwo\n");
-    const collected = await collectChange({ workDir: dir, baseCommit: base, filesTouched: [] });
-    expect(collected.text).toContain("+two");
-    expect(readdirSync(marks)).toEqual([]);
-    // The same repository does run them for a plain git: the plant is real.
-    Bun.spawnSync(["git", "diff", base ?? "HEAD"], { cwd: dir });
-    expect(readdirSync(marks).length).toBeGreaterThan(0);
-    expect(existsSync(join(marks, "process")) || existsSync(join(marks, "fsmonitor"))).toBe(true);
   });
 });
 

@@ -115,55 +115,6 @@ describe("launching OpenCode", () => {
     expect(resumed.command).toEqual(["opencode", "-s", "ses_new"]);
   });
 
-  test("a fork starts the UI in a copy made beforehand by a headless OpenCode, gone by then", async () => {
-    const parent = request();
-    await adapter.prepareLaunch(parent);
-    const file = join(parent.sessionDir, "conversation.jsonl");
-    writeFileSync(file, JSON.stringify({ type: "session", session: "ses_parent", parent: null, id: "s" }));
-    // A stand-in for `opencode serve`: prints where it listens, forks, records what it was asked.
-    const dir = tempDir("ag-oc-serve-");
-    const program = join(dir, "opencode");
-    writeFileSync(
-      program,
-      `#!${process.execPath}
-const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch(r) {
-  require("node:fs").writeFileSync(${JSON.stringify(join(dir, "asked"))}, JSON.stringify({
-    argv: process.argv.slice(2), url: r.url, method: r.method, auth: r.headers.get("authorization"),
-    password: process.env.OPENCODE_SERVER_PASSWORD, extra: process.env.EXTRA }));
-  return Response.json({ id: "ses_copy" });
-} });
-console.log("opencode server listening on http://127.0.0.1:" + server.port);
-`,
-      { mode: 0o755 },
-    );
-    const fork = request({
-      sessionId: "s-2",
-      workDir: dir,
-      agentCommand: program,
-      resume: { conversationId: "s-1", fork: true, transcriptPath: file },
-    });
-    expect((await adapter.prepareLaunch(fork)).command).toEqual([program, "-s", "ses_copy"]);
-    const asked = readJson(join(dir, "asked"));
-    expect(asked).toMatchObject({
-      argv: ["serve", "--port", "0", "--hostname", "127.0.0.1", "--pure"],
-      method: "POST",
-      url: expect.stringContaining(`/session/ses_parent/fork?directory=${encodeURIComponent(dir)}`),
-      extra: "1",
-    });
-    expect(asked.auth).toBe(`Basic ${Buffer.from(`opencode:${asked.password}`).toString("base64")}`);
-    // The fork's conversation file begins with the parent's, as history, and names the copy last.
-    const copied = readFileSync(join(fork.sessionDir, "conversation.jsonl"), "utf8")
-      .split("\n")
-      .filter(Boolean);
-    expect(copied.map((l) => JSON.parse(l))).toEqual([
-      { type: "session", session: "ses_parent", parent: null, id: "s", copied: true },
-      expect.objectContaining({ type: "session", session: "ses_copy", parent: null }),
-    ]);
-    // Without the parent's file there is nothing to fork.
-    const orphan = request({ sessionId: "s-3", resume: { conversationId: "gone", fork: true } });
-    await expect(adapter.prepareLaunch(orphan)).rejects.toThrow("no OpenCode conversation");
-  });
-
   test("the conversation file is found for a session launched here, once it exists", async () => {
     const req = request({ sessionId: "s-find" });
     await adapter.prepareLaunch(req);

@@ -9,7 +9,6 @@ import {
   permits,
   type RunAs,
   reclaim,
-  tenantUsers,
 } from "../../src/shared/run-as.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -126,20 +125,5 @@ describe.skipIf(process.getuid?.() !== 0)("a session folder handed to the user (
     reclaim(user, dir);
     expect(() => lstatSync(join(dir, "home"))).toThrow();
     expect(statSync(join(dir, "settings-1.json")).isFile()).toBe(true);
-  });
-});
-
-describe("tenants' runAs, checked at start", () => {
-  test("no runAs: nobody is switched to; a user that does not exist or cannot be switched to refuses, naming the tenant", () => {
-    const none = tenantUsers({ a: { root: "/srv/a" } }, { stateDir: "/tmp/x", selfCommand: ["/bin/true"] });
-    expect(none("a")).toBeNull();
-    expect(() =>
-      tenantUsers(
-        { "team-a": { root: "/srv/a", runAs: "no-such-user-ag" } },
-        { stateDir: "/tmp/x", selfCommand: [] },
-      ),
-    ).toThrow(
-      /tenantWorkdirs\.team-a\.runAs \(no-such-user-ag\): (no such OS user|ag cannot run agents as another user)/,
-    );
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { collectChange, MAX_CHANGE_CHARS } from "../../src/consensus/change.ts";
 import { headCommit } from "../../src/shared/git.ts";
@@ -66,5 +66,34 @@ describe("the change a review is given", () => {
     expect(collected.change.truncated).toBe(true);
     expect(collected.text.length).toBeLessThan(MAX_CHANGE_CHARS + 200);
     expect(collected.text).toMatch(/\n\[… \d+ more characters cut: read the files themselves\]$/);
+  });
+});
+
+// The pure part (the overrides for each config name) is in tests/unit/environment.test.ts.
+describe("a reviewed repository's config runs nothing for ag", () => {
+  test("a planted clean/process filter, textconv, external diff and fsmonitor do not run; the diff is still right", async () => {
+    const dir = gitRepository(tempDir("ag-repo-"));
+    const marks = tempDir("ag-marks-");
+    writeFileSync(join(dir, "a.txt"), "one\n");
+    git(dir, "add", ".");
+    git(dir, "commit", "-q", "-m", "a");
+    const base = await headCommit(dir);
+    writeFileSync(join(dir, ".gitattributes"), "*.txt filter=evil diff=evil\n");
+    const mark = (name: string) => `sh -c 'env > ${join(marks, name)}; cat'`;
+    git(dir, "config", "filter.evil.clean", mark("clean"));
+    git(dir, "config", "filter.evil.process", mark("process"));
+    git(dir, "config", "filter.evil.required", "true");
+    git(dir, "config", "diff.evil.textconv", mark("textconv"));
+    git(dir, "config", "diff.evil.command", mark("command"));
+    git(dir, "config", "diff.external", mark("external"));
+    git(dir, "config", "core.fsmonitor", mark("fsmonitor"));
+    writeFileSync(join(dir, "a.txt"), "one\ntwo\n");
+    const collected = await collectChange({ workDir: dir, baseCommit: base, filesTouched: [] });
+    expect(collected.text).toContain("+two");
+    expect(readdirSync(marks)).toEqual([]);
+    // The same repository does run them for a plain git: the plant is real.
+    Bun.spawnSync(["git", "diff", base ?? "HEAD"], { cwd: dir });
+    expect(readdirSync(marks).length).toBeGreaterThan(0);
+    expect(existsSync(join(marks, "process")) || existsSync(join(marks, "fsmonitor"))).toBe(true);
   });
 });
