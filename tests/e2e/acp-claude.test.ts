@@ -133,7 +133,7 @@ describe("a Claude Code session over ACP", () => {
     });
     expect([created.status, created.body.model]).toEqual([201, model]);
     await world.waitFor(created.body.id, "idle", 60_000);
-    const asked = claudeTurns().filter((r) => r.prompt?.includes("say hello over acp with a model"));
+    const asked = turns().filter((r) => r.prompt?.includes("say hello over acp with a model"));
     expect(asked.length).toBeGreaterThan(0);
     expect(new Set(asked.map((r) => r.model))).toEqual(new Set([model]));
     expect((await world.api<Json>("DELETE", `/v1/sessions/${created.body.id}`)).status).toBe(200);
