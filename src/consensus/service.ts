@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
+import { NO_TOKENS } from "../agents/vocabulary.ts";
 import type { EventBus } from "../events/bus.ts";
 import { normalizeText, type Owner, type SessionService, sumTokens, turnEnd } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -13,7 +14,6 @@ import { collectChange } from "./change.ts";
 import {
   type Consensus,
   DEFAULT_REVIEWERS,
-  NO_TOKENS,
   newReviewer,
   REVIEWER_ENDS,
   type Reviewer,
