@@ -7,6 +7,7 @@ import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
+import { createRuns } from "../shared/runs.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { readAnswer } from "./answer.ts";
 import { restateBrief, reviewBrief } from "./brief.ts";
@@ -65,7 +66,7 @@ export function createConsensusService(deps: {
   owners?: TenantUsers;
 }): ConsensusService {
   const repo = createConsensusRepo(deps.db);
-  const runs = new Map<string, Promise<Consensus>>();
+  const runs = createRuns<Consensus>("consensus", deps.logger);
   /** Reviewer sessions at work: a dialog they open is refused (a reviewer never waits for a person). */
   const reviewing = new Set<string>();
   /**
@@ -268,13 +269,7 @@ export function createConsensusService(deps: {
   }
 
   function launch(record: Consensus): void {
-    const running = run(record)
-      .catch((error) => {
-        deps.logger.error(`consensus ${record.id} stopped unexpectedly`, error);
-        return record;
-      })
-      .finally(() => runs.delete(record.id));
-    runs.set(record.id, running);
+    runs.launch(record.id, run(record), record);
   }
 
   const service: ConsensusService = {
