@@ -5,18 +5,11 @@ import type {
   TranscriptSummary,
 } from "../agent.ts";
 import { clip, clipStrings } from "../clip.ts";
-import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
+import { addTokens, NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { type ConversationEntry, parseConversationLine } from "./conversation.ts";
 
 /** OpenCode's tools that write files, and where their input names the file. */
 const WRITING_TOOLS = new Set(["write", "edit", "patch", "multiedit"]);
-
-const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
-  input: a.input + b.input,
-  output: a.output + b.output,
-  cacheRead: a.cacheRead + b.cacheRead,
-  cacheCreation: a.cacheCreation + b.cacheCreation,
-});
 
 /**
  * Folds the conversation file (conversation.ts) into what ag reports. Only a person's prompt is
@@ -45,8 +38,8 @@ export function createOpenCodeReader(): TranscriptReader {
     if (entry.kind === "usage") {
       if (usageIds.has(entry.id)) return undefined;
       usageIds.add(entry.id);
-      tokens = add(tokens, entry.tokens);
-      if (entry.model) byModel[entry.model] = add(byModel[entry.model] ?? NO_TOKENS, entry.tokens);
+      tokens = addTokens(tokens, entry.tokens);
+      if (entry.model) byModel[entry.model] = addTokens(byModel[entry.model] ?? NO_TOKENS, entry.tokens);
       return { messageId: entry.id, model: entry.model, tokens: { ...entry.tokens } };
     }
     if (entry.kind === "session") return undefined;
