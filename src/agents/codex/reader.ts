@@ -1,7 +1,8 @@
 import { isAbsolute, join } from "node:path";
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { emptySummary, summaryOf } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { patchFiles } from "./hooks.ts";
 import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
@@ -129,24 +130,12 @@ function meaningOf(entry: RolloutEntry): TranscriptLineMeaning {
     case "tool_use":
       return {
         observation: { kind: "activity" },
-        messages: [
-          {
-            event: "message.tool_use",
-            detail: entry.name,
-            meta: { ...meta, tool: entry.name, toolUseId: entry.id, input: clipStrings(entry.input) },
-          },
-        ],
+        messages: [toolUseMessage(meta, entry.name, entry.id, entry.input)],
       };
     case "tool_result":
       return {
         observation: { kind: "activity" },
-        messages: [
-          {
-            event: "message.tool_result",
-            detail: clip(entry.text),
-            meta: { ...meta, toolUseId: entry.id, isError: entry.isError },
-          },
-        ],
+        messages: [toolResultMessage(meta, entry.id, entry.text, entry.isError)],
       };
     default:
       return { observation: { kind: "activity" }, messages: [] };

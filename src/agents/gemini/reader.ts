@@ -1,6 +1,7 @@
 import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { emptySummary, summaryOf } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { createUsageTally } from "../usage.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 import { partsText, resultsOf } from "./parts.ts";
@@ -69,11 +70,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
     for (const call of message.toolCalls) {
       if (told(`call:${call.id}`)) continue;
       count(call);
-      events.push({
-        event: "message.tool_use",
-        detail: call.name,
-        meta: { ...meta, tool: call.name, toolUseId: call.id, input: clipStrings(call.args) },
-      });
+      events.push(toolUseMessage(meta, call.name, call.id, call.args));
     }
     // A reply without tool calls ends the turn; tool calls all refused or cancelled end it too.
     ended =
@@ -147,11 +144,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
 type Meta = { uuid: string; timestamp: string | null; sidechain: boolean };
 
 function toolResultEvent(result: ReturnType<typeof resultsOf>[number], meta: Meta): Events[number] {
-  return {
-    event: "message.tool_result",
-    detail: clip(result.text),
-    meta: { ...meta, toolUseId: result.id, isError: result.isError },
-  };
+  return toolResultMessage(meta, result.id, result.text, result.isError);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { emptySummary, summaryOf } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { addTokens, NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { type ConversationEntry, parseConversationLine } from "./conversation.ts";
 
@@ -109,24 +110,12 @@ function meaning(entry: ConversationEntry): TranscriptLineMeaning {
     case "tool_use":
       return {
         observation: activity,
-        messages: [
-          {
-            event: "message.tool_use",
-            detail: entry.tool,
-            meta: { ...meta, tool: entry.tool, toolUseId: entry.callID, input: clipStrings(entry.input) },
-          },
-        ],
+        messages: [toolUseMessage(meta, entry.tool, entry.callID, entry.input)],
       };
     case "tool_result":
       return {
         observation: activity,
-        messages: [
-          {
-            event: "message.tool_result",
-            detail: clip(entry.text),
-            meta: { ...meta, toolUseId: entry.callID, isError: entry.isError },
-          },
-        ],
+        messages: [toolResultMessage(meta, entry.callID, entry.text, entry.isError)],
       };
     default:
       return { observation: activity, messages: [] };
