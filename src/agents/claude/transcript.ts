@@ -5,6 +5,7 @@ import {
   type TranscriptMessage,
   topLevelString,
 } from "../../transcript/cursor.ts";
+import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 // ── One line → a typed entry ────────────────────────────────────────────────────────────────────
@@ -66,7 +67,6 @@ export type TranscriptEntry = EntryBase &
       }
   );
 
-type Json = Record<string, unknown>;
 const INTERRUPT = "[Request interrupted by user";
 
 /**
@@ -93,12 +93,7 @@ export interface TranscriptLink {
 export function readTranscriptLine(
   text: string,
 ): { entry: TranscriptEntry | null; link: TranscriptLink | null } | null {
-  let line: Json;
-  try {
-    line = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const line = parseJsonLine(text) as Json | null | undefined;
   if (typeof line !== "object" || line === null) return null;
   const uuid = str(line.uuid);
   const link = uuid ? { uuid, parentUuid: str(line.parentUuid), sidechain: line.isSidechain === true } : null;
@@ -208,12 +203,11 @@ function readBlock(block: Json): AssistantBlock {
 
 function readUsage(usage: unknown): TokenTotals | null {
   if (!isObject(usage)) return null;
-  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
   return {
-    input: n(usage.input_tokens),
-    output: n(usage.output_tokens),
-    cacheRead: n(usage.cache_read_input_tokens),
-    cacheCreation: n(usage.cache_creation_input_tokens),
+    input: num(usage.input_tokens),
+    output: num(usage.output_tokens),
+    cacheRead: num(usage.cache_read_input_tokens),
+    cacheCreation: num(usage.cache_creation_input_tokens),
   };
 }
 
@@ -302,6 +296,3 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -6,6 +6,7 @@ import {
   type TranscriptMessage,
   topLevelString,
 } from "../../transcript/cursor.ts";
+import { type Json, num, parseJsonLine, str } from "../json-fields.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 /**
@@ -43,19 +44,11 @@ export type ConversationEntry = LineBase &
     | { kind: "session"; parent: string | null }
   );
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const ROLES: readonly string[] = ["user", "assistant", "system"];
 
 /** One line of the file, typed; null for anything else (a torn last line, another format). */
 export function parseConversationLine(text: string): ConversationEntry | null {
-  let line: Json;
-  try {
-    line = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const line = parseJsonLine(text) as Json | null | undefined;
   if (typeof line !== "object" || line === null || typeof line.id !== "string") return null;
   const base: LineBase = {
     id: line.id,
