@@ -30,3 +30,16 @@ export function toolResultMessage(
 ): EventInput<"message.tool_result"> {
   return { event: "message.tool_result", detail: clip(text), meta: { ...meta, toolUseId, isError } };
 }
+
+/**
+ * A tool call as a transcript page shows it (GET /v1/sessions/:id/transcript/cursor): the tool,
+ * its id and input; the text is the input as JSON unless the line says more (several calls).
+ */
+export function toolUseFields(
+  tool: string,
+  toolUseId: string,
+  input: unknown,
+  text = JSON.stringify(input ?? null),
+) {
+  return { kind: "tool_use" as const, text, toolName: tool, toolUseId, toolInput: input };
+}

@@ -6,6 +6,7 @@ import {
   topLevelString,
 } from "../../transcript/cursor.ts";
 import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
+import { toolUseFields } from "../messages.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 // ── One line → a typed entry ────────────────────────────────────────────────────────────────────
@@ -260,13 +261,7 @@ function assistantFields(blocks: AssistantBlock[]) {
   const text = blocks.map(blockText).join("\n");
   if (!first || first.type === "other") return { kind: "other" as MessageKind, text };
   if (first.type !== "tool_use") return { kind: first.type as MessageKind, text };
-  return {
-    kind: "tool_use" as MessageKind,
-    text,
-    toolName: first.name,
-    toolUseId: first.id,
-    toolInput: first.input,
-  };
+  return toolUseFields(first.name, first.id, first.input, text);
 }
 
 function blockText(block: AssistantBlock): string {

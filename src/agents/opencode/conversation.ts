@@ -7,6 +7,7 @@ import {
   topLevelString,
 } from "../../transcript/cursor.ts";
 import { type Json, num, parseJsonLine, str } from "../json-fields.ts";
+import { toolUseFields } from "../messages.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 /**
@@ -160,14 +161,7 @@ function toMessage(id: number, line: string, role: MessageRole): TranscriptMessa
   };
   switch (entry.kind) {
     case "tool_use":
-      return {
-        ...base,
-        kind: "tool_use",
-        text: JSON.stringify(entry.input ?? null),
-        toolName: entry.tool,
-        toolUseId: entry.callID,
-        toolInput: entry.input,
-      };
+      return { ...base, ...toolUseFields(entry.tool, entry.callID, entry.input) };
     case "tool_result":
       return {
         ...base,
