@@ -1,9 +1,9 @@
 import {
   type MessageKind,
   type MessageRole,
+  roleNamedBy,
   type TranscriptFormat,
   type TranscriptMessage,
-  topLevelString,
 } from "../../transcript/cursor.ts";
 import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
 import { toolUseFields } from "../messages.ts";
@@ -270,24 +270,8 @@ function blockText(block: AssistantBlock): string {
   return "";
 }
 
-const TYPE_KEY = new TextEncoder().encode("type");
-const ROLE_BYTES = (["user", "assistant", "system"] as const).map(
-  (role) => [role, new TextEncoder().encode(role)] as const,
-);
-
 /** Claude Code's transcript for the cursor index: message entries are the user/assistant/system lines. */
 export const claudeTranscriptFormat: TranscriptFormat = {
-  classify(line) {
-    const type = topLevelString(line, TYPE_KEY);
-    if (!type) return null;
-    for (const [role, bytes] of ROLE_BYTES) if (sameBytes(type, bytes)) return role;
-    return null;
-  },
+  classify: roleNamedBy("type"),
   toMessage: toCursorMessage,
 };
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}

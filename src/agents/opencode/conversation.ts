@@ -2,9 +2,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import {
   type MessageKind,
   type MessageRole,
+  roleNamedBy,
   type TranscriptFormat,
   type TranscriptMessage,
-  topLevelString,
 } from "../../transcript/cursor.ts";
 import { type Json, num, parseJsonLine, str } from "../json-fields.ts";
 import { toolUseFields } from "../messages.ts";
@@ -180,17 +180,8 @@ function toMessage(id: number, line: string, role: MessageRole): TranscriptMessa
   }
 }
 
-const ROLE_KEY = new TextEncoder().encode("role");
-const ROLE_BYTES = ROLES.map((role) => [role as MessageRole, new TextEncoder().encode(role)] as const);
-
 /** The cursor pages the message lines (those with a `role`); session and usage lines are bookkeeping. */
 export const opencodeConversationFormat: TranscriptFormat = {
-  classify(line) {
-    const role = topLevelString(line, ROLE_KEY);
-    if (!role) return null;
-    for (const [name, bytes] of ROLE_BYTES)
-      if (bytes.length === role.length && bytes.every((b, i) => b === role[i])) return name;
-    return null;
-  },
+  classify: roleNamedBy("role"),
   toMessage,
 };
