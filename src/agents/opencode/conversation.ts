@@ -69,24 +69,13 @@ export function parseConversationLine(text: string): ConversationEntry | null {
 
 function messageOf(line: Json, role: MessageRole) {
   const text = str(line.text) ?? "";
+  // The tool call a tool_use or tool_result line is about.
+  const call = { tool: str(line.tool) ?? "", callID: str(line.callID) ?? "" };
   switch (line.kind) {
     case "tool_use":
-      return {
-        kind: "tool_use",
-        role: "assistant",
-        tool: str(line.tool) ?? "",
-        callID: str(line.callID) ?? "",
-        input: line.input,
-      } as const;
+      return { kind: "tool_use", role: "assistant", ...call, input: line.input } as const;
     case "tool_result":
-      return {
-        kind: "tool_result",
-        role: "user",
-        tool: str(line.tool) ?? "",
-        callID: str(line.callID) ?? "",
-        text,
-        isError: line.isError === true,
-      } as const;
+      return { kind: "tool_result", role: "user", ...call, text, isError: line.isError === true } as const;
     case "api_error":
       return {
         kind: "api_error",
