@@ -21,3 +21,18 @@ export const str = (v: unknown): string | null => (typeof v === "string" ? v : n
 
 /** A count: a finite number, else 0. */
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/**
+ * The counts an object holds (each read as num()), under the names given: a list of names, or
+ * ag's name → the field's name. Null when `value` is not an object.
+ */
+export function countsOf<K extends string>(
+  value: unknown,
+  fields: readonly K[] | Record<K, string>,
+): Record<K, number> | null {
+  if (!isObject(value)) return null;
+  const pairs: [K, string][] = Array.isArray(fields)
+    ? fields.map((name) => [name, name])
+    : (Object.entries(fields) as [K, string][]);
+  return Object.fromEntries(pairs.map(([name, field]) => [name, num(value[field])])) as Record<K, number>;
+}

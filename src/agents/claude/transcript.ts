@@ -5,7 +5,7 @@ import {
   type TranscriptFormat,
   type TranscriptMessage,
 } from "../../transcript/cursor.ts";
-import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
+import { countsOf, isObject, type Json, parseJsonLine, str } from "../json-fields.ts";
 import { toolUseFields } from "../messages.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
@@ -203,13 +203,12 @@ function readBlock(block: Json): AssistantBlock {
 }
 
 function readUsage(usage: unknown): TokenTotals | null {
-  if (!isObject(usage)) return null;
-  return {
-    input: num(usage.input_tokens),
-    output: num(usage.output_tokens),
-    cacheRead: num(usage.cache_read_input_tokens),
-    cacheCreation: num(usage.cache_creation_input_tokens),
-  };
+  return countsOf(usage, {
+    input: "input_tokens",
+    output: "output_tokens",
+    cacheRead: "cache_read_input_tokens",
+    cacheCreation: "cache_creation_input_tokens",
+  });
 }
 
 /** A string, or the text blocks of a content array joined by newlines. */

@@ -1,5 +1,5 @@
 import type { MessageRole } from "../../transcript/cursor.ts";
-import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
+import { countsOf, isObject, type Json, parseJsonLine, str } from "../json-fields.ts";
 
 /**
  * The Gemini CLI's session file (0.61.0: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl),
@@ -84,14 +84,7 @@ function toolCallOf(call: Json): ToolCallRecord {
 }
 
 function tokensOf(tokens: unknown): GeminiTokens | null {
-  if (!isObject(tokens)) return null;
-  return {
-    input: num(tokens.input),
-    output: num(tokens.output),
-    cached: num(tokens.cached),
-    thoughts: num(tokens.thoughts),
-    tool: num(tokens.tool),
-  };
+  return countsOf(tokens, ["input", "output", "cached", "thoughts", "tool"]);
 }
 
 // ── Which lines are the conversation's messages ──────────────────────────────────────────────────

@@ -6,9 +6,9 @@ import {
   type TranscriptFormat,
   type TranscriptMessage,
 } from "../../transcript/cursor.ts";
-import { type Json, num, parseJsonLine, str } from "../json-fields.ts";
+import { countsOf, type Json, parseJsonLine, str } from "../json-fields.ts";
 import { toolUseFields } from "../messages.ts";
-import type { TokenCounts } from "../vocabulary.ts";
+import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 
 /**
  * The conversation file ag's plugin writes for an OpenCode session (plugin.js): one JSON object
@@ -95,13 +95,7 @@ function messageOf(line: Json, role: MessageRole) {
 }
 
 function tokensOf(value: unknown): TokenCounts {
-  const t = (typeof value === "object" && value !== null ? value : {}) as Json;
-  return {
-    input: num(t.input),
-    output: num(t.output),
-    cacheRead: num(t.cacheRead),
-    cacheCreation: num(t.cacheCreation),
-  };
+  return countsOf(value, ["input", "output", "cacheRead", "cacheCreation"]) ?? { ...NO_TOKENS };
 }
 
 /** The OpenCode conversation (a main one, not a sub-agent's) the file names last, or null. */
