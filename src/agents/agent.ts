@@ -204,6 +204,23 @@ export function emptySummary(): TranscriptSummary {
   };
 }
 
+/**
+ * What a reader's `summary()` answers: a copy of the summary it keeps as it reads (from
+ * emptySummary()), with the files it saw touched, in order, and the time from its first entry to
+ * its last.
+ */
+export function summaryOf(facts: TranscriptSummary, files: Iterable<string>): TranscriptSummary {
+  const { startedAt, lastEntryAt } = facts;
+  const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
+  return {
+    ...facts,
+    messages: { ...facts.messages },
+    toolCallsByName: { ...facts.toolCallsByName },
+    filesTouched: [...files],
+    durationMs: Number.isFinite(span) ? span : null,
+  };
+}
+
 /** Folds a session's transcript lines, in file order, into what ag reports. */
 export interface TranscriptReader {
   add(line: string): TranscriptLineMeaning;

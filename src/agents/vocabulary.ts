@@ -58,6 +58,29 @@ export type TokenCounts = Static<typeof TokenCounts>;
 
 export const NO_TOKENS: TokenCounts = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
 
+/** Two counts added up, each kind of token apart. */
+export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheCreation: a.cacheCreation + b.cacheCreation,
+  };
+}
+
+/**
+ * The larger of two counts, each kind of token apart: a message's lines repeat its usage, and a
+ * streamed one may write a smaller count first.
+ */
+export function maxTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return {
+    input: Math.max(a.input, b.input),
+    output: Math.max(a.output, b.output),
+    cacheRead: Math.max(a.cacheRead, b.cacheRead),
+    cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
+  };
+}
+
 /** USD per million tokens. */
 export interface Price {
   input: number;

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../shared/clock.ts";
+import { camelize } from "../store/rows.ts";
 import { GENESIS_HASH, recordHash, verifyChain } from "./chain.ts";
 import type { AuditInput, AuditRecord, AuditVerification } from "./record.ts";
 
@@ -68,17 +69,7 @@ function* lazy<A, B>(rows: Iterable<A>, map: (a: A) => B): Generator<B> {
   for (const row of rows) yield map(row);
 }
 
+/** The audit table's columns are the record's fields (an append-only record has nothing to fold). */
 function toRecord(row: AuditRow): AuditRecord {
-  return {
-    id: row.id,
-    timestamp: row.timestamp,
-    actor: row.actor,
-    tenantId: row.tenant_id,
-    action: row.action,
-    target: row.target,
-    outcome: row.outcome,
-    ip: row.ip,
-    prevHash: row.prev_hash,
-    hash: row.hash,
-  };
+  return camelize(row);
 }

@@ -20,6 +20,15 @@ export const SESSION_ARG = {
   valueHint: "session",
 } as const;
 
+/** The arguments of a verb on one session: the global flags, `<session>`, and `--json` (`json` says what it prints). */
+export function sessionVerbArgs(json: string) {
+  return {
+    ...GLOBAL_ARGS,
+    session: SESSION_ARG,
+    json: { type: "boolean", description: json },
+  } as const satisfies ArgsDef;
+}
+
 export function parsePortFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) > 65535) {

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { DriverName } from "../agents/agent.ts";
+import { NO_TOKENS, TokenCounts } from "../agents/vocabulary.ts";
 import { Driver } from "../sessions/index.ts";
 import { literalUnion } from "../shared/schema.ts";
 import {
@@ -22,15 +23,6 @@ export const CriterionAssessment = Type.Object({
 });
 export type CriterionAssessment = Static<typeof CriterionAssessment>;
 
-const Tokens = Type.Object({
-  input: Type.Integer(),
-  output: Type.Integer(),
-  cacheRead: Type.Integer(),
-  cacheCreation: Type.Integer(),
-});
-export type Tokens = Static<typeof Tokens>;
-export const NO_TOKENS: Tokens = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-
 export const Reviewer = Type.Object({
   index: Type.Integer({ minimum: 1, description: "1-based" }),
   agent: Type.String({ description: "the agent CLI this reviewer runs (GET /v1/agents)" }),
@@ -46,7 +38,7 @@ export const Reviewer = Type.Object({
     description: "its last answer as written (cut to 8000 characters)",
   }),
   error: Type.Optional(Type.String({ description: "why it could not be read, timed out or failed" })),
-  tokens: Tokens,
+  tokens: TokenCounts,
   costUsd: Type.Number({ description: "estimate from the price table" }),
   startedAt: Type.Union([Type.String(), Type.Null()]),
   finishedAt: Type.Union([Type.String(), Type.Null()]),
@@ -107,7 +99,7 @@ export const Consensus = Type.Object({
   counted: Type.Integer({ description: "reviewers whose answer was read" }),
   criteriaVerdicts: Type.Array(CriterionVerdict),
   change: Type.Union([ReviewedChange, Type.Null()]),
-  tokens: Tokens,
+  tokens: TokenCounts,
   costUsd: Type.Number({ description: "the reviewers' cost summed (estimate from the price table)" }),
   requestedBy: Type.String({ description: "who asked (the caller's key or token)" }),
   error: Type.Optional(Type.String({ description: "why the run failed" })),

@@ -1,11 +1,13 @@
 import type { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
+import { NO_TOKENS } from "../agents/vocabulary.ts";
 import type { EventBus } from "../events/bus.ts";
 import { normalizeText, type Owner, type SessionService, sumTokens, turnEnd } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
+import { createRuns } from "../shared/runs.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { readAnswer } from "./answer.ts";
 import { restateBrief, reviewBrief } from "./brief.ts";
@@ -13,7 +15,6 @@ import { collectChange } from "./change.ts";
 import {
   type Consensus,
   DEFAULT_REVIEWERS,
-  NO_TOKENS,
   newReviewer,
   REVIEWER_ENDS,
   type Reviewer,
@@ -67,7 +68,7 @@ export function createConsensusService(deps: {
   change?: typeof collectChange;
 }): ConsensusService {
   const repo = createConsensusRepo(deps.db);
-  const runs = new Map<string, Promise<Consensus>>();
+  const runs = createRuns<Consensus>("consensus", deps.logger);
   /** Reviewer sessions at work: a dialog they open is refused (a reviewer never waits for a person). */
   const reviewing = new Set<string>();
   /**
@@ -276,13 +277,7 @@ export function createConsensusService(deps: {
   }
 
   function launch(record: Consensus): void {
-    const running = run(record)
-      .catch((error) => {
-        deps.logger.error(`consensus ${record.id} stopped unexpectedly`, error);
-        return record;
-      })
-      .finally(() => runs.delete(record.id));
-    runs.set(record.id, running);
+    runs.launch(record.id, run(record), record);
   }
 
   const service: ConsensusService = {

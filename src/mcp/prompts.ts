@@ -45,48 +45,77 @@ const SUPERVISE =
   "read what it wants to do (get_status shows pendingPermission, capture_pane the screen) and answer with " +
   "approve_permission or reject_permission.";
 
-const implementIssue: PromptDefinition = {
-  name: "implement_issue",
-  description: "Have an ag session implement a GitHub issue, supervise it, and report",
-  arguments: [
-    { name: "issueNumber", description: "the issue's number", required: true },
-    { name: "workDir", description: "absolute path of the repository checkout", required: true },
-    ...repoArguments,
-  ],
-  async build(_api, args) {
-    const repo = repository(args);
-    return [
-      `Implement GitHub issue #${args.issueNumber}${repo.label} in ${args.workDir}, using an ag session.`,
-      "",
-      `1. Call create_session with workDir "${args.workDir}" and a prompt asking the agent to read the issue ` +
-        `(\`gh issue view ${args.issueNumber}${repo.flag}\`), implement it, add or update tests, and run them.`,
-      `2. ${SUPERVISE}`,
-      "3. When it is done, call get_session_summary and report what changed, how the tests went, and anything left open.",
-    ].join("\n");
-  },
+const workDirArgument: PromptArgument = {
+  name: "workDir",
+  description: "absolute path of the repository checkout",
+  required: true,
 };
 
-const reviewPr: PromptDefinition = {
+/**
+ * A prompt that has an ag session work on a GitHub issue or pull request in a checkout, and
+ * supervises it: the steps say what the session is asked (`task`, after "asking the agent to"),
+ * what the supervisor refuses besides (`refuse`) and what it reports.
+ */
+function githubPrompt(definition: {
+  name: string;
+  description: string;
+  number: PromptArgument;
+  steps(
+    args: Record<string, string>,
+    repo: ReturnType<typeof repository>,
+  ): {
+    title: string;
+    task: string;
+    refuse?: string;
+    report: string;
+  };
+}): PromptDefinition {
+  const { name, description, number, steps } = definition;
+  return {
+    name,
+    description,
+    arguments: [number, workDirArgument, ...repoArguments],
+    async build(_api, args) {
+      const { title, task, refuse, report } = steps(args, repository(args));
+      return [
+        title,
+        "",
+        `1. Call create_session with workDir "${args.workDir}" and a prompt asking the agent to ${task}`,
+        `2. ${SUPERVISE}${refuse ? ` ${refuse}` : ""}`,
+        `3. ${report}`,
+      ].join("\n");
+    },
+  };
+}
+
+const implementIssue = githubPrompt({
+  name: "implement_issue",
+  description: "Have an ag session implement a GitHub issue, supervise it, and report",
+  number: { name: "issueNumber", description: "the issue's number", required: true },
+  steps: (args, repo) => ({
+    title: `Implement GitHub issue #${args.issueNumber}${repo.label} in ${args.workDir}, using an ag session.`,
+    task:
+      `read the issue (\`gh issue view ${args.issueNumber}${repo.flag}\`), implement it, add or update tests, ` +
+      "and run them.",
+    report:
+      "When it is done, call get_session_summary and report what changed, how the tests went, and anything left open.",
+  }),
+});
+
+const reviewPr = githubPrompt({
   name: "review_pr",
   description: "Have an ag session review a GitHub pull request, and report its findings",
-  arguments: [
-    { name: "prNumber", description: "the pull request's number", required: true },
-    { name: "workDir", description: "absolute path of the repository checkout", required: true },
-    ...repoArguments,
-  ],
-  async build(_api, args) {
-    const repo = repository(args);
-    return [
-      `Review pull request #${args.prNumber}${repo.label} with an ag session in ${args.workDir}.`,
-      "",
-      `1. Call create_session with workDir "${args.workDir}" and a prompt asking the agent to read the pull ` +
-        `request (\`gh pr view ${args.prNumber}${repo.flag}\` and \`gh pr diff ${args.prNumber}${repo.flag}\`) ` +
-        "and review it for correctness, tests, security and readability, without changing any file.",
-      `2. ${SUPERVISE} Reject any permission that would modify the checkout.`,
-      "3. Report the review: a verdict (approve or request changes) and each finding with its file and line.",
-    ].join("\n");
-  },
-};
+  number: { name: "prNumber", description: "the pull request's number", required: true },
+  steps: (args, repo) => ({
+    title: `Review pull request #${args.prNumber}${repo.label} with an ag session in ${args.workDir}.`,
+    task:
+      `read the pull request (\`gh pr view ${args.prNumber}${repo.flag}\` and \`gh pr diff ${args.prNumber}${repo.flag}\`) ` +
+      "and review it for correctness, tests, security and readability, without changing any file.",
+    refuse: "Reject any permission that would modify the checkout.",
+    report:
+      "Report the review: a verdict (approve or request changes) and each finding with its file and line.",
+  }),
+});
 
 const debugSession: PromptDefinition = {
   name: "debug_session",

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { fromColumns } from "../store/rows.ts";
 import type { MemoryEntry } from "./entry.ts";
 
 interface MemoryRow {
@@ -68,10 +69,7 @@ export function createMemoryRepo(db: Database): MemoryRepo {
 
 function toEntry(row: MemoryRow): MemoryEntry {
   return {
-    key: row.key,
-    value: row.value,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    ...fromColumns(row, ["key", "value", "created_at", "updated_at"]),
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at).toISOString(),
   };
 }

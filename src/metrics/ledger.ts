@@ -1,5 +1,6 @@
 import type { AgentAdapter, TranscriptLineMeaning } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import { maxTokens, NO_TOKENS } from "../agents/vocabulary.ts";
 import type { Tokens } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { createTranscriptTail, type TranscriptTail } from "../transcript/tail.ts";
@@ -59,7 +60,7 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
       perFile.set(path, file);
     }
     const previous = file.byMessage.get(usage.messageId) ?? zero();
-    const merged = maxOf(previous, usage.tokens);
+    const merged = maxTokens(previous, usage.tokens);
     file.byMessage.set(usage.messageId, merged);
     file.byModel[model] ??= zero();
     for (const key of KEYS) file.byModel[model][key] += merged[key] - previous[key];
@@ -69,7 +70,7 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
     const seen = byMessage.get(usage.messageId);
     const model = seen?.model ?? usage.model ?? UNKNOWN_MODEL;
     const previous = seen?.tokens ?? zero();
-    const merged = maxOf(previous, usage.tokens);
+    const merged = maxTokens(previous, usage.tokens);
     byMessage.set(usage.messageId, { model, tokens: merged });
     byModel[model] ??= zero();
     for (const key of KEYS) {
@@ -139,14 +140,5 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
 const KEYS = ["input", "output", "cacheRead", "cacheCreation"] as const;
 
 function zero(): Tokens {
-  return { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-}
-
-function maxOf(a: Tokens, b: Tokens): Tokens {
-  return {
-    input: Math.max(a.input, b.input),
-    output: Math.max(a.output, b.output),
-    cacheRead: Math.max(a.cacheRead, b.cacheRead),
-    cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
-  };
+  return { ...NO_TOKENS };
 }

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { fromColumns } from "../store/rows.ts";
 import type { Pipeline, Stage } from "./pipeline.ts";
 
 interface PipelineRow {
@@ -56,12 +57,8 @@ export function createPipelineRepo(db: Database): PipelineRepo {
 
 function toPipeline(r: PipelineRow): Pipeline {
   return {
-    id: r.id,
-    name: r.name,
-    workDir: r.work_dir,
-    status: r.status,
+    ...fromColumns(r, ["id", "name", "work_dir", "status"]),
     stages: JSON.parse(r.stages) as Stage[],
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
+    ...fromColumns(r, ["created_at", "updated_at"]),
   };
 }

@@ -6,6 +6,7 @@ import { turnEnd, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
+import { createRuns } from "../shared/runs.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { type CreatePipelineBody, type Pipeline, type Stage, stagePrompt } from "./pipeline.ts";
 import { createPipelineRepo } from "./repo.ts";
@@ -39,7 +40,7 @@ export function createPipelineService(deps: {
   stageTimeoutMs: number;
 }): PipelineService {
   const repo = createPipelineRepo(deps.db);
-  const runs = new Map<string, Promise<Pipeline>>();
+  const runs = createRuns<Pipeline>("pipeline", deps.logger);
   const cancelled = new Set<string>();
   const at = () => new Date(deps.clock.now()).toISOString();
 
@@ -119,16 +120,7 @@ export function createPipelineService(deps: {
   }
 
   function launch(pipeline: Pipeline): void {
-    const running = run(pipeline)
-      .catch((error) => {
-        deps.logger.error(`pipeline ${pipeline.id} stopped unexpectedly`, error);
-        return pipeline;
-      })
-      .finally(() => {
-        runs.delete(pipeline.id);
-        cancelled.delete(pipeline.id);
-      });
-    runs.set(pipeline.id, running);
+    runs.launch(pipeline.id, run(pipeline), pipeline, () => cancelled.delete(pipeline.id));
   }
 
   const service: PipelineService = {

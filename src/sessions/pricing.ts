@@ -1,4 +1,4 @@
-import type { PriceTable, TokenCounts } from "../agents/vocabulary.ts";
+import { addTokens, NO_TOKENS, type PriceTable, type TokenCounts } from "../agents/vocabulary.ts";
 
 export type { Price, PriceTable } from "../agents/vocabulary.ts";
 
@@ -12,15 +12,7 @@ export interface CostEstimate {
 
 /** Token counts added up. */
 export function sumTokens(all: readonly Tokens[]): Tokens {
-  return all.reduce(
-    (total, t) => ({
-      input: total.input + t.input,
-      output: total.output + t.output,
-      cacheRead: total.cacheRead + t.cacheRead,
-      cacheCreation: total.cacheCreation + t.cacheCreation,
-    }),
-    { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
-  );
+  return all.reduce<Tokens>((total, t) => addTokens(total, t), { ...NO_TOKENS });
 }
 
 export function estimateCost(byModel: Record<string, Tokens>, table: PriceTable): CostEstimate {

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { DriverName } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
+import { fromColumns } from "../store/rows.ts";
 import {
   LIVE_STATES,
   type PendingPermission,
@@ -284,25 +285,38 @@ export function toSession(record: SessionRecord): Session {
   };
 }
 
+/** The columns that are a record's fields as they are (the others are parsed or folded below). */
+const PLAIN_COLUMNS = [
+  "id",
+  "name",
+  "work_dir",
+  "agent",
+  "created_at",
+  "updated_at",
+  "last_activity_at",
+  "agent_command",
+  "agent_version",
+  "model",
+  "stall_threshold_ms",
+  "parent_id",
+  "tenant_id",
+  "window_id",
+  "pane_id",
+  "hook_secret",
+  "transcript_path",
+  "ended_at",
+  "end_reason",
+  "base_commit",
+  "managed_by",
+] as const satisfies readonly (keyof SessionRow)[];
+
 function toRecord(row: SessionRow): SessionRecord {
   return {
-    id: row.id,
-    name: row.name,
-    workDir: row.work_dir,
-    agent: row.agent,
+    ...fromColumns(row, PLAIN_COLUMNS),
     driver: row.driver as DriverName,
     status: row.status as SessionStatus,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastActivityAt: row.last_activity_at,
-    agentCommand: row.agent_command,
-    agentVersion: row.agent_version,
     verified: row.agent_verified === null ? null : row.agent_verified === 1,
     permissionMode: row.permission_mode as PermissionMode,
-    model: row.model,
-    stallThresholdMs: row.stall_threshold_ms,
-    parentId: row.parent_id,
-    tenantId: row.tenant_id,
     tokenUsage: {
       input: row.token_input,
       output: row.token_output,
@@ -312,15 +326,7 @@ function toRecord(row: SessionRow): SessionRecord {
     pendingPermission: row.pending_permission
       ? (JSON.parse(row.pending_permission) as PendingPermission)
       : null,
-    windowId: row.window_id,
-    paneId: row.pane_id,
-    hookSecret: row.hook_secret,
-    transcriptPath: row.transcript_path,
-    endedAt: row.ended_at,
-    endReason: row.end_reason,
     env: row.env ? (JSON.parse(row.env) as Record<string, string>) : null,
-    baseCommit: row.base_commit,
-    managedBy: row.managed_by,
     offerMcp: row.offer_mcp === 1,
     permissions: row.permission_profile
       ? {

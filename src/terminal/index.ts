@@ -1,12 +1,5 @@
 export { paintSnapshot } from "./paint.ts";
-export {
-  CLOSE,
-  ClientMessage,
-  type EndReason,
-  MAX_BUFFERED_BYTES,
-  MAX_INPUT_BYTES,
-  type ServerMessage,
-} from "./protocol.ts";
+export { CLOSE, MAX_INPUT_BYTES } from "./protocol.ts";
 export { createTerminalService, type TerminalService, throttlePerPane } from "./service.ts";
 export type {
   TerminalConnection,

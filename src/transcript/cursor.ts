@@ -127,6 +127,28 @@ export function topLevelString(line: Uint8Array, key: Uint8Array): Uint8Array | 
 }
 
 /**
+ * A format's `classify` for lines whose top-level string field `key` is the message role itself
+ * ("user", "assistant", "system"; anything else, or no such field, is not a message line).
+ */
+export function roleNamedBy(key: string): (line: Uint8Array) => MessageRole | null {
+  const encoder = new TextEncoder();
+  const keyBytes = encoder.encode(key);
+  const roles = MESSAGE_ROLES.map((role) => [role, encoder.encode(role)] as const);
+  return (line) => {
+    const value = topLevelString(line, keyBytes);
+    if (!value) return null;
+    for (const [role, bytes] of roles) if (sameBytes(value, bytes)) return role;
+    return null;
+  };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
  * Where the value of the first key `key` at nesting `depth` (1: the line's own keys; objects and
  * arrays each count) begins, or -1: the same scan as topLevelString, for values of any type.
  */

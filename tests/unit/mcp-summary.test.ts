@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { type Consensus, NO_TOKENS, type Reviewer } from "../../src/consensus/consensus.ts";
+import { NO_TOKENS } from "../../src/agents/vocabulary.ts";
+import type { Consensus, Reviewer } from "../../src/consensus/consensus.ts";
 import { describeConsensus } from "../../src/mcp/consensus-summary.ts";
 import { describeSession, describeSessions, summarize } from "../../src/mcp/summary.ts";
 import { hintsFor } from "../../src/sessions/insight.ts";

@@ -2,6 +2,7 @@ import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts"
 import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import { screenQuestion } from "../questions.ts";
+import { commonScreenObservation } from "../screen-observation.ts";
 import { PERMISSION_MODES } from "../vocabulary.ts";
 import { claudeAcp } from "./acp.ts";
 import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
@@ -170,14 +171,6 @@ function inputOf(screen: ScreenState): string | null {
 /** The state-fusion reading of a classified screen. */
 export function toObservation(screen: ScreenState): AgentObservation {
   switch (screen.state) {
-    case "idle":
-      if (screen.apiError) {
-        const rateLimited = /\b429\b|rate limit/i.test(screen.apiError);
-        return { kind: "turn-failed", error: screen.apiError, rateLimited };
-      }
-      return { kind: "screen-idle", interrupted: screen.interrupted };
-    case "working":
-      return { kind: "screen-working" };
     case "permission":
       return {
         kind: "permission",
@@ -204,10 +197,8 @@ export function toObservation(screen: ScreenState): AgentObservation {
       const { dialog, detail } = START_DIALOGS[screen.state];
       return { kind: "permission", request: { kind: "trust", detail, dialog } };
     }
-    case "exited":
-      return { kind: "exited", status: screen.exitStatus ?? 0 };
     default:
-      return { kind: "starting" };
+      return commonScreenObservation(screen, (error) => /\b429\b|rate limit/i.test(error));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AgentObservation, HookReading, PermissionRequest, ToolCategory } from "../agent.ts";
+import { namedFiles, type Payload, promptSubmitted, sessionEnded, text, toolCall } from "../hook-reading.ts";
 import { questionRequest } from "../questions.ts";
 
 /**
@@ -56,10 +57,6 @@ export function hookSettings(options: HookSettingsOptions): Record<string, unkno
   return hooks;
 }
 
-type Payload = Record<string, unknown>;
-
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
-
 /** What a tool call is about, in one line: the command, the file, else its input. */
 export function describeToolInput(tool: string, input: unknown): string {
   const fields = (input ?? {}) as Payload;
@@ -91,7 +88,7 @@ function planRequest(input: unknown): PermissionRequest {
 
 /** One hook callback: its conversation, its transcript file and what it means for the state. */
 export function readHook(event: string, payload: Payload): HookReading {
-  return { observation: observationOf(event, payload), ...hookEnvelope(payload) };
+  return { observation: hookObservation(event, payload), ...hookEnvelope(payload) };
 }
 
 /**
@@ -99,12 +96,7 @@ export function readHook(event: string, payload: Payload): HookReading {
  * its file. (Codex CLI's hooks use the same format.)
  */
 export function hookEnvelope(payload: Payload): Pick<HookReading, "conversationId" | "transcriptPath"> {
-  const conversationId = text(payload.session_id);
-  const transcriptPath = text(payload.transcript_path);
-  return {
-    ...(conversationId ? { conversationId } : {}),
-    ...(transcriptPath ? { transcriptPath } : {}),
-  };
+  return namedFiles(text(payload.session_id), text(payload.transcript_path));
 }
 
 /** The tool a pre-tool or permission hook is about, in this format, and its kind. */
@@ -118,21 +110,18 @@ export function hookTool(
   return name ? { name, category: category(name) } : null;
 }
 
-function observationOf(event: string, payload: Payload): AgentObservation | null {
+/** What a hook in Claude Code's format means for the state (Codex's hooks build on it). */
+export function hookObservation(event: string, payload: Payload): AgentObservation | null {
   const tool = text(payload.tool_name);
-  const toolUseId = text(payload.tool_use_id) || undefined;
+  const toolUseId = text(payload.tool_use_id);
   switch (event) {
     case "UserPromptSubmit":
-      return {
-        kind: "prompt-submitted",
-        text: text(payload.prompt),
-        promptId: text(payload.prompt_id) || undefined,
-      };
+      return promptSubmitted(text(payload.prompt), text(payload.prompt_id));
     case "PreToolUse":
-      return { kind: "tool", phase: "started", tool, toolUseId };
+      return toolCall("started", tool, toolUseId);
     case "PostToolUse":
     case "PostToolUseFailure":
-      return { kind: "tool", phase: "finished", tool, toolUseId };
+      return toolCall("finished", tool, toolUseId);
     case "SubagentStop":
       return { kind: "activity" };
     case "Notification":
@@ -156,7 +145,7 @@ function observationOf(event: string, payload: Payload): AgentObservation | null
       return { kind: "turn-failed", error, rateLimited: error === "rate_limit" };
     }
     case "SessionEnd":
-      return { kind: "session-ended", reason: text(payload.reason) || "exit" };
+      return sessionEnded(text(payload.reason));
     default:
       // SessionStart: a fact about the session, not about its state.
       return null;

@@ -1,5 +1,6 @@
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { readTranscriptLine, type TranscriptEntry } from "./transcript.ts";
 import { createTranscriptState } from "./transcript-state.ts";
 
@@ -113,13 +114,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
           if (block.type === "thinking")
             return [{ event: "message.thinking", detail: clip(block.text), meta }];
           if (block.type === "tool_use") {
-            return [
-              {
-                event: "message.tool_use",
-                detail: block.name,
-                meta: { ...meta, tool: block.name, toolUseId: block.id, input: clipStrings(block.input) },
-              },
-            ];
+            return [toolUseMessage(meta, block.name, block.id, block.input)];
           }
           return [];
         }),
@@ -127,11 +122,7 @@ function meaning(entry: TranscriptEntry): TranscriptLineMeaning {
     case "tool_result":
       return {
         observation: { kind: "activity" },
-        messages: entry.results.map((r) => ({
-          event: "message.tool_result",
-          detail: clip(r.text),
-          meta: { ...meta, toolUseId: r.toolUseId, isError: r.isError },
-        })),
+        messages: entry.results.map((r) => toolResultMessage(meta, r.toolUseId, r.text, r.isError)),
       };
     default:
       return { observation: { kind: "activity" }, messages: [] };

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { StarterKind } from "./starter-templates.ts";
+import { STARTER_LAYOUT, type StarterKind } from "./starter-templates.ts";
 
 /**
  * Checks the agent files a project holds under .claude/ the way Claude Code reads them: a
@@ -19,11 +19,10 @@ export interface StarterFileCheck {
 /** Skill names: lowercase letters, digits and single hyphens, at most 64 characters. */
 const SKILL_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
-const LOCATIONS: ReadonlyArray<{ kind: StarterKind; glob: string }> = [
-  { kind: "agent", glob: ".claude/agents/**/*.md" },
-  { kind: "slash-command", glob: ".claude/commands/**/*.md" },
-  { kind: "skill", glob: ".claude/skills/*/SKILL.md" },
-];
+const LOCATIONS = (Object.keys(STARTER_LAYOUT) as StarterKind[]).map((kind) => ({
+  kind,
+  glob: STARTER_LAYOUT[kind].glob,
+}));
 
 /** Where Claude Code's starter files live in a project. */
 export const STARTER_DIR = ".claude/";

@@ -6,6 +6,13 @@
 
 export type StarterKind = "agent" | "slash-command" | "skill";
 
+/** Where Claude Code reads each kind of file (`glob`), and where the one named `name` goes. */
+export const STARTER_LAYOUT: Readonly<Record<StarterKind, { glob: string; path(name: string): string }>> = {
+  agent: { glob: ".claude/agents/**/*.md", path: (name) => `.claude/agents/${name}.md` },
+  "slash-command": { glob: ".claude/commands/**/*.md", path: (name) => `.claude/commands/${name}.md` },
+  skill: { glob: ".claude/skills/*/SKILL.md", path: (name) => `.claude/skills/${name}/SKILL.md` },
+};
+
 export interface StarterTemplate {
   name: string;
   kind: StarterKind;
@@ -76,31 +83,21 @@ description: Writes and updates project documentation (README, docs/ pages, code
 - Prefer short sentences and lists over long paragraphs.
 `;
 
+/** A template of one file, where Claude Code reads its kind. */
+function starter(name: string, kind: StarterKind, description: string, content: string): StarterTemplate {
+  return { name, kind, description, files: [{ path: STARTER_LAYOUT[kind].path(name), content }] };
+}
+
 export const STARTER_TEMPLATES: readonly StarterTemplate[] = [
-  {
-    name: "code-reviewer",
-    kind: "agent",
-    description: "A subagent that reviews recent changes",
-    files: [{ path: ".claude/agents/code-reviewer.md", content: codeReviewer }],
-  },
-  {
-    name: "ci-runner",
-    kind: "slash-command",
-    description: "/ci-runner: run the CI checks locally and fix failures",
-    files: [{ path: ".claude/commands/ci-runner.md", content: ciRunner }],
-  },
-  {
-    name: "pr-reviewer",
-    kind: "slash-command",
-    description: "/pr-reviewer <PR>: review a pull request and draft comments",
-    files: [{ path: ".claude/commands/pr-reviewer.md", content: prReviewer }],
-  },
-  {
-    name: "docs-writer",
-    kind: "skill",
-    description: "A skill for writing documentation that matches the code",
-    files: [{ path: ".claude/skills/docs-writer/SKILL.md", content: docsWriter }],
-  },
+  starter("code-reviewer", "agent", "A subagent that reviews recent changes", codeReviewer),
+  starter("ci-runner", "slash-command", "/ci-runner: run the CI checks locally and fix failures", ciRunner),
+  starter(
+    "pr-reviewer",
+    "slash-command",
+    "/pr-reviewer <PR>: review a pull request and draft comments",
+    prReviewer,
+  ),
+  starter("docs-writer", "skill", "A skill for writing documentation that matches the code", docsWriter),
 ];
 
 export function findStarterTemplate(name: string): StarterTemplate | undefined {

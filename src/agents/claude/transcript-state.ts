@@ -1,3 +1,4 @@
+import { maxTokens, NO_TOKENS } from "../vocabulary.ts";
 import type { TokenTotals, TranscriptEntry, TranscriptLink } from "./transcript.ts";
 
 // ── What the transcript says so far ─────────────────────────────────────────────────────────────
@@ -78,7 +79,7 @@ export function createTranscriptState(): TranscriptState {
 
   function countUsage(id: string, model: string | null, usage: TokenTotals) {
     const previous = usageById.get(id) ?? zero();
-    const merged = maxOf(previous, usage);
+    const merged = maxTokens(previous, usage);
     usageById.delete(id); // re-insert: the Map's order is then recency
     usageById.set(id, merged);
     if (usageById.size > RECENT_IDS) usageById.delete(usageById.keys().next().value!);
@@ -211,16 +212,7 @@ function isNew(recent: Set<string>, id: string): boolean {
   return true;
 }
 
-const zero = (): TokenTotals => ({ input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
-
-function maxOf(a: TokenTotals, b: TokenTotals): TokenTotals {
-  return {
-    input: Math.max(a.input, b.input),
-    output: Math.max(a.output, b.output),
-    cacheRead: Math.max(a.cacheRead, b.cacheRead),
-    cacheCreation: Math.max(a.cacheCreation, b.cacheCreation),
-  };
-}
+const zero = (): TokenTotals => ({ ...NO_TOKENS });
 
 /** target += next - previous, field by field. */
 function addInto(target: TokenTotals, next: TokenTotals, previous: TokenTotals) {

@@ -1,10 +1,12 @@
 import {
   type MessageKind,
   type MessageRole,
+  roleNamedBy,
   type TranscriptFormat,
   type TranscriptMessage,
-  topLevelString,
 } from "../../transcript/cursor.ts";
+import { countsOf, isObject, type Json, parseJsonLine, str } from "../json-fields.ts";
+import { toolUseFields } from "../messages.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 // ── One line → a typed entry ────────────────────────────────────────────────────────────────────
@@ -66,7 +68,6 @@ export type TranscriptEntry = EntryBase &
       }
   );
 
-type Json = Record<string, unknown>;
 const INTERRUPT = "[Request interrupted by user";
 
 /**
@@ -93,12 +94,7 @@ export interface TranscriptLink {
 export function readTranscriptLine(
   text: string,
 ): { entry: TranscriptEntry | null; link: TranscriptLink | null } | null {
-  let line: Json;
-  try {
-    line = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const line = parseJsonLine(text) as Json | null | undefined;
   if (typeof line !== "object" || line === null) return null;
   const uuid = str(line.uuid);
   const link = uuid ? { uuid, parentUuid: str(line.parentUuid), sidechain: line.isSidechain === true } : null;
@@ -207,14 +203,12 @@ function readBlock(block: Json): AssistantBlock {
 }
 
 function readUsage(usage: unknown): TokenTotals | null {
-  if (!isObject(usage)) return null;
-  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  return {
-    input: n(usage.input_tokens),
-    output: n(usage.output_tokens),
-    cacheRead: n(usage.cache_read_input_tokens),
-    cacheCreation: n(usage.cache_creation_input_tokens),
-  };
+  return countsOf(usage, {
+    input: "input_tokens",
+    output: "output_tokens",
+    cacheRead: "cache_read_input_tokens",
+    cacheCreation: "cache_creation_input_tokens",
+  });
 }
 
 /** A string, or the text blocks of a content array joined by newlines. */
@@ -266,13 +260,7 @@ function assistantFields(blocks: AssistantBlock[]) {
   const text = blocks.map(blockText).join("\n");
   if (!first || first.type === "other") return { kind: "other" as MessageKind, text };
   if (first.type !== "tool_use") return { kind: first.type as MessageKind, text };
-  return {
-    kind: "tool_use" as MessageKind,
-    text,
-    toolName: first.name,
-    toolUseId: first.id,
-    toolInput: first.input,
-  };
+  return toolUseFields(first.name, first.id, first.input, text);
 }
 
 function blockText(block: AssistantBlock): string {
@@ -281,27 +269,8 @@ function blockText(block: AssistantBlock): string {
   return "";
 }
 
-const TYPE_KEY = new TextEncoder().encode("type");
-const ROLE_BYTES = (["user", "assistant", "system"] as const).map(
-  (role) => [role, new TextEncoder().encode(role)] as const,
-);
-
 /** Claude Code's transcript for the cursor index: message entries are the user/assistant/system lines. */
 export const claudeTranscriptFormat: TranscriptFormat = {
-  classify(line) {
-    const type = topLevelString(line, TYPE_KEY);
-    if (!type) return null;
-    for (const [role, bytes] of ROLE_BYTES) if (sameBytes(type, bytes)) return role;
-    return null;
-  },
+  classify: roleNamedBy("type"),
   toMessage: toCursorMessage,
 };
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

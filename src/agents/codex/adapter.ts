@@ -9,6 +9,7 @@ import type {
 import { hookTool } from "../claude/hooks.ts";
 import { isCliProcess } from "../process.ts";
 import { screenQuestion } from "../questions.ts";
+import { commonScreenObservation } from "../screen-observation.ts";
 import type { PendingPermission } from "../vocabulary.ts";
 import { denyReply, HOOK_EVENTS, readHook, toolCategory } from "./hooks.ts";
 import { CODEX_MODES, prepareCodexLaunch } from "./launch.ts";
@@ -144,14 +145,6 @@ export function readScreen(
 
 export function toObservation(screen: CodexScreen): AgentObservation {
   switch (screen.state) {
-    case "idle":
-      if (screen.apiError) {
-        const rateLimited = /\b429\b|rate limit|usage limit/i.test(screen.apiError);
-        return { kind: "turn-failed", error: screen.apiError, rateLimited };
-      }
-      return { kind: "screen-idle", interrupted: screen.interrupted };
-    case "working":
-      return { kind: "screen-working" };
     case "permission":
       return { kind: "permission", request: { kind: "tool", tool: screen.tool, detail: screen.detail } };
     case "question": {
@@ -166,10 +159,8 @@ export function toObservation(screen: CodexScreen): AgentObservation {
         kind: "permission",
         request: { kind: "trust", detail: START_DIALOGS[screen.dialog].detail, dialog: screen.dialog },
       };
-    case "exited":
-      return { kind: "exited", status: screen.exitStatus ?? 0 };
     default:
-      return { kind: "starting" };
+      return commonScreenObservation(screen, (error) => /\b429\b|rate limit|usage limit/i.test(error));
   }
 }
 

@@ -1,7 +1,8 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentObservation, HookReading, ToolCategory } from "../agent.ts";
-import { hookEnvelope } from "../claude/hooks.ts";
+import { hookEnvelope, hookObservation } from "../claude/hooks.ts";
 import { denyReply as claudeDenyReply } from "../claude/tools.ts";
+import { type Payload, promptSubmitted, text } from "../hook-reading.ts";
 
 /**
  * Codex CLI's hooks (0.169.0 and 0.171.0 alike): Claude Code's events and payload shapes, run as
@@ -49,47 +50,31 @@ export function tomlString(text: string): string {
   return JSON.stringify(text);
 }
 
-type Payload = Record<string, unknown>;
-
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
-
 /** One hook callback: its conversation (Codex's thread id), its rollout file and its meaning. */
 export function readHook(event: string, payload: Payload): HookReading {
   return { observation: observationOf(event, payload), ...hookEnvelope(payload) };
 }
 
+/**
+ * Codex's hooks are Claude Code's events in Claude Code's format: what differs is read here (its
+ * prompt named by the turn, its permission detail, its Interrupt), the rest as Claude Code's.
+ */
 function observationOf(event: string, payload: Payload): AgentObservation | null {
-  const tool = text(payload.tool_name);
-  const toolUseId = text(payload.tool_use_id) || undefined;
   switch (event) {
     case "UserPromptSubmit":
-      return {
-        kind: "prompt-submitted",
-        text: text(payload.prompt),
-        promptId: text(payload.turn_id) || undefined,
-      };
-    case "PreToolUse":
-      return { kind: "tool", phase: "started", tool, toolUseId };
-    case "PostToolUse":
-      return { kind: "tool", phase: "finished", tool, toolUseId };
-    case "PermissionRequest":
-      return {
-        kind: "permission",
-        request: {
-          kind: "tool",
-          tool,
-          detail: describeToolInput(tool, payload.tool_input, text(payload.cwd)),
-        },
-      };
-    case "Stop":
+      return promptSubmitted(text(payload.prompt), text(payload.turn_id));
+    case "PermissionRequest": {
+      const tool = text(payload.tool_name);
+      const detail = describeToolInput(tool, payload.tool_input, text(payload.cwd));
+      return { kind: "permission", request: { kind: "tool", tool, detail } };
+    }
     // An interrupt (Esc, or a refused approval, which interrupts the turn) ends the turn too.
     case "Interrupt":
       return { kind: "turn-ended" };
-    case "SessionEnd":
-      return { kind: "session-ended", reason: text(payload.reason) || "exit" };
     default:
-      // SessionStart: a fact about the session (its rollout file), not about its state.
-      return null;
+      // PreToolUse, PostToolUse, Stop, SessionEnd; SessionStart (a fact about the session, its
+      // rollout file, not about its state) is nothing.
+      return hookObservation(event, payload);
   }
 }
 

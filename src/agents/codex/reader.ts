@@ -1,6 +1,8 @@
 import { isAbsolute, join } from "node:path";
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { emptySummary, summaryOf } from "../agent.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { patchFiles } from "./hooks.ts";
 import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
@@ -15,20 +17,12 @@ export function createCodexTranscriptReader(): TranscriptReader {
   const tokens = { ...NO_TOKENS };
   const byModel: Record<string, TokenCounts> = {};
   const counted = new Set<string>();
-  const roles = { user: 0, assistant: 0, system: 0 };
-  const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
+  const facts = emptySummary();
   let model: string | null = null;
   let cwd = "";
   let texts: string[] = [];
   let ended = false;
-  let turns = 0;
-  let toolCalls = 0;
-  let toolErrors = 0;
-  let lastPrompt: string | null = null;
-  let lastAssistant: string | null = null;
-  let startedAt: string | null = null;
-  let lastEntryAt: string | null = null;
 
   /** Each model response once (it has one record; a repeat would not count twice). */
   function count(responseId: string, used: TokenCounts): void {
@@ -42,8 +36,8 @@ export function createCodexTranscriptReader(): TranscriptReader {
   }
 
   function fold(entry: RolloutEntry): void {
-    startedAt ??= entry.timestamp;
-    lastEntryAt = entry.timestamp ?? lastEntryAt;
+    facts.startedAt ??= entry.timestamp;
+    facts.lastEntryAt = entry.timestamp ?? facts.lastEntryAt;
     switch (entry.kind) {
       case "meta":
       case "context":
@@ -51,35 +45,35 @@ export function createCodexTranscriptReader(): TranscriptReader {
         if (entry.kind === "context") model = entry.model ?? model;
         return;
       case "prompt":
-        roles.user++;
-        turns++;
-        lastPrompt = entry.text;
+        facts.messages.user++;
+        facts.turns++;
+        facts.lastUserMessage = entry.text;
         texts = [];
         ended = false;
         return;
       case "interrupt":
       case "tool_result":
-        roles.user++;
-        if (entry.kind === "tool_result" && entry.isError) toolErrors++;
+        facts.messages.user++;
+        if (entry.kind === "tool_result" && entry.isError) facts.toolErrors++;
         return;
       case "text":
-        roles.assistant++;
+        facts.messages.assistant++;
         texts.push(entry.text);
-        lastAssistant = entry.text;
+        facts.lastAssistantMessage = entry.text;
         return;
       case "thinking":
-        roles.assistant++;
+        facts.messages.assistant++;
         return;
       case "tool_use":
-        roles.assistant++;
-        toolCalls++;
-        toolCallsByName[entry.name] = (toolCallsByName[entry.name] ?? 0) + 1;
+        facts.messages.assistant++;
+        facts.toolCalls++;
+        facts.toolCallsByName[entry.name] = (facts.toolCallsByName[entry.name] ?? 0) + 1;
         for (const file of touched(entry)) files.add(isAbsolute(file) || !cwd ? file : join(cwd, file));
         return;
       case "turn_end":
         ended = true;
         if (entry.how === "api_error") {
-          roles.assistant++;
+          facts.messages.assistant++;
           texts.push(entry.error ?? "API error"); // as Codex's own last message would say
         }
         return;
@@ -103,22 +97,7 @@ export function createCodexTranscriptReader(): TranscriptReader {
     turnEnded: () => ended,
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
-    summary() {
-      const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
-      return {
-        messages: { ...roles },
-        turns,
-        toolCalls,
-        toolCallsByName: { ...toolCallsByName },
-        toolErrors,
-        filesTouched: [...files],
-        lastUserMessage: lastPrompt,
-        lastAssistantMessage: lastAssistant,
-        startedAt,
-        lastEntryAt,
-        durationMs: Number.isFinite(span) ? span : null,
-      };
-    },
+    summary: () => summaryOf(facts, files),
   };
 }
 
@@ -151,24 +130,12 @@ function meaningOf(entry: RolloutEntry): TranscriptLineMeaning {
     case "tool_use":
       return {
         observation: { kind: "activity" },
-        messages: [
-          {
-            event: "message.tool_use",
-            detail: entry.name,
-            meta: { ...meta, tool: entry.name, toolUseId: entry.id, input: clipStrings(entry.input) },
-          },
-        ],
+        messages: [toolUseMessage(meta, entry.name, entry.id, entry.input)],
       };
     case "tool_result":
       return {
         observation: { kind: "activity" },
-        messages: [
-          {
-            event: "message.tool_result",
-            detail: clip(entry.text),
-            meta: { ...meta, toolUseId: entry.id, isError: entry.isError },
-          },
-        ],
+        messages: [toolResultMessage(meta, entry.id, entry.text, entry.isError)],
       };
     default:
       return { observation: { kind: "activity" }, messages: [] };

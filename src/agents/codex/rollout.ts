@@ -1,3 +1,4 @@
+import { isObject, type Json, num, parseJsonLine, str } from "../json-fields.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 
 /**
@@ -31,19 +32,8 @@ export type RolloutEntry = { timestamp: string | null } & (
   | { kind: "other" }
 );
 
-type Json = Record<string, unknown>;
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-
 export function parseRolloutLine(text: string): RolloutEntry | null {
-  let line: unknown;
-  try {
-    line = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const line = parseJsonLine(text);
   if (!isObject(line) || !isObject(line.payload)) return null;
   const timestamp = str(line.timestamp);
   const payload = line.payload;

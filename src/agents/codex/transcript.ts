@@ -4,6 +4,7 @@ import {
   type TranscriptMessage,
   topLevelString,
 } from "../../transcript/cursor.ts";
+import { toolUseFields } from "../messages.ts";
 import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
 
 /**
@@ -45,14 +46,7 @@ export function toCursorMessage(id: number, line: string, role: MessageRole): Tr
     case "thinking":
       return { ...base, kind: entry.kind, text: entry.text };
     case "tool_use":
-      return {
-        ...base,
-        kind: "tool_use",
-        text: JSON.stringify(entry.input ?? null),
-        toolName: entry.name,
-        toolUseId: entry.id,
-        toolInput: entry.input,
-      };
+      return { ...base, ...toolUseFields(entry.name, entry.id, entry.input) };
     case "tool_result":
       return { ...base, kind: "tool_result", text: entry.text, toolUseId: entry.id, isError: entry.isError };
     case "turn_end":

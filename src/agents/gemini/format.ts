@@ -7,6 +7,7 @@ import {
   topLevelString,
   valueAt,
 } from "../../transcript/cursor.ts";
+import { toolUseFields } from "../messages.ts";
 import { partsText, resultsOf } from "./parts.ts";
 import {
   CONTEXT_TAG,
@@ -129,13 +130,7 @@ function replyFields(message: GeminiMessage, text: string): Fields {
   const [first, ...more] = message.toolCalls;
   if (first) {
     const inputs = [first, ...more].map((call) => JSON.stringify(call.args));
-    return {
-      kind: "tool_use",
-      text: inputs.join("\n"),
-      toolName: first.name,
-      toolUseId: first.id,
-      toolInput: first.args,
-    };
+    return toolUseFields(first.name, first.id, first.args, inputs.join("\n"));
   }
   if (text === "" && message.thoughts.length) return { kind: "thinking", text: message.thoughts.join("\n") };
   return { kind: "text", text };

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { AgentObservation, HookReading } from "../agent.ts";
+import { namedFiles, type Payload, promptSubmitted, sessionEnded, text, toolCall } from "../hook-reading.ts";
 import { questionRequest } from "../questions.ts";
 
 /**
@@ -38,8 +39,6 @@ export function hookSettings(command: (event: string) => string, timeoutMs = 10_
   return hooks;
 }
 
-type Payload = Record<string, unknown>;
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const isObject = (v: unknown): v is Payload => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
@@ -52,25 +51,21 @@ export function readHook(event: string, payload: Payload, userDir?: string): Hoo
   const named = text(payload.transcript_path);
   const at = named.lastIndexOf("/.gemini/tmp/");
   const transcriptPath = userDir && at >= 0 ? join(userDir, named.slice(at + "/.gemini/".length)) : named;
-  return {
-    observation: observationOf(event, payload),
-    ...(conversationId ? { conversationId } : {}),
-    ...(transcriptPath ? { transcriptPath } : {}),
-  };
+  return { observation: observationOf(event, payload), ...namedFiles(conversationId, transcriptPath) };
 }
 
 function observationOf(event: string, payload: Payload): AgentObservation | null {
   const tool = text(payload.tool_name);
   switch (event) {
     case "BeforeAgent":
-      return { kind: "prompt-submitted", text: text(payload.prompt) };
+      return promptSubmitted(text(payload.prompt));
     case "BeforeTool":
       // ask_user's dialog comes next; only this payload has its questions (its notification not).
       if (tool === "ask_user")
         return { kind: "permission", request: questionRequest(payload.tool_input, "ask_user") };
-      return { kind: "tool", phase: "started", tool };
+      return toolCall("started", tool);
     case "AfterTool":
-      return { kind: "tool", phase: "finished", tool };
+      return toolCall("finished", tool);
     case "Notification":
       return notification(payload);
     case "AfterAgent":
@@ -78,7 +73,7 @@ function observationOf(event: string, payload: Payload): AgentObservation | null
       // "[no response text]"): the turn is over either way.
       return { kind: "turn-ended" };
     case "SessionEnd":
-      return { kind: "session-ended", reason: text(payload.reason) || "exit" };
+      return sessionEnded(text(payload.reason));
     default:
       return null;
   }

@@ -1,4 +1,4 @@
-import { isObject, str } from "./session-file.ts";
+import { isObject, str } from "../json-fields.ts";
 
 /** The parts of a Gemini content (text, thought, functionCall, functionResponse), read. */
 

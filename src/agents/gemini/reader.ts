@@ -1,5 +1,7 @@
 import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
+import { emptySummary, summaryOf } from "../agent.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
 import { createUsageTally } from "../usage.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 import { partsText, resultsOf } from "./parts.ts";
@@ -25,17 +27,10 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   const isMessage = createMessageFilter();
   const usage = createUsageTally();
   const seen = new Set<string>(); // message ids and tool call ids already told
-  const roles = { user: 0, assistant: 0, system: 0 };
-  const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
+  const facts = emptySummary();
   const texts = new Map<string, string>(); // the latest turn's replies by message id
-  let turns = 0;
-  let toolErrors = 0;
   let ended = false;
-  let lastPrompt: string | null = null;
-  let lastReply: string | null = null;
-  let startedAt: string | null = null;
-  let lastEntryAt: string | null = null;
 
   function told(id: string): boolean {
     if (seen.has(id)) return true;
@@ -50,8 +45,8 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       return { messages: results.map((r) => toolResultEvent(r, meta)) };
     }
     const text = partsText(message.content);
-    turns++;
-    lastPrompt = text;
+    facts.turns++;
+    facts.lastUserMessage = text;
     texts.clear();
     ended = false;
     return {
@@ -70,16 +65,12 @@ export function createGeminiTranscriptReader(): TranscriptReader {
     if (text) {
       if (!told(`text:${message.id}`)) events.push({ event: "message.assistant", detail: clip(text), meta });
       texts.set(message.id, text);
-      lastReply = text;
+      facts.lastAssistantMessage = text;
     }
     for (const call of message.toolCalls) {
       if (told(`call:${call.id}`)) continue;
       count(call);
-      events.push({
-        event: "message.tool_use",
-        detail: call.name,
-        meta: { ...meta, tool: call.name, toolUseId: call.id, input: clipStrings(call.args) },
-      });
+      events.push(toolUseMessage(meta, call.name, call.id, call.args));
     }
     // A reply without tool calls ends the turn; tool calls all refused or cancelled end it too.
     ended =
@@ -88,8 +79,9 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   }
 
   function count(call: ToolCallRecord): void {
-    toolCallsByName[call.name] = (toolCallsByName[call.name] ?? 0) + 1;
-    if (call.status === "error") toolErrors++;
+    facts.toolCalls++;
+    facts.toolCallsByName[call.name] = (facts.toolCallsByName[call.name] ?? 0) + 1;
+    if (call.status === "error") facts.toolErrors++;
     const path = call.args.file_path;
     if (WRITING_TOOLS.has(call.name) && typeof path === "string") files.add(path);
   }
@@ -124,9 +116,9 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       };
       // The CLI's copies of its history, and records it writes for itself: no news.
       if (!entry) return meaning;
-      if (!seen.has(entry.key)) roles[entry.role]++;
-      startedAt ??= message.timestamp;
-      lastEntryAt = message.timestamp ?? lastEntryAt;
+      if (!seen.has(entry.key)) facts.messages[entry.role]++;
+      facts.startedAt ??= message.timestamp;
+      facts.lastEntryAt = message.timestamp ?? facts.lastEntryAt;
       const meta = { uuid: message.id, timestamp: message.timestamp, sidechain: false };
       const fresh = !told(entry.key);
       if (message.type === "user") return fresh ? { ...meaning, ...prompt(message, meta) } : meaning;
@@ -138,22 +130,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
     turnEnded: () => ended,
     tokens: () => usage.tokens(),
     tokensByModel: () => usage.tokensByModel(),
-    summary() {
-      const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
-      return {
-        messages: { ...roles },
-        turns,
-        toolCalls: Object.values(toolCallsByName).reduce((a, b) => a + b, 0),
-        toolCallsByName: { ...toolCallsByName },
-        toolErrors,
-        filesTouched: [...files],
-        lastUserMessage: lastPrompt,
-        lastAssistantMessage: lastReply,
-        startedAt,
-        lastEntryAt,
-        durationMs: Number.isFinite(span) ? span : null,
-      };
-    },
+    summary: () => summaryOf(facts, files),
   };
 
   function usageOf(message: GeminiMessage): Pick<TranscriptLineMeaning, "usage"> {
@@ -167,11 +144,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
 type Meta = { uuid: string; timestamp: string | null; sidechain: boolean };
 
 function toolResultEvent(result: ReturnType<typeof resultsOf>[number], meta: Meta): Events[number] {
-  return {
-    event: "message.tool_result",
-    detail: clip(result.text),
-    meta: { ...meta, toolUseId: result.id, isError: result.isError },
-  };
+  return toolResultMessage(meta, result.id, result.text, result.isError);
 }
 
 /**

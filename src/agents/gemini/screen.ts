@@ -1,5 +1,6 @@
 import type { AgentObservation, ScreenReading } from "../agent.ts";
 import { screenQuestion } from "../questions.ts";
+import { commonScreenObservation } from "../screen-observation.ts";
 import { isRateLimit } from "./reader.ts";
 import { toolOfTitle } from "./tools.ts";
 
@@ -140,12 +141,6 @@ function readQuestion(lines: string[]): GeminiScreen {
 /** The screen in the state fusion's words. */
 export function toObservation(screen: GeminiScreen): AgentObservation {
   switch (screen.state) {
-    case "idle":
-      if (screen.apiError)
-        return { kind: "turn-failed", error: screen.apiError, rateLimited: isRateLimit(screen.apiError) };
-      return { kind: "screen-idle", interrupted: screen.interrupted };
-    case "working":
-      return { kind: "screen-working" };
     case "permission":
       return {
         kind: "permission",
@@ -167,7 +162,7 @@ export function toObservation(screen: GeminiScreen): AgentObservation {
     case "exited":
       return { kind: "exited", status: screen.status ?? 0 };
     default:
-      return { kind: "starting" };
+      return commonScreenObservation(screen, isRateLimit);
   }
 }
 

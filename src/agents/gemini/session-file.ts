@@ -1,4 +1,5 @@
 import type { MessageRole } from "../../transcript/cursor.ts";
+import { countsOf, isObject, type Json, parseJsonLine, str } from "../json-fields.ts";
 
 /**
  * The Gemini CLI's session file (0.61.0: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl),
@@ -50,15 +51,8 @@ export type SessionLine =
   | { kind: "reset" }
   | { kind: "other" };
 
-type Json = Record<string, unknown>;
-
 export function parseSessionLine(text: string): SessionLine {
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch {
-    return { kind: "other" };
-  }
+  const record = parseJsonLine(text);
   if (!isObject(record)) return { kind: "other" };
   if (isObject(record.$set))
     return Array.isArray(record.$set.messages) ? { kind: "reset" } : { kind: "other" };
@@ -90,15 +84,7 @@ function toolCallOf(call: Json): ToolCallRecord {
 }
 
 function tokensOf(tokens: unknown): GeminiTokens | null {
-  if (!isObject(tokens)) return null;
-  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  return {
-    input: n(tokens.input),
-    output: n(tokens.output),
-    cached: n(tokens.cached),
-    thoughts: n(tokens.thoughts),
-    tool: n(tokens.tool),
-  };
+  return countsOf(tokens, ["input", "output", "cached", "thoughts", "tool"]);
 }
 
 // ── Which lines are the conversation's messages ──────────────────────────────────────────────────
@@ -169,6 +155,3 @@ export function factsOf(line: SessionLine): LineFacts {
     empty: message.content === "" && message.thoughts.length === 0 && message.toolCalls.length === 0,
   };
 }
-
-export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -2,11 +2,13 @@ import { readFile, writeFile } from "node:fs/promises";
 import {
   type MessageKind,
   type MessageRole,
+  roleNamedBy,
   type TranscriptFormat,
   type TranscriptMessage,
-  topLevelString,
 } from "../../transcript/cursor.ts";
-import type { TokenCounts } from "../vocabulary.ts";
+import { countsOf, type Json, parseJsonLine, str } from "../json-fields.ts";
+import { toolUseFields } from "../messages.ts";
+import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 
 /**
  * The conversation file ag's plugin writes for an OpenCode session (plugin.js): one JSON object
@@ -43,19 +45,11 @@ export type ConversationEntry = LineBase &
     | { kind: "session"; parent: string | null }
   );
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const ROLES: readonly string[] = ["user", "assistant", "system"];
 
 /** One line of the file, typed; null for anything else (a torn last line, another format). */
 export function parseConversationLine(text: string): ConversationEntry | null {
-  let line: Json;
-  try {
-    line = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const line = parseJsonLine(text) as Json | null | undefined;
   if (typeof line !== "object" || line === null || typeof line.id !== "string") return null;
   const base: LineBase = {
     id: line.id,
@@ -75,24 +69,13 @@ export function parseConversationLine(text: string): ConversationEntry | null {
 
 function messageOf(line: Json, role: MessageRole) {
   const text = str(line.text) ?? "";
+  // The tool call a tool_use or tool_result line is about.
+  const call = { tool: str(line.tool) ?? "", callID: str(line.callID) ?? "" };
   switch (line.kind) {
     case "tool_use":
-      return {
-        kind: "tool_use",
-        role: "assistant",
-        tool: str(line.tool) ?? "",
-        callID: str(line.callID) ?? "",
-        input: line.input,
-      } as const;
+      return { kind: "tool_use", role: "assistant", ...call, input: line.input } as const;
     case "tool_result":
-      return {
-        kind: "tool_result",
-        role: "user",
-        tool: str(line.tool) ?? "",
-        callID: str(line.callID) ?? "",
-        text,
-        isError: line.isError === true,
-      } as const;
+      return { kind: "tool_result", role: "user", ...call, text, isError: line.isError === true } as const;
     case "api_error":
       return {
         kind: "api_error",
@@ -112,13 +95,7 @@ function messageOf(line: Json, role: MessageRole) {
 }
 
 function tokensOf(value: unknown): TokenCounts {
-  const t = (typeof value === "object" && value !== null ? value : {}) as Json;
-  return {
-    input: num(t.input),
-    output: num(t.output),
-    cacheRead: num(t.cacheRead),
-    cacheCreation: num(t.cacheCreation),
-  };
+  return countsOf(value, ["input", "output", "cacheRead", "cacheCreation"]) ?? { ...NO_TOKENS };
 }
 
 /** The OpenCode conversation (a main one, not a sub-agent's) the file names last, or null. */
@@ -167,14 +144,7 @@ function toMessage(id: number, line: string, role: MessageRole): TranscriptMessa
   };
   switch (entry.kind) {
     case "tool_use":
-      return {
-        ...base,
-        kind: "tool_use",
-        text: JSON.stringify(entry.input ?? null),
-        toolName: entry.tool,
-        toolUseId: entry.callID,
-        toolInput: entry.input,
-      };
+      return { ...base, ...toolUseFields(entry.tool, entry.callID, entry.input) };
     case "tool_result":
       return {
         ...base,
@@ -193,17 +163,8 @@ function toMessage(id: number, line: string, role: MessageRole): TranscriptMessa
   }
 }
 
-const ROLE_KEY = new TextEncoder().encode("role");
-const ROLE_BYTES = ROLES.map((role) => [role as MessageRole, new TextEncoder().encode(role)] as const);
-
 /** The cursor pages the message lines (those with a `role`); session and usage lines are bookkeeping. */
 export const opencodeConversationFormat: TranscriptFormat = {
-  classify(line) {
-    const role = topLevelString(line, ROLE_KEY);
-    if (!role) return null;
-    for (const [name, bytes] of ROLE_BYTES)
-      if (bytes.length === role.length && bytes.every((b, i) => b === role[i])) return name;
-    return null;
-  },
+  classify: roleNamedBy("role"),
   toMessage,
 };

@@ -1,4 +1,5 @@
 import type { AgentObservation, HookReading, PermissionRequest } from "../agent.ts";
+import { namedFiles, type Payload, promptSubmitted, text, toolCall } from "../hook-reading.ts";
 import { questionRequest } from "../questions.ts";
 
 /**
@@ -22,17 +23,13 @@ export const HOOK_EVENTS: readonly string[] = [
   "session.error",
 ];
 
-type Payload = Record<string, unknown>;
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
-
 export function readHook(event: string, payload: Payload): HookReading {
   const sidechain = text(payload.parentID) !== "";
   const conversationId = sidechain ? "" : text(payload.sessionID);
   const transcriptPath = text(payload.transcriptPath);
   return {
     observation: observationOf(event, payload, sidechain),
-    ...(conversationId ? { conversationId } : {}),
-    ...(transcriptPath ? { transcriptPath } : {}),
+    ...namedFiles(conversationId, transcriptPath),
   };
 }
 
@@ -43,23 +40,19 @@ function observationOf(event: string, payload: Payload, sidechain: boolean): Age
     return { kind: "permission", request: questionRequest(payload, "question") };
   if (sidechain) return { kind: "activity" };
   const tool = text(payload.tool) || text(payload.toolName);
-  const toolUseId = text(payload.callID) || undefined;
+  const toolUseId = text(payload.callID);
   switch (event) {
     case "chat.message":
-      return {
-        kind: "prompt-submitted",
-        text: text(payload.text),
-        promptId: text(payload.messageID) || undefined,
-      };
+      return promptSubmitted(text(payload.text), text(payload.messageID));
     case "tool.execute.before":
-      return { kind: "tool", phase: "started", tool, toolUseId };
+      return toolCall("started", tool, toolUseId);
     case "tool.execute.after":
-      return { kind: "tool", phase: "finished", tool, toolUseId };
+      return toolCall("finished", tool, toolUseId);
     case "permission.replied":
     case "question.replied":
       // Answered in OpenCode's own UI or by ag: its tool goes on. A refusal ends the turn, which
       // session.idle says.
-      return payload.reply === "reject" ? null : { kind: "tool", phase: "started", tool, toolUseId };
+      return payload.reply === "reject" ? null : toolCall("started", tool, toolUseId);
     case "session.status":
       return { kind: "activity" };
     case "session.idle":

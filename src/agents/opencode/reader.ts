@@ -1,22 +1,12 @@
-import type {
-  AgentObservation,
-  TranscriptLineMeaning,
-  TranscriptReader,
-  TranscriptSummary,
-} from "../agent.ts";
-import { clip, clipStrings } from "../clip.ts";
-import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
+import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
+import { emptySummary, summaryOf } from "../agent.ts";
+import { clip } from "../clip.ts";
+import { toolResultMessage, toolUseMessage } from "../messages.ts";
+import { addTokens, NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { type ConversationEntry, parseConversationLine } from "./conversation.ts";
 
 /** OpenCode's tools that write files, and where their input names the file. */
 const WRITING_TOOLS = new Set(["write", "edit", "patch", "multiedit"]);
-
-const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
-  input: a.input + b.input,
-  output: a.output + b.output,
-  cacheRead: a.cacheRead + b.cacheRead,
-  cacheCreation: a.cacheCreation + b.cacheCreation,
-});
 
 /**
  * Folds the conversation file (conversation.ts) into what ag reports. Only a person's prompt is
@@ -25,50 +15,44 @@ const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
  * line read twice (a file read again from its start).
  */
 export function createOpenCodeReader(): TranscriptReader {
-  const roles = { user: 0, assistant: 0, system: 0 };
   const usageIds = new Set<string>();
   const toolIds = new Set<string>();
   const byModel: Record<string, TokenCounts> = {};
-  const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
+  const facts = emptySummary();
   let tokens = NO_TOKENS;
-  let turns = 0;
-  let toolErrors = 0;
   let texts: string[] = [];
   let ended = false;
-  let lastPrompt: string | null = null;
-  let lastAssistant: string | null = null;
-  let startedAt: string | null = null;
-  let lastEntryAt: string | null = null;
 
   function tally(entry: ConversationEntry): TranscriptLineMeaning["usage"] {
     if (entry.kind === "usage") {
       if (usageIds.has(entry.id)) return undefined;
       usageIds.add(entry.id);
-      tokens = add(tokens, entry.tokens);
-      if (entry.model) byModel[entry.model] = add(byModel[entry.model] ?? NO_TOKENS, entry.tokens);
+      tokens = addTokens(tokens, entry.tokens);
+      if (entry.model) byModel[entry.model] = addTokens(byModel[entry.model] ?? NO_TOKENS, entry.tokens);
       return { messageId: entry.id, model: entry.model, tokens: { ...entry.tokens } };
     }
     if (entry.kind === "session") return undefined;
-    roles[entry.role]++;
-    startedAt ??= entry.at;
-    lastEntryAt = entry.at ?? lastEntryAt;
+    facts.messages[entry.role]++;
+    facts.startedAt ??= entry.at;
+    facts.lastEntryAt = entry.at ?? facts.lastEntryAt;
     if (entry.kind === "tool_use" && !toolIds.has(entry.id)) {
       toolIds.add(entry.id);
-      toolCallsByName[entry.tool] = (toolCallsByName[entry.tool] ?? 0) + 1;
+      facts.toolCalls++;
+      facts.toolCallsByName[entry.tool] = (facts.toolCallsByName[entry.tool] ?? 0) + 1;
       const path = (entry.input as { filePath?: unknown } | null)?.filePath;
       if (WRITING_TOOLS.has(entry.tool) && typeof path === "string") files.add(path);
     }
-    if (entry.kind === "tool_result" && entry.isError) toolErrors++;
+    if (entry.kind === "tool_result" && entry.isError) facts.toolErrors++;
     if (entry.sidechain) return undefined;
     if (entry.kind === "prompt") {
-      turns++;
-      lastPrompt = entry.text;
+      facts.turns++;
+      facts.lastUserMessage = entry.text;
       texts = [];
       ended = false;
     } else if (entry.kind === "text" || entry.kind === "api_error") {
       texts.push(entry.text);
-      if (entry.kind === "text") lastAssistant = entry.text;
+      if (entry.kind === "text") facts.lastAssistantMessage = entry.text;
     } else if (entry.kind === "system" && entry.subtype === "turn_end") {
       ended = true;
     }
@@ -91,22 +75,7 @@ export function createOpenCodeReader(): TranscriptReader {
     turnEnded: () => ended,
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
-    summary(): TranscriptSummary {
-      const span = startedAt && lastEntryAt ? Date.parse(lastEntryAt) - Date.parse(startedAt) : Number.NaN;
-      return {
-        messages: { ...roles },
-        turns,
-        toolCalls: toolIds.size,
-        toolCallsByName: { ...toolCallsByName },
-        toolErrors,
-        filesTouched: [...files],
-        lastUserMessage: lastPrompt,
-        lastAssistantMessage: lastAssistant,
-        startedAt,
-        lastEntryAt,
-        durationMs: Number.isFinite(span) ? span : null,
-      };
-    },
+    summary: () => summaryOf(facts, files),
   };
 }
 
@@ -141,24 +110,12 @@ function meaning(entry: ConversationEntry): TranscriptLineMeaning {
     case "tool_use":
       return {
         observation: activity,
-        messages: [
-          {
-            event: "message.tool_use",
-            detail: entry.tool,
-            meta: { ...meta, tool: entry.tool, toolUseId: entry.callID, input: clipStrings(entry.input) },
-          },
-        ],
+        messages: [toolUseMessage(meta, entry.tool, entry.callID, entry.input)],
       };
     case "tool_result":
       return {
         observation: activity,
-        messages: [
-          {
-            event: "message.tool_result",
-            detail: clip(entry.text),
-            meta: { ...meta, toolUseId: entry.callID, isError: entry.isError },
-          },
-        ],
+        messages: [toolResultMessage(meta, entry.callID, entry.text, entry.isError)],
       };
     default:
       return { observation: activity, messages: [] };

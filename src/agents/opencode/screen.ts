@@ -1,5 +1,6 @@
 import type { AgentObservation, PermissionRequest, ScreenReading } from "../agent.ts";
 import { isCliProcess } from "../process.ts";
+import { commonScreenObservation } from "../screen-observation.ts";
 
 /**
  * Reads a `tmux capture-pane -p` screen of OpenCode's TUI (pinned 1.18.33; every pattern is
@@ -132,18 +133,9 @@ function questionOf(block: string[]): Dialog {
 
 /** The state-fusion reading of a classified screen. */
 export function toObservation(screen: OpenCodeScreen): AgentObservation {
-  switch (screen.state) {
-    case "idle":
-      return { kind: "screen-idle", interrupted: screen.interrupted };
-    case "working":
-      return { kind: "screen-working" };
-    case "dialog":
-      return { kind: "permission", request: screen.request };
-    case "exited":
-      return { kind: "exited", status: screen.exitStatus ?? 0 };
-    default:
-      return { kind: "starting" };
-  }
+  if (screen.state === "dialog") return { kind: "permission", request: screen.request };
+  // No API error shows on OpenCode's idle screen (its session.error hook says it).
+  return commonScreenObservation(screen, () => false);
 }
 
 export function readOpenCodeScreen(text: string, options: { paneDead?: boolean } = {}): ScreenReading {

@@ -1,8 +1,7 @@
-import { defineCommand } from "citty";
-import { GLOBAL_ARGS, SESSION_ARG } from "../args.ts";
-import { connect, dashboardUrl } from "../connect.ts";
-import { printFields, printJson } from "../output.ts";
+import { dashboardUrl } from "../connect.ts";
+import { printFields } from "../output.ts";
 import { resolveSessionId, sessionPath } from "../resolve.ts";
+import { sessionVerb } from "../session-verb.ts";
 import { type Created, createdFields, createTimeoutMs } from "./create.ts";
 
 /**
@@ -11,19 +10,18 @@ import { type Created, createdFields, createTimeoutMs } from "./create.ts";
  * under its own id). Both print the session as `ag create` does.
  */
 function branchCommand(name: "fork" | "resume", description: string) {
-  return defineCommand({
-    meta: { name, description },
-    args: {
-      ...GLOBAL_ARGS,
-      session: SESSION_ARG,
-      json: { type: "boolean", description: "Machine-readable output: the API's answer" },
-    },
-    async run({ args }) {
-      const { loaded, client } = connect(args, { timeoutMs: (c) => createTimeoutMs(c.createWaitMs) });
-      const id = await resolveSessionId(client, args.session);
+  return sessionVerb({
+    name,
+    description,
+    json: "Machine-readable output: the API's answer",
+    timeoutMs: (c) => createTimeoutMs(c.createWaitMs),
+    async act(client, given, { loaded }) {
+      const id = await resolveSessionId(client, given);
       const created = await client.send<Created>("POST", sessionPath(id, name));
-      if (args.json) return printJson(created);
-      printFields(createdFields(created, dashboardUrl(loaded, client.baseUrl)));
+      return {
+        json: created,
+        print: () => printFields(createdFields(created, dashboardUrl(loaded, client.baseUrl))),
+      };
     },
   });
 }

@@ -1,25 +1,18 @@
-import { defineCommand } from "citty";
 import { answeredLine, type Decision, decide } from "../answers.ts";
-import { GLOBAL_ARGS, SESSION_ARG } from "../args.ts";
-import { connect } from "../connect.ts";
-import { printJson, printLine } from "../output.ts";
+import { printLine } from "../output.ts";
 import { resolveSession } from "../resolve.ts";
+import { sessionVerb } from "../session-verb.ts";
 
 /** `ag approve <session>` and `ag reject <session>`: the pending permission prompt, once. */
 function decisionCommand(decision: Decision, description: string, done: string) {
-  return defineCommand({
-    meta: { name: decision, description },
-    args: {
-      ...GLOBAL_ARGS,
-      session: SESSION_ARG,
-      json: { type: "boolean", description: "Machine-readable output: the session after the answer" },
-    },
-    async run({ args }) {
-      const { client } = connect(args);
-      const session = await resolveSession(client, args.session);
+  return sessionVerb({
+    name: decision,
+    description,
+    json: "Machine-readable output: the session after the answer",
+    async act(client, given) {
+      const session = await resolveSession(client, given);
       const after = await decide(client, session, decision);
-      if (args.json) return printJson(after);
-      printLine(answeredLine(done, session, after));
+      return { json: after, print: () => printLine(answeredLine(done, session, after)) };
     },
   });
 }

@@ -1,11 +1,9 @@
-import { defineCommand } from "citty";
 import type { Session } from "../../sessions/index.ts";
-import { GLOBAL_ARGS, SESSION_ARG } from "../args.ts";
 import type { ApiClient } from "../client.ts";
-import { connect } from "../connect.ts";
 import { followEvents } from "../events.ts";
-import { printJson, printLine } from "../output.ts";
+import { printLine } from "../output.ts";
 import { resolveSession, sessionPath } from "../resolve.ts";
+import { sessionVerb } from "../session-verb.ts";
 
 /** How long `ag interrupt` waits for the turn to stop before saying it still runs. */
 const STOP_WAIT_MS = 10_000;
@@ -21,25 +19,19 @@ function keyCommand(
   done: (s: Session) => string,
   settle?: (client: ApiClient, id: string, press: () => Promise<Session>) => Promise<Session>,
 ) {
-  return defineCommand({
-    meta: { name, description },
-    args: {
-      ...GLOBAL_ARGS,
-      session: SESSION_ARG,
-      json: { type: "boolean", description: "Machine-readable output: the session afterwards" },
-    },
-    async run({ args }) {
-      const { client } = connect(args);
-      const session = await resolveSession(client, args.session);
+  return sessionVerb({
+    name,
+    description,
+    json: "Machine-readable output: the session afterwards",
+    async act(client, given) {
+      const session = await resolveSession(client, given);
       const press = () => client.send<Session>("POST", sessionPath(session.id, name));
       const after = settle ? await settle(client, session.id, press) : await press();
-      if (args.json) return printJson(after);
       const still = name === "interrupt" && after.status === "working";
-      printLine(
-        still
-          ? `interrupt sent to ${after.name}; it is still working after ${STOP_WAIT_MS / 1000} s (ag read ${after.id.slice(0, 8)} shows what it does)`
-          : `${done(after)} (now ${after.status})`,
-      );
+      const line = still
+        ? `interrupt sent to ${after.name}; it is still working after ${STOP_WAIT_MS / 1000} s (ag read ${after.id.slice(0, 8)} shows what it does)`
+        : `${done(after)} (now ${after.status})`;
+      return { json: after, print: () => printLine(line) };
     },
   });
 }

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { isTerminal, type Session } from "../../sessions/index.ts";
-import { GLOBAL_ARGS, SESSION_ARG } from "../args.ts";
+import { sessionVerbArgs } from "../args.ts";
 import { connect } from "../connect.ts";
 import { followEvents } from "../events.ts";
 import { colourEnabled, printLine, printNote } from "../output.ts";
@@ -11,11 +11,7 @@ import { createTimeline, formatTimelineLine } from "../timeline.ts";
 /** `ag tail <session>`: what happens in the session, a line each, until Ctrl+C or its end. */
 export default defineCommand({
   meta: { name: "tail", description: "Follow a session's events until Ctrl+C or the session ends" },
-  args: {
-    ...GLOBAL_ARGS,
-    session: SESSION_ARG,
-    json: { type: "boolean", description: "Every event as it came, one JSON object per line" },
-  },
+  args: sessionVerbArgs("Every event as it came, one JSON object per line"),
   async run({ args }) {
     const { client } = connect(args);
     const { id } = await resolveSession(client, args.session);

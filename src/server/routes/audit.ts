@@ -1,18 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { type AuditLog, AuditRecord, AuditVerification } from "../../audit/index.ts";
+import { wholeNumberQuery } from "./params.ts";
 
 const tags = ["audit"];
 const Query = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1, default: 100 })),
-  before: t.Optional(
-    t.Numeric({
-      minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
-      multipleOf: 1,
-      description: "only records with a smaller id",
-    }),
-  ),
+  limit: t.Optional(wholeNumberQuery({ minimum: 1, maximum: 500, default: 100 })),
+  before: t.Optional(wholeNumberQuery({ minimum: 1, description: "only records with a smaller id" })),
 });
 
 /** The audit log: newest first, paged by id; and a check of its hash chain. */

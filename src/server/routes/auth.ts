@@ -6,8 +6,7 @@ import { type Principal, principalOf } from "../../auth/principal.ts";
 import { grants } from "../../auth/scopes.ts";
 import type { SseTokenStore } from "../../auth/sse-tokens.ts";
 import { AgError } from "../../shared/errors.ts";
-
-const Id = Type.Object({ id: Type.String() });
+import { IdParams } from "./params.ts";
 
 /**
  * Keys are managed by the master token or an `admin` key (the scope table says so). An admin key
@@ -70,7 +69,7 @@ export function authRoutes(deps: { keys: KeyStore; sseTokens: SseTokenStore }) {
         return key;
       },
       {
-        params: Id,
+        params: IdParams,
         response: ApiKey,
         detail: { summary: "Revoke an API key at once (its SSE tokens die with it)", tags: ["auth"] },
       },

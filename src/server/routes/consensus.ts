@@ -7,8 +7,8 @@ import {
   type ConsensusService,
   StartConsensusInput,
 } from "../../consensus/index.ts";
+import { IdParams } from "./params.ts";
 
-const Id = Type.Object({ id: Type.String() });
 const tags = ["consensus"];
 
 /** Consensus review: independent read-only reviewers judge a session's work; the majority decides. */
@@ -16,13 +16,10 @@ export function consensusRoutes(consensus: ConsensusService) {
   return new Elysia({ name: "routes/consensus" })
     .post(
       "/v1/sessions/:id/consensus",
-      async ({ params, body, request, set }) => {
-        const started = await consensus.start(params.id, body, principalOf(request).actor);
-        set.status = 202;
-        return started;
-      },
+      async ({ params, body, request, status }) =>
+        status(202, await consensus.start(params.id, body, principalOf(request).actor)),
       {
-        params: Id,
+        params: IdParams,
         body: StartConsensusInput,
         response: { 202: Consensus },
         detail: {
@@ -38,7 +35,7 @@ export function consensusRoutes(consensus: ConsensusService) {
       detail: { summary: "Consensus reviews, newest first", tags },
     })
     .get("/v1/consensus/:id", ({ params, request }) => consensus.get(params.id, principalOf(request)), {
-      params: Id,
+      params: IdParams,
       response: Consensus,
       detail: {
         summary: "A consensus review: each reviewer's assessment and the verdict",

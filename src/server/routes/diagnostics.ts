@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { DIAGNOSTICS_SIZE, type Diagnostics, DiagnosticsResponse } from "../../diagnostics/index.ts";
+import { wholeNumberQuery } from "./params.ts";
 
 /** Recent internal events (tmux, deliveries, hooks, state changes): live debugging, not history. */
 export function diagnosticsRoutes(diagnostics: Diagnostics) {
@@ -8,7 +9,7 @@ export function diagnosticsRoutes(diagnostics: Diagnostics) {
     ({ query }) => diagnostics.list(query.limit),
     {
       query: t.Object({
-        limit: t.Optional(t.Numeric({ minimum: 1, maximum: DIAGNOSTICS_SIZE, multipleOf: 1, default: 50 })),
+        limit: t.Optional(wholeNumberQuery({ minimum: 1, maximum: DIAGNOSTICS_SIZE, default: 50 })),
       }),
       response: DiagnosticsResponse,
       detail: {

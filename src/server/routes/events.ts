@@ -1,4 +1,3 @@
-import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { type Principal, principalOf } from "../../auth/principal.ts";
 import type { AgEvent, EventBus } from "../../events/bus.ts";
@@ -6,14 +5,12 @@ import { createSseStreams, type SseSettings } from "../../events/sse.ts";
 import { isConfined, type SessionService } from "../../sessions/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AgError } from "../../shared/errors.ts";
+import { IdParams, wholeNumberQuery } from "./params.ts";
 
-const Id = Type.Object({ id: Type.String() });
 const StreamQuery = t.Object({
   lastEventId: t.Optional(
-    t.Numeric({
+    wholeNumberQuery({
       minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      multipleOf: 1,
       description: "replay events after this id (for clients that cannot send Last-Event-ID)",
     }),
   ),
@@ -109,7 +106,7 @@ export function eventRoutes(deps: {
         return respond(streams.open({ sessionId: session.id, lastEventId, signal: request.signal }));
       },
       {
-        params: Id,
+        params: IdParams,
         query: StreamQuery,
         detail: {
           summary: "Server-Sent Events of one session",

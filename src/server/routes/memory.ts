@@ -13,8 +13,8 @@ import {
 } from "../../memory/index.ts";
 import type { SessionService } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
+import { IdParams } from "./params.ts";
 
-const Id = Type.Object({ id: Type.String() });
 const Entries = Type.Array(MemoryEntry);
 const tags = ["memory"];
 
@@ -83,7 +83,7 @@ export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionServic
         return entry;
       },
       {
-        params: Id,
+        params: IdParams,
         body: SessionMemoryInput,
         response: { 200: MemoryEntry, 201: MemoryEntry },
         detail: { summary: "Attach a memory to a session (stored as session/<id>/<key>)", tags },
@@ -95,7 +95,7 @@ export function memoryRoutes(memory: MemoryService, sessions: Pick<SessionServic
         sessions.get(params.id);
         return memory.listForSession(params.id);
       },
-      { params: Id, response: Entries, detail: { summary: "A session's memories", tags } },
+      { params: IdParams, response: Entries, detail: { summary: "A session's memories", tags } },
     );
 }
 

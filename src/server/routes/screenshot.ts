@@ -1,9 +1,7 @@
-import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { Screenshot, ScreenshotInput, type ScreenshotService } from "../../screenshot/index.ts";
 import type { SessionService } from "../../sessions/index.ts";
-
-const Id = Type.Object({ id: Type.String() });
+import { IdParams } from "./params.ts";
 
 /** A screenshot of a session's work: a server its agent started on loopback, or an allowed host. */
 export function screenshotRoutes(screenshots: ScreenshotService, sessions: Pick<SessionService, "get">) {
@@ -14,7 +12,7 @@ export function screenshotRoutes(screenshots: ScreenshotService, sessions: Pick<
       return screenshots.capture(params.id, body);
     },
     {
-      params: Id,
+      params: IdParams,
       body: ScreenshotInput,
       response: Screenshot,
       detail: {

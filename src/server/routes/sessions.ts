@@ -32,19 +32,12 @@ import {
 } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { TranscriptCursorPage, TranscriptCursorQuery } from "../../transcript/cursor.ts";
+import { IdParams, wholeNumberQuery } from "./params.ts";
 
-const Id = Type.Object({ id: Type.String() });
 /** The cursor query as it arrives: strings that Elysia turns into numbers before validating. */
 const CursorQueryParams = t.Object({
-  before_id: t.Optional(
-    t.Numeric({
-      minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
-      multipleOf: 1,
-      description: "only entries with a smaller id",
-    }),
-  ),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, multipleOf: 1, default: 50 })),
+  before_id: t.Optional(wholeNumberQuery({ minimum: 1, description: "only entries with a smaller id" })),
+  limit: t.Optional(wholeNumberQuery({ minimum: 1, maximum: 200, default: 50 })),
   role: TranscriptCursorQuery.properties.role,
 });
 /** Approve, reject and answer say what their keys did (docs/sessions.md, Answering). */
@@ -129,7 +122,7 @@ export function sessionRoutes(sessions: SessionService) {
         return { ...createdBody(result), forkedFrom: params.id };
       },
       {
-        params: Id,
+        params: IdParams,
         response: { 201: ForkedSession },
         detail: {
           summary: "A new session in the same workDir carrying this one's conversation (a new branch)",
@@ -143,7 +136,7 @@ export function sessionRoutes(sessions: SessionService) {
         return createdBody(await sessions.spawn(params.id, body.prompt, principalOf(request)));
       },
       {
-        params: Id,
+        params: IdParams,
         body: SpawnInput,
         response: { 201: CreatedSession },
         detail: { summary: "A child session in a new pane of this session's window, with the prompt" },
@@ -153,13 +146,13 @@ export function sessionRoutes(sessions: SessionService) {
       "/v1/sessions/:id/resume",
       async ({ params, request }) => createdBody(await sessions.resume(params.id, principalOf(request))),
       {
-        params: Id,
+        params: IdParams,
         response: CreatedSession,
         detail: { summary: "Relaunch an ended session's conversation in a new window" },
       },
     )
     .get("/v1/sessions/:id", ({ params }) => sessions.get(params.id), {
-      params: Id,
+      params: IdParams,
       response: Session,
       detail: { summary: "One session" },
     })
@@ -167,7 +160,7 @@ export function sessionRoutes(sessions: SessionService) {
       "/v1/sessions/:id/send",
       async ({ params, body }) => deliveryBody(await sessions.send(params.id, body.text)),
       {
-        params: Id,
+        params: IdParams,
         body: SendInput,
         response: Delivery,
         detail: {
@@ -187,7 +180,7 @@ export function sessionRoutes(sessions: SessionService) {
         return sessions.answerQuestion(params.id, answer, permissionId, principalOf(request));
       },
       {
-        params: Id,
+        params: IdParams,
         body: QuestionAnswerInput,
         response: Session,
         detail: {
@@ -202,7 +195,7 @@ export function sessionRoutes(sessions: SessionService) {
       ({ params, body, request }) =>
         sessions.answer(params.id, true, body?.permissionId, principalOf(request)),
       {
-        params: Id,
+        params: IdParams,
         body: Type.Optional(PermissionAnswer),
         response: Session,
         detail: {
@@ -215,7 +208,7 @@ export function sessionRoutes(sessions: SessionService) {
       "/v1/sessions/:id/reject",
       ({ params, body }) => sessions.answer(params.id, false, body?.permissionId),
       {
-        params: Id,
+        params: IdParams,
         body: Type.Optional(PermissionAnswer),
         response: Session,
         detail: {
@@ -225,22 +218,22 @@ export function sessionRoutes(sessions: SessionService) {
       },
     )
     .post("/v1/sessions/:id/interrupt", ({ params }) => sessions.interrupt(params.id), {
-      params: Id,
+      params: IdParams,
       response: Session,
       detail: { summary: "Interrupt the agent's turn (Ctrl+C)" },
     })
     .post("/v1/sessions/:id/escape", ({ params }) => sessions.escape(params.id), {
-      params: Id,
+      params: IdParams,
       response: Session,
       detail: { summary: "Press Escape in the session" },
     })
     .delete("/v1/sessions/:id", ({ params }) => sessions.kill(params.id), {
-      params: Id,
+      params: IdParams,
       response: Session,
       detail: { summary: "Kill the session: its window closes; a second DELETE answers 404" },
     })
     .get("/v1/sessions/:id/read", ({ params }) => sessions.read(params.id), {
-      params: Id,
+      params: IdParams,
       response: ReadResult,
       detail: { summary: "Status, the latest turn's assistant text, and token usage (idempotent)" },
     })
@@ -249,7 +242,7 @@ export function sessionRoutes(sessions: SessionService) {
       ({ params, query }) =>
         sessions.cursor(params.id, { beforeId: query.before_id, limit: query.limit ?? 50, role: query.role }),
       {
-        params: Id,
+        params: IdParams,
         query: CursorQueryParams,
         response: TranscriptCursorPage,
         detail: {
@@ -262,7 +255,7 @@ export function sessionRoutes(sessions: SessionService) {
       "/v1/sessions/:id/permissions",
       ({ params, body, request }) => sessions.setPolicy(params.id, body, principalOf(request)),
       {
-        params: Id,
+        params: IdParams,
         body: PolicyInput,
         response: PermissionPolicy,
         detail: {
@@ -275,34 +268,34 @@ export function sessionRoutes(sessions: SessionService) {
       "/v1/sessions/:id/permission-profile",
       ({ params, body, request }) => sessions.setProfile(params.id, body.profile, principalOf(request)),
       {
-        params: Id,
+        params: IdParams,
         body: ProfileInput,
         response: PermissionPolicy,
         detail: { summary: "Set a permission profile: readonly, standard (bash asks), full" },
       },
     )
     .get("/v1/sessions/:id/health", ({ params }) => sessions.health(params.id), {
-      params: Id,
+      params: IdParams,
       response: SessionHealth,
       detail: { summary: "Is the agent alive; pane, pid, idle time, and what to do next" },
     })
     .get("/v1/sessions/:id/summary", ({ params }) => sessions.summary(params.id), {
-      params: Id,
+      params: IdParams,
       response: SessionSummary,
       detail: { summary: "The conversation condensed: counts, tools, files touched, last messages, tokens" },
     })
     .get("/v1/sessions/:id/metrics", ({ params }) => sessions.metrics(params.id), {
-      params: Id,
+      params: IdParams,
       response: SessionMetrics,
       detail: { summary: "Tokens, turns, tool calls, deliveries, time per state" },
     })
     .get("/v1/sessions/:id/latency", ({ params }) => sessions.latency(params.id), {
-      params: Id,
+      params: IdParams,
       response: SessionLatency,
       detail: { summary: "Delivery and state-detection latencies (recent samples)" },
     })
     .get("/v1/sessions/:id/pane", ({ params }) => sessions.pane(params.id), {
-      params: Id,
+      params: IdParams,
       response: Pane,
       detail: { summary: "The session's terminal screen as text" },
     });

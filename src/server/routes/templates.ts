@@ -8,39 +8,32 @@ import {
   TemplatePatch,
   type TemplateService,
 } from "../../templates/index.ts";
+import { IdParams } from "./params.ts";
 
-const Id = Type.Object({ id: Type.String() });
 const tags = ["templates"];
 
 /** Session templates: named starting points for POST /v1/sessions {templateId}. */
 export function templateRoutes(templates: TemplateService) {
   return new Elysia({ name: "routes/templates" })
-    .post(
-      "/v1/templates",
-      ({ body, set }) => {
-        set.status = 201;
-        return publicTemplate(templates.create(body));
+    .post("/v1/templates", ({ body, status }) => status(201, publicTemplate(templates.create(body))), {
+      body: TemplateInput,
+      response: { 201: Template },
+      detail: {
+        summary: "Create a template (workDir, or sessionId to copy it from); names are unique",
+        tags,
       },
-      {
-        body: TemplateInput,
-        response: { 201: Template },
-        detail: {
-          summary: "Create a template (workDir, or sessionId to copy it from); names are unique",
-          tags,
-        },
-      },
-    )
+    })
     .get("/v1/templates", () => templates.list().map(publicTemplate), {
       response: Type.Array(Template),
       detail: { summary: "Templates, by name", tags },
     })
     .get("/v1/templates/:id", ({ params }) => publicTemplate(templates.get(params.id)), {
-      params: Id,
+      params: IdParams,
       response: Template,
       detail: { summary: "One template", tags },
     })
     .put("/v1/templates/:id", ({ params, body }) => publicTemplate(templates.update(params.id, body)), {
-      params: Id,
+      params: IdParams,
       body: TemplatePatch,
       response: Template,
       detail: { summary: "Change some of a template's fields", tags },
@@ -51,6 +44,6 @@ export function templateRoutes(templates: TemplateService) {
         templates.delete(params.id);
         return { id: params.id, deleted: true as const };
       },
-      { params: Id, response: TemplateDeleted, detail: { summary: "Delete a template", tags } },
+      { params: IdParams, response: TemplateDeleted, detail: { summary: "Delete a template", tags } },
     );
 }

@@ -1,12 +1,10 @@
-import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { principalOf } from "../../auth/principal.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { TerminalConnection, TerminalService, TerminalViewer } from "../../terminal/index.ts";
 import { BEARER_OR_TOKEN } from "../openapi.ts";
 import { isWebSocketRequest, type SocketHandlers, socketOfferOf } from "../sockets.ts";
-
-const Id = Type.Object({ id: Type.String() });
+import { IdParams } from "./params.ts";
 
 /**
  * `GET /v1/sessions/:id/terminal`, a WebSocket (docs/terminal.md). Everything an HTTP answer can
@@ -34,7 +32,7 @@ export function terminalRoutes(terminals: TerminalService) {
       return new Response(null, { status: 200 });
     },
     {
-      params: Id,
+      params: IdParams,
       detail: {
         summary:
           "The session's live terminal, a WebSocket: a snapshot, then raw output; keystrokes with sessions:write",

@@ -1,8 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { VerificationResult, type VerificationService, VerifyInput } from "../../verify/index.ts";
-
-const Id = Type.Object({ id: Type.String() });
+import { IdParams } from "./params.ts";
 
 /** Type check, build and test a session's workDir: always 200, with `ok` saying how it went. */
 export function verificationRoutes(verification: VerificationService) {
@@ -10,7 +9,7 @@ export function verificationRoutes(verification: VerificationService) {
     "/v1/sessions/:id/verify",
     ({ params, body }) => verification.verify(params.id, { criticalOnly: body?.criticalOnly }),
     {
-      params: Id,
+      params: IdParams,
       body: Type.Optional(VerifyInput),
       response: VerificationResult,
       detail: {

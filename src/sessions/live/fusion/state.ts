@@ -167,6 +167,14 @@ export function enter(step: Step, status: SessionStatus, at: number): void {
   }
   s.disagreement = null;
   s.stalledFrom = null;
+  handBackToHooks(s);
+}
+
+/**
+ * The screen must show the change before it may judge it again (a frame of what came before can
+ * still be drawn), and what an interrupt or a re-adoption left to the screen is the hooks' again.
+ */
+export function handBackToHooks(s: StatusState): void {
   s.screenCaughtUp = false;
   s.screenJudges = false;
   s.interruptedByAg = false;

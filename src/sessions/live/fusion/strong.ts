@@ -6,6 +6,7 @@ import {
   closePending,
   endTurn,
   enter,
+  handBackToHooks,
   isDialog,
   raise,
   type Step,
@@ -25,12 +26,8 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
       s.turnOpen = true;
       s.failureAnnounced = false;
       s.booting = false;
-      // A new turn: the screen must show it before it may judge it (a frame of the last turn's
-      // end can still be drawn), and what an interrupt or a re-adoption left to the screen is
-      // the hooks' again.
-      s.screenCaughtUp = false;
-      s.screenJudges = false;
-      s.interruptedByAg = false;
+      // A new turn (even when the state stays working).
+      handBackToHooks(s);
       return;
     case "tool":
       if (obs.phase === "started" && obs.toolUseId)
