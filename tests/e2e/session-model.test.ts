@@ -16,7 +16,7 @@ type Json = Record<string, any>;
 let world: AgentWorld;
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  world = await startAgentWorld({}, { agents: ["codex", "gemini", "opencode"] });
 }, 120_000);
 afterAll(async () => {
   await world?.stop();
