@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../helpers/binary.ts";
 import { pagedIds } from "../helpers/cursor.ts";
+import { processesNaming } from "../helpers/processes.ts";
 import { callApi, startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
@@ -354,20 +355,6 @@ describe("what the driver reads of the protocol itself (the fake as OpenCode's e
     expect(existsSync(join(workDir, "asked.txt"))).toBe(false);
   }, 30_000);
 });
-
-/** The processes whose command line names `marker` (Linux /proc), by pid. */
-function processesNaming(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe("what a client sees of a headless session is as true as of a terminal one", () => {
   test("/health: alive, with the agent's pid; GET /v1/metrics: its tokens, cost and process; keys: refused naming the driver", async () => {

@@ -134,7 +134,10 @@ const REPLAY_MAX_MS = 10_000;
  * the tail of the agent's stderr that it does not already hold.
  */
 export function causeOf(what: string, error: unknown, stderr: string): string {
-  const said = error instanceof Error ? error.message : String(error ?? "");
+  // A JSON-RPC error's message is often generic ("Internal error"): what it says is in its data.
+  const data = (error as { data?: unknown } | null)?.data;
+  const detail = data === undefined || data === null ? "" : ` (${JSON.stringify(data)})`;
+  const said = `${error instanceof Error ? error.message : String(error ?? "")}${detail}`;
   const message = (said ? `${what}: ${said}` : what).slice(0, 4 * 1024);
   const tail = stderr.trim();
   if (!tail || message.includes(tail.slice(-200))) return message;
