@@ -85,6 +85,16 @@ describe("a headless Gemini CLI session", () => {
     expect(list.exitCode).toBe(0);
     const row = list.stdout.split("\n").find((line) => line.includes(gemini.slice(0, 8)));
     expect(row).toMatch(/(<\$0\.01|\$\d+\.\d\d)/);
+
+    // No terminal to attach to: said plainly, naming the driver and how to read it.
+    const attach = await runAg(await compiledBinary(), ["attach", gemini], {
+      env: world.env,
+      cwd: world.workDir,
+    });
+    expect(attach.exitCode).toBe(1);
+    expect(attach.stderr).toContain(`session ${gemini} runs headless (driver acp): it has no terminal`);
+    expect(attach.stderr).toContain("ag read / ag tail");
+    expect(attach.stderr).toContain("NOT_A_TERMINAL_SESSION");
   }, 90_000);
 
   test("restarted twice: each reply once in ag's transcript (the history Gemini replays is not written again)", async () => {
