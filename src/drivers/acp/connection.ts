@@ -40,7 +40,7 @@ export interface SpawnSpec {
 }
 
 /** How much of the child's stderr is kept (its tail): what a failure's cause can carry. */
-export const STDERR_KEEP = 16 * 1024;
+const STDERR_KEEP = 16 * 1024;
 const STDERR_DRAIN_MS = 200;
 
 export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers): Promise<AcpConnection> {

@@ -120,7 +120,7 @@ const TURN_CONTENT: ReadonlySet<string> = new Set([
 /** How many agents' exits are kept for their sessions' clients to be told (up to 16 KB each). */
 const EXITS_KEPT = 100;
 /** A failure's cause as ag keeps it (log, diagnostics, end reason): its message, then stderr's tail. */
-export const CAUSE_MAX = 16 * 1024;
+const CAUSE_MAX = 16 * 1024;
 /**
  * After `session/load` answers, the history an agent replays after its answer (Gemini CLI 0.61.0
  * streams it without waiting) is over once no update came for REPLAY_QUIET_MS (at most
@@ -133,7 +133,7 @@ const REPLAY_MAX_MS = 10_000;
  * The whole cause of a failure, bounded to CAUSE_MAX: the error's message (its first 4 KB), then
  * the tail of the agent's stderr that it does not already hold.
  */
-export function causeOf(what: string, error: unknown, stderr: string): string {
+function causeOf(what: string, error: unknown, stderr: string): string {
   // A JSON-RPC error's message is often generic ("Internal error"): what it says is in its data.
   const data = (error as { data?: unknown } | null)?.data;
   const detail = data === undefined || data === null ? "" : ` (${JSON.stringify(data)})`;
