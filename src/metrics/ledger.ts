@@ -1,7 +1,7 @@
-import type { AgentAdapter, TranscriptLineMeaning } from "../agents/agent.ts";
+import type { AgentAdapter, DriverName, TranscriptLineMeaning } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { maxTokens, NO_TOKENS } from "../agents/vocabulary.ts";
-import type { Tokens } from "../sessions/index.ts";
+import { type Tokens, transcriptSource } from "../sessions/index.ts";
 import type { Logger } from "../shared/log.ts";
 import { createTranscriptTail, type TranscriptTail } from "../transcript/tail.ts";
 
@@ -33,7 +33,14 @@ export interface LedgerSnapshot {
  */
 /** A session's transcript, and the agent (and its version, null: unknown) that writes it. */
 /** `owner`: the uid that must own the file (a tenant's runAs user; transcript/tail.ts openTranscript). */
-export type TranscriptFile = { path: string; agent: string; agentVersion?: string | null; owner?: number };
+/** `driver`: who writes the file (a headless session's is ag's own record of the protocol). */
+export type TranscriptFile = {
+  path: string;
+  agent: string;
+  agentVersion?: string | null;
+  owner?: number;
+  driver?: DriverName;
+};
 
 export interface TokenLedger {
   /**
@@ -43,6 +50,9 @@ export interface TokenLedger {
   refresh(files: ReadonlyArray<TranscriptFile>): Promise<void>;
   snapshot(): LedgerSnapshot;
 }
+
+/** What reads a transcript's lines: its agent's reader, or ag's own for a headless session. */
+type TranscriptSource = { transcript: Pick<AgentAdapter["transcript"], "createReader"> };
 
 export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; logger: Logger }): TokenLedger {
   const byMessage = new Map<string, { model: string; tokens: Tokens }>();
@@ -81,10 +91,10 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
     return model;
   }
 
-  async function read(path: string, agent: AgentAdapter, tail: TranscriptTail): Promise<void> {
+  async function read(path: string, source: TranscriptSource, tail: TranscriptTail): Promise<void> {
     // A fresh reader per batch: only each line's own meaning is needed, not the conversation's
     // state, and re-reading a line (a truncated file read again) is harmless under max-merge.
-    const reader = agent.transcript.createReader();
+    const reader = source.transcript.createReader();
     for (;;) {
       const batch = await tail.read();
       for (const line of batch.lines) {
@@ -102,14 +112,15 @@ export function createTokenLedger(deps: { agents: Pick<AgentRegistry, "get">; lo
       tails.delete(path);
       perFile.delete(path);
     }
-    for (const [path, { agent, agentVersion, owner }] of wanted) {
+    for (const [path, { agent, agentVersion, owner, driver = "tmux" }] of wanted) {
       let tail = tails.get(path);
       if (!tail) {
         tail = createTranscriptTail(path, { owner });
         tails.set(path, tail);
       }
       // One unreadable transcript must not take the metrics down: it is tried again next time.
-      await read(path, deps.agents.get(agent, agentVersion), tail).catch((error) =>
+      const source = transcriptSource({ driver }, deps.agents.get(agent, agentVersion));
+      await read(path, source, tail).catch((error) =>
         deps.logger.warn(`metrics: reading ${path} failed`, error),
       );
     }

@@ -54,6 +54,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
                 agent: r.agent,
                 agentVersion: r.agentVersion,
                 owner: transcriptOwner(r, deps.owners),
+                driver: r.driver,
               },
             ]
           : [],

@@ -11,7 +11,7 @@ export type {
   SessionServiceDeps,
   TemplateReader,
 } from "./deps.ts";
-export { transcriptOwner } from "./drivers/driver.ts";
+export { assertTerminal, transcriptOwner, transcriptSource } from "./drivers/driver.ts";
 export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
 export type { Supervisor } from "./feed/supervisor.ts";
 export {

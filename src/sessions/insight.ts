@@ -27,9 +27,13 @@ export const AgentProcess = Type.Object({
 export const SessionHealth = Type.Object({
   id: Type.String(),
   status: SessionStatus,
-  alive: Type.Boolean({ description: "the agent's process runs in its pane" }),
+  alive: Type.Boolean({
+    description: "the agent's process runs: in its pane (tmux), or as ag's child (acp, headless)",
+  }),
   pane: Type.Union([Type.Object({ windowId: Type.String(), paneId: Type.String() }), Type.Null()]),
-  agentPid: Type.Union([Type.Integer(), Type.Null()]),
+  agentPid: Type.Union([Type.Integer(), Type.Null()], {
+    description: "the agent's process: its pane's (tmux), or ag's ACP child (acp)",
+  }),
   idleMs: Type.Integer({ description: "since the agent's last sign of activity" }),
   hints: Type.Array(Type.String(), { description: "what to do next" }),
 });
@@ -112,9 +116,9 @@ export function createSessionInsight(deps: {
   async function agentProcesses(records: readonly SessionRecord[]) {
     const none = new Map<string, Static<typeof AgentProcess>>();
     if (!deps.processes || records.length === 0) return none;
-    // Without tmux no pane says where an agent runs: nothing to measure (health must still answer).
-    const listed = await deps.tmux.listPanes().catch(() => null);
-    if (!listed) return none;
+    // Without tmux no pane says where a terminal agent runs (health must still answer); headless
+    // agents are ag's own children and measured all the same.
+    const listed = await deps.tmux.listPanes().catch(() => []);
     const panes = new Map(listed.map((p) => [p.paneId, p]));
     const roots = new Map<string, number>();
     for (const rec of records) {
@@ -126,32 +130,40 @@ export function createSessionInsight(deps: {
     return deps.processes(roots);
   }
 
+  /**
+   * Where a running session's agent runs: its ACP child (headless), else its pane; the pid at
+   * the root of its process tree (null once it has ended).
+   */
+  async function agentOf(rec: SessionRecord) {
+    if (isTerminal(rec.status)) return { pane: undefined, alive: false, pid: null };
+    const child = deps.acpPid?.(rec.id) ?? null;
+    if (child !== null) return { pane: undefined, alive: true, pid: child };
+    const pane = await paneOf(rec);
+    const alive = pane !== undefined && !pane.dead;
+    return { pane, alive, pid: alive ? pane.pid : null };
+  }
+
   /** The pid at the root of a running session's agent: its ACP child, or its pane's process. */
   async function agentPid(id: string): Promise<number | null> {
-    const rec = deps.record(id);
-    if (isTerminal(rec.status)) return null;
-    const child = deps.acpPid?.(id) ?? null;
-    if (child !== null) return child;
-    const pane = await paneOf(rec).catch(() => undefined);
-    return pane && !pane.dead ? pane.pid : null;
+    return (await agentOf(deps.record(id)).catch(() => ({ pid: null }))).pid;
   }
 
   async function agentProcess(rec: SessionRecord): Promise<Static<typeof AgentProcess> | null> {
-    const pane = await paneOf(rec);
-    if (!deps.processes || !pane || pane.dead || pane.pid === null) return null;
-    return (await deps.processes(new Map([[rec.id, pane.pid]]))).get(rec.id) ?? null;
+    const { pid } = await agentOf(rec);
+    if (!deps.processes || pid === null) return null;
+    return (await deps.processes(new Map([[rec.id, pid]]))).get(rec.id) ?? null;
   }
 
   async function health(id: string): Promise<Static<typeof SessionHealth>> {
     const rec = deps.record(id);
-    const pane = await paneOf(rec);
+    const { pane, alive, pid } = await agentOf(rec);
     const idleMs = Math.max(0, deps.clock.now() - Date.parse(rec.lastActivityAt));
     return {
       id,
       status: rec.status,
-      alive: pane !== undefined && !pane.dead,
+      alive,
       pane: pane ? { windowId: pane.windowId, paneId: pane.paneId } : null,
-      agentPid: pane && !pane.dead ? pane.pid : null,
+      agentPid: pid,
       idleMs,
       hints: hintsFor(rec, idleMs),
     };

@@ -87,9 +87,7 @@ export function driverContract(subject: DriverUnderContract): void {
       3 * subject.turnMs,
     );
 
-    // Issue 29 (item 2): a running headless session's /health says alive: false, agentPid: null.
-    // Kept failing on acp until that is fixed; then this fails, and becomes a plain test.
-    (subject.driver === "acp" ? test.failing : test)("health: alive, with the agent's pid", async () => {
+    test("health: alive, with the agent's pid", async () => {
       const health = (await api("GET", `/v1/sessions/${id}/health`)).body;
       expect(health).toMatchObject({ alive: true });
       expect(health.agentPid).toBeGreaterThan(1);

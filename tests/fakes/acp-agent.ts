@@ -12,6 +12,7 @@
  *   fake agent\n") and the call completes; rejected, the call fails and nothing is written;
  *   cancelled, the turn ends `cancelled`.
  * - `slow`: a chunk every 50 ms until `session/cancel` (stopReason `cancelled`), at most 60 s.
+ * - `pause MS`: waits MS milliseconds (as a model call does), then replies "paused MS ms".
  * - `die`: writes "fake agent: dying as asked" to stderr and exits with status 3.
  * - `recall`: "I remember: <the earlier prompts of this session, joined by ' | '>" (what it keeps
  *   per session, so a reopened session shows it kept its context).
@@ -34,7 +35,10 @@
  * With `--load-gate FILE`, `session/load` starts only once FILE exists: a test holds an agent
  * in the middle of its reopening for as long as it looks. With `--replay-late` it answers
  * `session/load` first and replays the history 50 ms after (as Gemini CLI 0.61.0 does when it
- * finds the conversation).
+ * finds the conversation); with `--replay-slow` it answers first and replays one update every 150 ms
+ * (a long history still streaming when the next prompt could be sent).
+ * `--stderr-lines N` writes N numbered lines to stderr as it starts ("fake agent: stderr line i");
+ * `--exit-at-start` then exits with status 2 before reading its stdin (an agent that cannot start).
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,6 +55,11 @@ const gateAt = args.indexOf("--load-gate");
 const loadGate = gateAt >= 0 ? args[gateAt + 1] : undefined;
 const acpUsage = args.includes("--acp-usage");
 const replayLate = args.includes("--replay-late");
+const replaySlow = args.includes("--replay-slow");
+const linesAt = args.indexOf("--stderr-lines");
+const stderrLines = linesAt >= 0 ? Number(args[linesAt + 1]) : 0;
+for (let i = 1; i <= stderrLines; i++) process.stderr.write(`fake agent: stderr line ${i}\n`);
+if (args.includes("--exit-at-start")) process.exit(2);
 const stateAt = args.indexOf("--state");
 const stateDir = (stateAt >= 0 && args[stateAt + 1]) || join(tmpdir(), "ag-fake-acp");
 mkdirSync(stateDir, { recursive: true });
@@ -179,6 +188,11 @@ async function turn(sessionId: string, s: FakeSession, prompt: string, signal: A
     process.exit(3);
   }
   if (prompt === "slow") return slow(sessionId, signal);
+  const pause = /^pause (\d+)$/.exec(prompt);
+  if (pause?.[1]) {
+    await Bun.sleep(Number(pause[1]));
+    return { stop: "end_turn" as const, reply: `paused ${pause[1]} ms` };
+  }
   const write = /^write file (\S+)$/.exec(prompt);
   if (write?.[1]) return writeFile(sessionId, s, write[1], signal);
   if (prompt === "say hello") {
@@ -243,10 +257,12 @@ app
       if (update.sessionUpdate === "user_message_chunk" && update.content.type === "text")
         s.prompts.push(update.content.text);
     const replay = async () => {
-      for (const update of history)
+      for (const update of history) {
         await client.notify("session/update", { sessionId: params.sessionId, update });
+        if (replaySlow) await Bun.sleep(150);
+      }
     };
-    if (replayLate) setTimeout(() => void replay(), 50);
+    if (replayLate || replaySlow) setTimeout(() => void replay(), 50);
     else await replay();
     sessions.set(params.sessionId, s);
     return {};

@@ -3,8 +3,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../helpers/binary.ts";
 import { pagedIds } from "../helpers/cursor.ts";
+import { processesNaming } from "../helpers/processes.ts";
 import { callApi, startTestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -352,4 +354,145 @@ describe("what the driver reads of the protocol itself (the fake as OpenCode's e
     await reach(asking.id, "idle");
     expect(existsSync(join(workDir, "asked.txt"))).toBe(false);
   }, 30_000);
+});
+
+describe("what a client sees of a headless session is as true as of a terminal one", () => {
+  test("/health: alive, with the agent's pid; GET /v1/metrics: its tokens, cost and process; keys: refused naming the driver", async () => {
+    const created = await create("say hello");
+    const idle = await reach(created.id, "idle");
+    const health = (await api("GET", `/v1/sessions/${created.id}/health`)).body;
+    expect([health.alive, health.pane, typeof health.agentPid]).toEqual([true, null, "number"]);
+    expect(readFileSync(`/proc/${health.agentPid}/cmdline`, "utf8")).toContain("acp-agent.ts");
+
+    const metrics = (await api("GET", "/v1/metrics")).body;
+    const mine = metrics.bySession.find((s: Json) => s.id === created.id);
+    expect(mine?.tokens).toEqual(idle.tokenUsage);
+    // The fake's model has no price: counted, and named as unpriced.
+    expect(mine?.estimatedCost).toEqual({ usd: 0, unpriced: ["fake-model"] });
+    expect(metrics.tokensByModel["fake-model"].input).toBeGreaterThanOrEqual(idle.tokenUsage.input);
+    const process = metrics.agents.bySession.find((s: Json) => s.id === created.id);
+    expect(process).toMatchObject({ pid: health.agentPid, agent: "gemini" });
+    expect(process.rssBytes).toBeGreaterThan(0);
+    expect((await api("GET", `/v1/sessions/${created.id}/metrics`)).body.agentProcess?.pid).toBe(
+      health.agentPid,
+    );
+
+    const keys = await api("POST", `/v1/sessions/${created.id}/escape`);
+    expect(keys.body.code).toBe("NOT_A_TERMINAL_SESSION");
+    expect(keys.body.error).toContain(`session ${created.id} runs headless (driver acp)`);
+    expect(keys.body.error).toContain("ag read");
+
+    await api("DELETE", `/v1/sessions/${created.id}`);
+    expect((await api("GET", `/v1/sessions/${created.id}/health`)).body).toMatchObject({
+      alive: false,
+      agentPid: null,
+    });
+  }, 30_000);
+
+  test("an agent that cannot start: its whole stderr in the session's end reason, not the last 300 characters", async () => {
+    const failed = await api("POST", "/v1/sessions", {
+      agent: "gemini",
+      driver: "acp",
+      workDir,
+      agentCommand: fakeCommand("--stderr-lines", "200", "--exit-at-start"),
+      reuse: false,
+      prompt: "say hello",
+    });
+    expect(failed.status).toBe(503);
+    // The refusal's message is clipped as every error envelope's; the session keeps the whole cause.
+    expect(failed.body.error).toContain(
+      "the agent exited during initialize (status 2): fake agent: stderr line 1\n",
+    );
+    const [ended] = (await api("GET", "/v1/sessions?status=crashed")).body as Json[];
+    for (const line of ["stderr line 1\n", "stderr line 100\n", "stderr line 200"])
+      expect(ended?.endReason).toContain(`fake agent: ${line}`);
+  }, 30_000);
+});
+
+describe("restarts keep each reply once and the whole cause of a failed reopen", () => {
+  test("history the agent replays after session/load, still streaming when the next prompt is sent, is not written", async () => {
+    const session = await create("say hello", ["--replay-slow"]);
+    await reach(session.id, "idle");
+    for (const text of ["one", "two", "three"]) {
+      await send(session.id, text);
+      await reach(session.id, "idle");
+    }
+    const before = await messages(session.id);
+    for (const _round of [1, 2]) {
+      await stop();
+      await start();
+      // Sent at once, a turn as long as a model call: the replay must not run into it.
+      expect(await send(session.id, `pause 1500`)).toEqual({ delivered: true, attempts: 1 });
+      await reach(session.id, "idle");
+    }
+    const after = await messages(session.id);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toMatchObject([
+      { role: "system", subtype: "reopened" },
+      { role: "user", text: "pause 1500" },
+      { role: "assistant", text: "paused 1500 ms" },
+      { role: "system", subtype: "turn_end" },
+      { role: "system", subtype: "reopened" },
+      { role: "user", text: "pause 1500" },
+      { role: "assistant", text: "paused 1500 ms" },
+      { role: "system", subtype: "turn_end" },
+    ]);
+    expect(after).toHaveLength(before.length + 8);
+  }, 60_000);
+
+  test("a reopen that fails keeps the whole cause: the load's error and the agent's stderr, in the log and the diagnostics", async () => {
+    const session = await create("say hello", ["--load-fails", "--stderr-lines", "40"]);
+    await reach(session.id, "idle");
+    await stop();
+    await start();
+    expect(await reach(session.id, "crashed")).toMatchObject({ endReason: "driver_restart" });
+    const diagnostics = JSON.stringify((await api("GET", "/v1/diagnostics?limit=500")).body);
+    const reopen = JSON.parse(diagnostics).events.find(
+      (e: Json) => e.type === "acp.reopen" && e.detail.includes(session.id),
+    );
+    expect(reopen?.detail).toContain("session/load failed");
+    for (const line of ["stderr line 1\n", "stderr line 40\n", "no previous sessions found"])
+      expect(reopen?.detail).toContain(`fake agent: ${line}`);
+    // The log's lines are JSON: the cause's line breaks are escaped there.
+    const logged = ag.logs.find((l) => l.includes(`ACP session ${session.id}: not reopened`));
+    for (const line of ["stderr line 1\\n", "stderr line 40\\n", "no previous sessions found"])
+      expect(logged).toContain(`fake agent: ${line}`);
+  }, 60_000);
+});
+
+describe("an agent an earlier ag left running (ag killed with SIGKILL)", () => {
+  test("is ended with its process group before the session is reopened: one agent per session", async () => {
+    const session = await create("say hello");
+    await reach(session.id, "idle");
+    const dir = join(ag.stateDir, "sessions", session.id);
+    const state = () => JSON.parse(readFileSync(join(dir, "acp.json"), "utf8")) as Json;
+    expect(state().child.pid).toBe((await api("GET", `/v1/sessions/${session.id}/health`)).body.agentPid);
+    await stop();
+    // What a killed ag leaves: its child still running (stdin held open), recorded with the session.
+    const marker = `orphan-${session.id}`;
+    const orphan = Bun.spawn([process.execPath, FAKE, "--state", fakeState, marker], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+      detached: true,
+    });
+    const stat = readFileSync(`/proc/${orphan.pid}/stat`, "utf8");
+    const startTicks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    writeFileSync(
+      join(dir, "acp.json"),
+      JSON.stringify({ ...state(), child: { pid: orphan.pid, startTicks } }),
+    );
+    await start();
+    await reach(session.id, "idle");
+    await until(() => orphan.exitCode !== null || orphan.signalCode !== null, 5_000);
+    expect(processesNaming(marker)).toEqual([]);
+    const health = (await api("GET", `/v1/sessions/${session.id}/health`)).body;
+    expect(health.alive).toBe(true);
+    expect(health.agentPid).not.toBe(orphan.pid);
+    expect(state().child.pid).toBe(health.agentPid);
+    const diagnostics = JSON.stringify((await api("GET", "/v1/diagnostics?limit=500")).body);
+    expect(diagnostics).toContain(
+      `session ${session.id}: an agent an earlier ag started (pid ${orphan.pid})`,
+    );
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { readDesktopEnv } from "../../config/load.ts";
-import { isTerminal, type Session } from "../../sessions/index.ts";
+import { assertTerminal, isTerminal, type Session } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { attachTerminal, paneSessionTag } from "../../tmux/attach.ts";
 import { handle } from "../answers.ts";
@@ -25,6 +25,7 @@ export async function attachSession(
   readOnly: boolean,
 ): Promise<void> {
   const { loaded, client } = connection;
+  assertTerminal(session, "ag attach");
   if (!isLocalServer(loaded, client.baseUrl)) {
     throw new AgError(
       "USAGE_ERROR",
@@ -76,14 +77,16 @@ export default defineCommand({
     "read-only": { type: "boolean", description: "Watch only: no key reaches the agent", alias: ["r"] },
   },
   async run({ args }) {
+    const connection = connect(args);
+    const session = await resolveSession(connection.client, args.session);
+    // A headless session has no terminal anywhere: said first, whatever this shell is.
+    assertTerminal(session, "ag attach");
     if (!canAsk()) {
       throw new AgError(
         "USAGE_ERROR",
         "ag attach needs a terminal (stdin and stdout are not one here); to read a session use ag read or ag tail",
       );
     }
-    const connection = connect(args);
-    const session = await resolveSession(connection.client, args.session);
     await attachSession(connection, session, args["read-only"] === true);
     printNote(`detached from ${session.name}; it keeps running`);
   },

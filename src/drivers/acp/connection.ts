@@ -37,9 +37,12 @@ export interface SpawnSpec {
   command: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Told the child's pid the moment it exists (before the protocol's first answer). */
+  onSpawn?(pid: number): void;
 }
 
-const STDERR_KEEP = 4_000;
+/** How much of the child's stderr is kept (its tail): what a failure's cause can carry. */
+const STDERR_KEEP = 16 * 1024;
 const STDERR_DRAIN_MS = 200;
 
 export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers): Promise<AcpConnection> {
@@ -57,6 +60,7 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
         detached: true,
       });
       span.setAttribute("process.pid", proc.pid);
+      spec.onSpawn?.(proc.pid);
       return proc;
     },
   );
@@ -128,7 +132,7 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
       ]),
     );
   const died = (method: string, code: number | null) =>
-    new Error(`the agent exited during ${method} (status ${code ?? "signal"}): ${stderr.trim().slice(-500)}`);
+    new Error(`the agent exited during ${method} (status ${code ?? "signal"}): ${stderr.trim()}`);
 
   const init = await starting("initialize", () =>
     connection.agent.request("initialize", {

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AgentAdapter, AgentObservation } from "../../agents/agent.ts";
@@ -8,6 +9,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { asUser, handOver, type RunAs } from "../../shared/run-as.ts";
 import { type AcpConnection, openAcpConnection } from "./connection.ts";
+import { readState, reap, STATE_FILE, stampOf, writeState } from "./orphans.ts";
 import { createRecorder, type Recorder, type ToolCallSeen } from "./recorder.ts";
 import { modelOf, protocolUsage } from "./usage.ts";
 
@@ -52,6 +54,9 @@ export interface HeadlessSpec {
   mcpServers?: acp.McpServer[];
 }
 
+/** A reopen's outcome: the agent is back, or the whole cause it is not (failure, stderr's tail). */
+export type Reopened = { reopened: true } | { reopened: false; cause: string };
+
 /** An answer to the pending permission: approve (allow once), reject, or one of its options. */
 export type PermissionChoice = { approve: boolean } | { option: number };
 
@@ -59,10 +64,13 @@ export interface AcpDriver {
   /** Starts the agent and its ACP session; resolves when a prompt can be sent. */
   launch(spec: HeadlessSpec, sink: DriverSink): Promise<{ pid: number }>;
   /**
-   * After a restart: reopens the conversation with `session/load` when the agent can, else
-   * false (the caller ends the session). `wasMidTurn`: the turn ag lost is ended as interrupted.
+   * After a restart: ends what still runs of the session's earlier agent (reap), then reopens the
+   * conversation with `session/load` when the agent can; else says why not (the caller ends the
+   * session). `wasMidTurn`: the turn ag lost is ended as interrupted.
    */
-  reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<boolean>;
+  reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<Reopened>;
+  /** Ends what still runs of a session's agent an earlier ag started (orphans.ts); true if any. */
+  reap(id: string, sessionDir: string): Promise<boolean>;
   /** Sends a prompt; resolves once the agent has it (the turn runs on). Waits for a reopen under way. */
   prompt(id: string, text: string): Promise<void>;
   /** The pending permission's options as ag shows them. */
@@ -99,6 +107,8 @@ interface Running {
   loading: boolean;
   /** The session's model, as its config options name it (for the protocol's usage). */
   model: string | null;
+  /** When the agent last sent an update (epoch ms): a replay after session/load is over once it is quiet. */
+  lastUpdateAt: number;
 }
 
 export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
@@ -112,9 +122,32 @@ const TURN_CONTENT: ReadonlySet<string> = new Set([
   "tool_call_update",
   "plan",
 ]);
-const STATE_FILE = "acp.json";
-/** How many agents' exits are kept for their sessions' clients to be told (a few KB each). */
+/** How many agents' exits are kept for their sessions' clients to be told (up to 16 KB each). */
 const EXITS_KEPT = 100;
+/** A failure's cause as ag keeps it (log, diagnostics, end reason): its message, then stderr's tail. */
+const CAUSE_MAX = 16 * 1024;
+/**
+ * After `session/load` answers, the history an agent replays after its answer (Gemini CLI 0.61.0
+ * streams it without waiting) is over once no update came for REPLAY_QUIET_MS (at most
+ * REPLAY_MAX_MS): only then does a prompt go, so no replayed line is taken for its reply.
+ */
+const REPLAY_QUIET_MS = 500;
+const REPLAY_MAX_MS = 10_000;
+
+/**
+ * The whole cause of a failure, bounded to CAUSE_MAX: the error's message (its first 4 KB), then
+ * the tail of the agent's stderr that it does not already hold.
+ */
+function causeOf(what: string, error: unknown, stderr: string): string {
+  // A JSON-RPC error's message is often generic ("Internal error"): what it says is in its data.
+  const data = (error as { data?: unknown } | null)?.data;
+  const detail = data === undefined || data === null ? "" : ` (${JSON.stringify(data)})`;
+  const said = `${error instanceof Error ? error.message : String(error ?? "")}${detail}`;
+  const message = (said ? `${what}: ${said}` : what).slice(0, 4 * 1024);
+  const tail = stderr.trim();
+  if (!tail || message.includes(tail.slice(-200))) return message;
+  return `${message}\nthe agent's stderr (last lines):\n${tail.slice(-(CAUSE_MAX - message.length - 40))}`;
+}
 
 export function createAcpDriver(deps: {
   /** The environment every child starts from (shared/environment.ts, declared); the adapter's entries go over it. */
@@ -126,7 +159,7 @@ export function createAcpDriver(deps: {
   /** Agents that exited on their own, by session (the latest EXITS_KEPT). */
   const exits = new Map<string, { status: number | null; stderr: string }>();
   /** Sessions whose agent is being reopened: a prompt sent meanwhile waits for it. */
-  const reopening = new Map<string, Promise<boolean>>();
+  const reopening = new Map<string, Promise<Reopened>>();
   const now = () => new Date().toISOString();
 
   function get(id: string): Running {
@@ -143,6 +176,7 @@ export function createAcpDriver(deps: {
   }
 
   function onUpdate(run: Running, update: acp.SessionUpdate): void {
+    run.lastUpdateAt = Date.now();
     if (run.loading) return;
     // What a turn says comes while its session/prompt is in flight (the protocol's agent sends a
     // turn's updates before its answer). Outside one it is history replayed by session/load that
@@ -246,15 +280,13 @@ export function createAcpDriver(deps: {
     running.delete(run.spec.id);
     for (const pending of [...run.permissions]) settle(run, pending, { outcome: { outcome: "cancelled" } });
     if (run.stopping) return;
-    const tail = run.conn.stderrTail().trim().split("\n").slice(-10).join("\n");
+    const stderr = run.conn.stderrTail();
     exits.delete(run.spec.id);
-    exits.set(run.spec.id, { status, stderr: run.conn.stderrTail() });
+    exits.set(run.spec.id, { status, stderr });
     if (exits.size > EXITS_KEPT) exits.delete(exits.keys().next().value!);
-    deps.diagnostics?.record(
-      "acp.exit",
-      `session ${run.spec.id}: the agent exited (status ${status ?? "signal"}): ${tail}`,
-    );
-    deps.logger.warn(`ACP session ${run.spec.id}: the agent exited (status ${status ?? "signal"})`);
+    const cause = causeOf(`the agent exited (status ${status ?? "signal"})`, "", stderr);
+    deps.diagnostics?.record("acp.exit", `session ${run.spec.id}: ${cause}`);
+    deps.logger.warn(`ACP session ${run.spec.id}: ${cause}`);
     run.sink.observe({ kind: "exited", status: status === 0 ? 0 : (status ?? -1) });
   }
 
@@ -264,8 +296,17 @@ export function createAcpDriver(deps: {
     // The launch's files are the agent's user's; ag's record of the session stays ag's alone.
     if (runAs) handOver(runAs, spec.sessionDir, [TRANSCRIPT_FILE, STATE_FILE]);
     let run: Running | null = null;
+    // Recorded the moment it exists: an ag killed from now on leaves a child the next start can end.
+    const onSpawn = (pid: number) => {
+      const child = stampOf(pid);
+      if (child) writeState(spec.sessionDir, { child });
+    };
     const conn = await openAcpConnection(
-      { ...asUser(runAs, spec.command, sessionEnvironment(deps.baseEnv, spec.env)), cwd: spec.workDir },
+      {
+        ...asUser(runAs, spec.command, sessionEnvironment(deps.baseEnv, spec.env)),
+        cwd: spec.workDir,
+        onSpawn,
+      },
       {
         update: (n) => run && onUpdate(run, n.update),
         permission: (request, signal) =>
@@ -285,6 +326,7 @@ export function createAcpDriver(deps: {
       stopping: false,
       loading: false,
       model: null,
+      lastUpdateAt: Date.now(),
     };
     return run;
   }
@@ -327,7 +369,7 @@ export function createAcpDriver(deps: {
       ? await Promise.resolve(run.spec.agent.acp?.usage?.(response, turn)).catch(() => null)
       : null;
     const usage = own ?? (response ? protocolUsage(response, run.model) : null);
-    if (usage) run.log.write({ type: "usage", at: now(), turn: run.turns, ...usage });
+    if (usage) run.log.write({ type: "usage", at: now(), id: randomUUID(), turn: run.turns, ...usage });
     run.log.write({ type: "turn_end", at: now(), stopReason: response?.stopReason ?? "error" });
     await run.sink.catchUp();
     if (response) run.sink.observe({ kind: "turn-ended", interrupted: response.stopReason === "cancelled" });
@@ -339,15 +381,39 @@ export function createAcpDriver(deps: {
       });
   }
 
+  /** A session's agent that an earlier ag started and that still runs is ended (orphans.ts). */
+  async function reapOrphan(id: string, sessionDir: string): Promise<boolean> {
+    const { child } = readState(sessionDir);
+    if (!child || !(await reap(child))) return false;
+    const note = `an agent an earlier ag started (pid ${child.pid}) still ran: ended with its process group`;
+    deps.diagnostics?.record("acp.reaped", `session ${id}: ${note}`);
+    deps.logger.warn(`ACP session ${id}: ${note}`);
+    return true;
+  }
+
+  /** Until the agent has gone quiet after session/load: a replay that follows its answer is over. */
+  async function replayOver(run: Running): Promise<void> {
+    for (const deadline = Date.now() + REPLAY_MAX_MS; Date.now() < deadline; ) {
+      const quietFor = Date.now() - run.lastUpdateAt;
+      if (quietFor >= REPLAY_QUIET_MS) return;
+      await Bun.sleep(REPLAY_QUIET_MS - quietFor);
+    }
+  }
+
   /** After a restart: `session/load` when the agent can (AcpDriver.reopen). */
-  async function reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<boolean> {
-    const state = join(spec.sessionDir, STATE_FILE);
-    if (!existsSync(state)) return false;
-    const { sessionId } = JSON.parse(readFileSync(state, "utf8")) as { sessionId: string };
-    const run = await start(spec, sink);
+  async function reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<Reopened> {
+    await reapOrphan(spec.id, spec.sessionDir);
+    const { sessionId } = readState(spec.sessionDir);
+    if (!sessionId) return { reopened: false, cause: "no ACP session was recorded for it" };
+    let run: Running;
+    try {
+      run = await start(spec, sink);
+    } catch (error) {
+      return { reopened: false, cause: causeOf("the agent did not start", error, "") };
+    }
     if (!run.conn.capabilities.loadSession) {
       await run.conn.close();
-      return false;
+      return { reopened: false, cause: "the agent cannot reopen a conversation (no loadSession)" };
     }
     run.loading = true;
     run.sessionId = sessionId;
@@ -360,11 +426,12 @@ export function createAcpDriver(deps: {
       run.model = modelOf(loaded.configOptions);
       await applyMode(run, loaded.modes);
       await applyModel(run);
+      run.lastUpdateAt = Date.now();
+      await replayOver(run);
     } catch (error) {
-      const tail = run.conn.stderrTail().trim().split("\n").slice(-5).join("\n");
-      deps.logger.warn(`ACP session ${spec.id}: session/load failed: ${(error as Error).message}: ${tail}`);
+      const cause = causeOf("session/load failed", error, run.conn.stderrTail());
       await run.conn.close();
-      return false;
+      return { reopened: false, cause };
     }
     run.loading = false;
     follow(run);
@@ -377,7 +444,7 @@ export function createAcpDriver(deps: {
     if (wasMidTurn) run.log.write({ type: "turn_end", at: now(), stopReason: "cancelled" });
     await sink.catchUp();
     sink.observe({ kind: "turn-ended", interrupted: wasMidTurn });
-    return true;
+    return { reopened: true };
   }
 
   const driver: AcpDriver = {
@@ -391,11 +458,9 @@ export function createAcpDriver(deps: {
         await applyModel(run);
       } catch (error) {
         await run.conn.close();
-        throw new Error(
-          `session/new failed: ${(error as Error).message}. ${run.conn.stderrTail().slice(-300)}`,
-        );
+        throw new Error(causeOf("session/new failed", error, run.conn.stderrTail()));
       }
-      writeFileSync(join(spec.sessionDir, STATE_FILE), JSON.stringify({ sessionId: run.sessionId }));
+      writeState(spec.sessionDir, { sessionId: run.sessionId });
       writeFileSync(run.log.path, "", { flag: "a" });
       follow(run);
       await sink.attachTranscript(run.log.path, false);
@@ -483,6 +548,8 @@ export function createAcpDriver(deps: {
       run.log.flush();
       await run.conn.close();
     },
+
+    reap: reapOrphan,
 
     pid: (id) => running.get(id)?.conn.pid ?? null,
     exitOf: (id) => exits.get(id) ?? null,

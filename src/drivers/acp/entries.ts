@@ -15,8 +15,11 @@ export type AcpEntry =
   | { type: "plan"; at: string; text: string }
   /** The end of a turn: the `session/prompt` response's stopReason. */
   | { type: "turn_end"; at: string; stopReason: string }
-  /** Tokens a turn used, where the agent reports them (not a message: the cursor skips it). */
-  | { type: "usage"; at: string; turn: number; model: string | null; tokens: TokenCounts }
+  /**
+   * Tokens a turn used, where the agent reports them (not a message: the cursor skips it). `id`:
+   * unique across sessions (the metrics ledger counts each usage once by it; older files lack it).
+   */
+  | { type: "usage"; at: string; id?: string; turn: number; model: string | null; tokens: TokenCounts }
   /** ag reopened the conversation after a restart (session/load). */
   | { type: "reopened"; at: string; text: string };
 

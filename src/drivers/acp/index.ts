@@ -5,6 +5,7 @@ export {
   type DriverSink,
   type HeadlessSpec,
   type PermissionChoice,
+  type Reopened,
   TRANSCRIPT_FILE,
 } from "./driver.ts";
 export { acpTranscript, acpTranscriptFormat, createAcpTranscriptReader } from "./transcript.ts";

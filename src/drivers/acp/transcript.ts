@@ -71,12 +71,6 @@ export function createAcpTranscriptReader(): TranscriptReader {
   let latest: string[] = [];
   let ended = false;
   const usage = createUsageTally();
-  /**
-   * Usage lines so far: the id of each is its place in the file, never reused (a turn number
-   * is not: it starts again when ag reopens the session, and the metrics ledger would take a
-   * reopened session's first turn for the earlier one).
-   */
-  let usageLines = 0;
   const summary = emptySummary();
 
   function count(entry: AcpEntry): void {
@@ -127,7 +121,10 @@ export function createAcpTranscriptReader(): TranscriptReader {
           ended = true;
           return { at, messages: [] };
         case "usage": {
-          const messageId = `usage-${++usageLines}`;
+          // The ledger reads a file in batches, each with a fresh reader, and counts every
+          // session's usage in one map: the id must not depend on the reader nor repeat across
+          // files (a turn number alone does: it starts again when ag reopens the session).
+          const messageId = entry.id ?? `usage-${entry.at}-${entry.turn}`;
           usage.add(messageId, entry.model, entry.tokens);
           return { at, messages: [], usage: { messageId, model: entry.model, tokens: entry.tokens } };
         }

@@ -2,7 +2,13 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
 import type { TenantPolicy } from "../../auth/tenants.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
+import type {
+  AcpDriver,
+  DriverSink,
+  HeadlessSpec,
+  PermissionChoice,
+  Reopened,
+} from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
@@ -123,9 +129,10 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
   }
 
   /**
-   * After a restart: an ACP child died with the ag that ran it. The conversation is reopened with
-   * `session/load` where the agent can (ag's transcript continues), else the session ends crashed
-   * with reason driver_restart.
+   * After a restart: the ACP child of the ag that ran it is gone (or ended now, if it outlived
+   * it). The conversation is reopened with `session/load` where the agent can (ag's transcript
+   * continues), else the session ends crashed with reason driver_restart, the whole cause in the
+   * log, the diagnostics (`acp.reopen`) and its end's detail.
    */
   async function reopen(session: LiveSession): Promise<boolean> {
     const midTurn = session.status().status !== "idle";
@@ -139,21 +146,26 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     try {
       workDir = launchDir(deps.tenants, session.record());
     } catch (error) {
-      // Its folder now leads outside its tenant's (or is gone): the agent is not started again.
+      // Its folder now leads outside its tenant's (or is gone): the agent is not started again,
+      // and what still runs of the earlier one is ended.
+      await deps.acp?.reap(session.id, sessionDir(deps.settings.stateDir, session.id));
       await history.catch(() => {});
       session.observe({ kind: "launch-failed", error: `not reopened: ${(error as Error).message}` }, "ag");
       return false;
     }
-    let reopened = false;
+    let outcome: Reopened = { reopened: false, cause: "the acp driver is not available in this ag" };
     try {
       if (deps.acp)
-        reopened = await deps.acp.reopen((await specOf(session, workDir)).spec, sinkOf(session), midTurn);
-    } catch {
-      reopened = false;
+        outcome = await deps.acp.reopen((await specOf(session, workDir)).spec, sinkOf(session), midTurn);
+    } catch (error) {
+      outcome = { reopened: false, cause: (error as Error).message };
     }
     await history.catch(() => {});
-    if (!reopened) session.observe({ kind: "driver-lost" }, "ag");
-    return reopened;
+    if (outcome.reopened) return true;
+    deps.diagnostics?.record("acp.reopen", `session ${session.id}: ${outcome.cause}`);
+    deps.logger.warn(`ACP session ${session.id}: not reopened: ${outcome.cause}`);
+    session.observe({ kind: "driver-lost", cause: outcome.cause }, "ag");
+    return false;
   }
 
   const choose = async (session: LiveSession, choice: PermissionChoice) => acp().answer(session.id, choice);
@@ -168,6 +180,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
         await acp().launch(headless, sinkOf(session));
       } catch (error) {
         deps.diagnostics?.record("acp.launch", `session ${session.id}: ${(error as Error).message}`);
+        deps.logger.warn(`ACP session ${session.id}: not started: ${(error as Error).message}`);
         throw failed(error, "AGENT_UNAVAILABLE", "could not start the agent over ACP");
       }
     },

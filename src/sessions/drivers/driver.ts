@@ -72,12 +72,15 @@ export function lastLines(text: string, count = 5): string[] {
 
 export type LaunchFailure = (error: unknown, code: ErrorCode, what: string) => AgError;
 
-/** Refuses what only a terminal can do for a session without one. */
+/**
+ * Refuses what only a terminal can do (`what`: keys, a pane, attach…) for a session without one,
+ * naming its driver and how to read it instead.
+ */
 export function assertTerminal(rec: Pick<SessionRecord, "id" | "driver">, what: string): void {
   if (!DRIVER_TRAITS[rec.driver].terminal)
     throw new AgError(
       "NOT_A_TERMINAL_SESSION",
-      `session ${rec.id} runs headless (driver ${rec.driver}): it has no terminal for ${what}`,
+      `session ${rec.id} runs headless (driver ${rec.driver}): it has no terminal for ${what}; read it with ag read / ag tail (GET /v1/sessions/${rec.id}/read)`,
     );
 }
 

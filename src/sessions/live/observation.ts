@@ -26,8 +26,11 @@ export type Observation =
   | { kind: "launch-failed"; error: string }
   /** ag ended the session: a kill, or the idle timeout. */
   | { kind: "closed"; reason: "killed" | "idle_timeout"; detail: string }
-  /** ag restarted and could not reopen the session's headless agent (ACP children die with ag). */
-  | { kind: "driver-lost" }
+  /**
+   * ag restarted and could not reopen the session's headless agent (ACP children die with ag);
+   * `cause`: why, whole (the failure and the agent's stderr tail).
+   */
+  | { kind: "driver-lost"; cause?: string }
   /** Time passed (stall checks). */
   | { kind: "tick" };
 

@@ -85,7 +85,7 @@ export function apply(step: Step, obs: Observation, source: ObservationSource, a
         step,
         "crashed",
         "driver_restart",
-        "ag restarted; the agent could not reopen its ACP session",
+        `ag restarted; the agent could not reopen its ACP session${obs.cause ? `: ${obs.cause}` : ""}`,
       );
       return;
     case "launch-failed":
