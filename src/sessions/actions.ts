@@ -1,15 +1,15 @@
 import type { AuditLog } from "../audit/index.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import { assertTerminal, type SessionDrivers } from "../drivers/index.ts";
+import type { DeliveryResult } from "../drivers/tmux/delivery.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
-import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
 import { assertTypeable } from "./lifecycle.ts";
 import type { Lineage } from "./lineage.ts";
-import type { DeliveryResult } from "./live/delivery.ts";
 import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";

@@ -1,9 +1,9 @@
+import { createSessionDrivers } from "../drivers/index.ts";
+import { DEFAULT_DELIVERY } from "../drivers/tmux/delivery.ts";
 import type { SessionServiceDeps } from "./deps.ts";
-import { createSessionDrivers } from "./drivers/index.ts";
 import { createExits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
 import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
-import { DEFAULT_DELIVERY } from "./live/delivery.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
 import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";

@@ -1,21 +1,21 @@
 import type { KeyStep } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import type { Exits } from "../../sessions/exits.ts";
+import { assertTypeable, sessionDir } from "../../sessions/lifecycle.ts";
+import type { AgKeys } from "../../sessions/live/observation.ts";
+import type { LiveSessions } from "../../sessions/live/registry.ts";
+import type { LiveSession } from "../../sessions/live/session.ts";
+import type { SessionRecord, SessionRepo } from "../../sessions/repo.ts";
+import type { PendingPermission, QuestionAnswer } from "../../sessions/session.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { sessionEnvironment } from "../../shared/environment.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { asUser, handOver, reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
-import type { Exits } from "../exits.ts";
-import { assertTypeable, sessionDir } from "../lifecycle.ts";
-import type { DeliveryOptions } from "../live/delivery.ts";
-import { deliverTo, pressKeys } from "../live/keyboard.ts";
-import type { AgKeys } from "../live/observation.ts";
-import type { LiveSessions } from "../live/registry.ts";
-import type { LiveSession } from "../live/session.ts";
-import type { SessionRecord, SessionRepo } from "../repo.ts";
-import type { PendingPermission, QuestionAnswer } from "../session.ts";
-import { lastLines, type SessionDriver } from "./driver.ts";
+import { lastLines, type SessionDriver } from "../driver.ts";
+import type { DeliveryOptions } from "./delivery.ts";
+import { deliverTo, pressKeys } from "./keyboard.ts";
 
 export interface TmuxDriverDeps {
   tmux: Pick<

@@ -1,8 +1,8 @@
-import type { DriverName } from "../../agents/agent.ts";
-import type { SessionRecord } from "../repo.ts";
-import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp.ts";
+import type { DriverName } from "../agents/agent.ts";
+import type { SessionRecord } from "../sessions/repo.ts";
+import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp/session.ts";
 import type { SessionDriver } from "./driver.ts";
-import { createTmuxDriver, type TmuxDriverDeps } from "./tmux.ts";
+import { createTmuxDriver, type TmuxDriverDeps } from "./tmux/driver.ts";
 
 export { assertTerminal, DRIVER_TRAITS, type LaunchFailure, type SessionDriver } from "./driver.ts";
 

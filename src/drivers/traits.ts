@@ -1,4 +1,4 @@
-import type { DriverName } from "../../agents/agent.ts";
+import type { DriverName } from "../agents/agent.ts";
 
 /**
  * What each driver can do, known without one running. A plain module (the dashboard bundle

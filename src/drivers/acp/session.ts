@@ -2,18 +2,18 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
 import type { TenantPolicy } from "../../auth/tenants.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "../../drivers/acp/index.ts";
+import type { McpAccess } from "../../sessions/deps.ts";
+import type { Exits } from "../../sessions/exits.ts";
+import { launchDir, sessionDir } from "../../sessions/lifecycle.ts";
+import type { LiveSessions } from "../../sessions/live/registry.ts";
+import type { LiveSession } from "../../sessions/live/session.ts";
+import { policyRefusal } from "../../sessions/policy.ts";
+import type { SessionRecord } from "../../sessions/repo.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
-import type { McpAccess } from "../deps.ts";
-import type { Exits } from "../exits.ts";
-import { launchDir, sessionDir } from "../lifecycle.ts";
-import type { LiveSessions } from "../live/registry.ts";
-import type { LiveSession } from "../live/session.ts";
-import { policyRefusal } from "../policy.ts";
-import type { SessionRecord } from "../repo.ts";
-import { assertTerminal, lastLines, type SessionDriver } from "./driver.ts";
+import { assertTerminal, lastLines, type SessionDriver } from "../driver.ts";
+import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "./index.ts";
 
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
 const TOOL_CATEGORIES: Record<string, ToolCategory> = {

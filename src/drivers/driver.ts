@@ -1,12 +1,12 @@
-import type { DriverName } from "../../agents/agent.ts";
-import { acpTranscript } from "../../drivers/acp/index.ts";
-import { AgError, type ErrorCode } from "../../shared/errors.ts";
-import type { TenantUsers } from "../../shared/run-as.ts";
-import type { LaunchSpec } from "../launcher.ts";
-import type { DeliveryResult } from "../live/delivery.ts";
-import type { LiveSession } from "../live/session.ts";
-import type { SessionRecord } from "../repo.ts";
-import type { PendingPermission, QuestionAnswer } from "../session.ts";
+import type { DriverName } from "../agents/agent.ts";
+import type { LaunchSpec } from "../sessions/launcher.ts";
+import type { LiveSession } from "../sessions/live/session.ts";
+import type { SessionRecord } from "../sessions/repo.ts";
+import type { PendingPermission, QuestionAnswer } from "../sessions/session.ts";
+import { AgError, type ErrorCode } from "../shared/errors.ts";
+import type { TenantUsers } from "../shared/run-as.ts";
+import { acpTranscript } from "./acp/index.ts";
+import type { DeliveryResult } from "./tmux/delivery.ts";
 import { DRIVER_TRAITS } from "./traits.ts";
 
 /**
