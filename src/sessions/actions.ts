@@ -1,6 +1,7 @@
 import type { AuditLog } from "../audit/index.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import { assertTerminal, type SessionDrivers } from "../drivers/index.ts";
+import type { AgKeys } from "../drivers/observation.ts";
 import type { DeliveryResult } from "../drivers/tmux/delivery.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
@@ -10,7 +11,6 @@ import { rememberPromptContext } from "../telemetry/turns.ts";
 import type { Tmux } from "../tmux/tmux.ts";
 import { assertTypeable } from "./lifecycle.ts";
 import type { Lineage } from "./lineage.ts";
-import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import { PROFILES } from "./policy.ts";

@@ -4,6 +4,7 @@
  */
 
 export { transcriptOwner } from "../drivers/driver.ts";
+export type { Observation, ObservationSource } from "../drivers/observation.ts";
 export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "../drivers/tmux/delivery.ts";
 export { normalizeText, type SendResult } from "./actions.ts";
 export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
@@ -29,7 +30,6 @@ export {
 } from "./insight.ts";
 export { validateWorkDir } from "./lifecycle.ts";
 export { isConfined, type Owner } from "./lineage.ts";
-export type { Observation, ObservationSource } from "./live/observation.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";

@@ -2,7 +2,6 @@ import type { KeyStep } from "../../agents/agent.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { Exits } from "../../sessions/exits.ts";
 import { assertTypeable, sessionDir } from "../../sessions/lifecycle.ts";
-import type { AgKeys } from "../../sessions/live/observation.ts";
 import type { LiveSessions } from "../../sessions/live/registry.ts";
 import type { LiveSession } from "../../sessions/live/session.ts";
 import type { SessionRecord, SessionRepo } from "../../sessions/repo.ts";
@@ -14,6 +13,7 @@ import type { Logger } from "../../shared/log.ts";
 import { asUser, handOver, reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
 import { lastLines, type SessionDriver } from "../driver.ts";
+import type { AgKeys } from "../observation.ts";
 import type { DeliveryOptions } from "./delivery.ts";
 import { deliverTo, pressKeys } from "./keyboard.ts";
 

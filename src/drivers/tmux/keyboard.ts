@@ -1,11 +1,11 @@
 import type { KeyStep } from "../../agents/agent.ts";
-import type { AgKeys } from "../../sessions/live/observation.ts";
 import type { LiveSession } from "../../sessions/live/session.ts";
 import { isTerminal } from "../../sessions/session.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
+import type { AgKeys } from "../observation.ts";
 import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
 
 export interface KeyboardDeps {
