@@ -7,6 +7,14 @@ import { type Static, Type } from "@sinclair/typebox";
  */
 
 /**
+ * The session drivers, the one list of their names: the agent's terminal UI in tmux, or headless
+ * over ACP. Here (not in drivers/) because each adapter declares the drivers it has and agents/
+ * sits below drivers/; what each driver can do is `DRIVER_TRAITS` (drivers/traits.ts).
+ */
+export const DRIVER_NAMES = ["tmux", "acp"] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
+
+/**
  * The permission modes a session may ask for: ag's own, agent-neutral words (SPEC names them).
  * Each adapter maps the ones its agent has to its own flags (`permissionModes`) and a create
  * asking for one it lacks is refused (PERMISSION_MODE_UNSUPPORTED). docs/agents.md has the table.

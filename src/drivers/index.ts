@@ -1,5 +1,4 @@
-import type { DriverName } from "../agents/agent.ts";
-import type { SessionRecord } from "../sessions/repo.ts";
+import type { DriverName } from "../agents/vocabulary.ts";
 import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp/session.ts";
 import type { SessionDriver } from "./driver.ts";
 import { createTmuxDriver, type TmuxDriverDeps } from "./tmux/driver.ts";
@@ -8,7 +7,7 @@ export { assertTerminal, DRIVER_TRAITS, type LaunchFailure, type SessionDriver }
 
 /** The drivers a session can run on, each found by the session's `driver`. */
 export interface SessionDrivers {
-  of(rec: Pick<SessionRecord, "driver">): SessionDriver;
+  of(rec: { driver: DriverName }): SessionDriver;
   all(): SessionDriver[];
 }
 

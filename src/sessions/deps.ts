@@ -6,6 +6,7 @@ import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { AcpDriver } from "../drivers/acp/index.ts";
+import type { McpAccess } from "../drivers/port.ts";
 import type { DeliveryOptions } from "../drivers/tmux/delivery.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { StrayReaper } from "../host/index.ts";
@@ -49,22 +50,7 @@ export interface SessionDefaults {
   memoryKeys?: string[];
 }
 
-/**
- * ag's own MCP server as a headless agent is offered it (`offerMcp`): `ag mcp` over stdio, with an
- * API key of the session's own (the auth domain mints it).
- */
-export interface McpAccess {
-  /**
-   * The server's command and environment for this session: a fresh key (any earlier one deleted),
-   * kept in a file of the session's folder `dir` (no secret in the command or the environment).
-   */
-  open(
-    rec: { id: string; tenantId: string | null },
-    dir: string,
-  ): { command: string[]; env: Record<string, string> };
-  /** Deletes the session's key (it ended). */
-  close(id: string): void;
-}
+export type { McpAccess };
 
 /** Where templateId comes from; the templates domain provides it (TEMPLATE_NOT_FOUND otherwise). */
 export interface TemplateReader {

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { TokenCounts } from "../agents/vocabulary.ts";
+import { DRIVER_NAMES, TokenCounts } from "../agents/vocabulary.ts";
 import { PermissionMode } from "../config/schema.ts";
 import { PendingPermission, SESSION_STATES, SessionStatus, TERMINAL_STATES } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
@@ -53,7 +53,7 @@ export const AgentId = Type.String({
   pattern: "^[a-z][a-z0-9-]{0,31}$",
   description: "the agent CLI to run (GET /v1/agents); default the server's default agent (claude)",
 });
-export const Driver = literalUnion(["tmux", "acp"] as const, {
+export const Driver = literalUnion(DRIVER_NAMES, {
   description:
     "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
 });

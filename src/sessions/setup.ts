@@ -1,9 +1,11 @@
 import { createSessionDrivers } from "../drivers/index.ts";
+import type { DriverSessions } from "../drivers/port.ts";
 import { DEFAULT_DELIVERY } from "../drivers/tmux/delivery.ts";
 import type { SessionServiceDeps } from "./deps.ts";
-import { createExits } from "./exits.ts";
+import { createExits, type Exits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
 import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
+import { launchDir, sessionDir } from "./lifecycle.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
 import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";
@@ -39,8 +41,7 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
   const exits = createExits(deps.clock, deps.strays, (detail) => deps.logger.info(detail));
   const drivers = createSessionDrivers({
     ...deps,
-    live,
-    exits,
+    sessions: driverPort(deps, live, exits),
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
   });
   const service = createSessionService(deps, { live, drivers, exits });
@@ -55,5 +56,19 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
     untracked: createUntrackedAgents(deps),
+  };
+}
+
+/** The port the drivers reach the sessions through (drivers/port.ts): the live sessions and their records. */
+function driverPort(deps: SessionServiceDeps, live: LiveSessions, exits: Exits): DriverSessions {
+  return {
+    // The records a driver follows are stored ones: those it was given at start or found running.
+    follow: live.follow,
+    byPane: (paneId) => live.byPane(paneId),
+    inWindow: (windowId) => live.inWindow(windowId),
+    running: () => deps.repo.live(),
+    dir: (id) => sessionDir(deps.settings.stateDir, id),
+    launchDir: (record) => launchDir(deps.tenants, record),
+    ending: (id, pid) => exits.ending(id, pid),
   };
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
+import type { DriverName } from "../../agents/vocabulary.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
 import { sessionUrl } from "../../shared/dashboard-links.ts";
 import { AgError } from "../../shared/errors.ts";
@@ -41,7 +42,7 @@ export interface CreateInput {
   prompt: string;
   name?: string;
   agent?: string;
-  driver?: "tmux" | "acp";
+  driver?: DriverName;
   /** false: never reuse an idle session (CLI --new). */
   reuse?: false;
 }

@@ -1,18 +1,11 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
-import type { TenantPolicy } from "../../auth/tenants.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import type { McpAccess } from "../../sessions/deps.ts";
-import type { Exits } from "../../sessions/exits.ts";
-import { launchDir, sessionDir } from "../../sessions/lifecycle.ts";
-import type { LiveSessions } from "../../sessions/live/registry.ts";
-import type { LiveSession } from "../../sessions/live/session.ts";
-import { policyRefusal } from "../../sessions/policy.ts";
-import type { SessionRecord } from "../../sessions/repo.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import { assertTerminal, lastLines, type SessionDriver } from "../driver.ts";
+import type { DriverRecord, DriverSession, DriverSessions, McpAccess } from "../port.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "./index.ts";
 
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
@@ -30,16 +23,12 @@ export interface AcpSessionDriverDeps {
   acp?: AcpDriver;
   /** ag's own MCP server, for sessions that offer it to their agent. */
   mcp?: McpAccess;
-  live: Pick<LiveSessions, "follow">;
-  /** Agents on their way out: what they started outside their process group is ended with them. */
-  exits: Pick<Exits, "ending">;
+  /** The port to the sessions domain (what an agent started outside its group ends with it). */
+  sessions: Pick<DriverSessions, "follow" | "dir" | "launchDir" | "ending">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
   owners?: TenantUsers;
-  /** Which folders a tenant's agents may run in: a reopen after a restart is a launch too. */
-  tenants?: Pick<TenantPolicy, "launchDir">;
-  settings: { stateDir: string };
 }
 
 /**
@@ -54,12 +43,12 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
   };
 
   /** How the driver speaks to a live session. */
-  const sinkOf = (session: LiveSession): DriverSink => ({
+  const sinkOf = (session: DriverSession): DriverSink => ({
     observe: (observation) => session.observe(observation, "acp"),
     attachTranscript: (path, history) => session.attachTranscript(path, history),
-    catchUp: () => session.transcript.catchUp(),
+    catchUp: () => session.catchUpTranscript(),
     refusal: (call) =>
-      policyRefusal(session.record().permissions, {
+      session.refusal({
         name: call.title ?? call.kind ?? "tool",
         category: TOOL_CATEGORIES[call.kind ?? "other"] ?? "other",
       }),
@@ -70,13 +59,13 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
    * folder): its adapter's ACP entry, prepared.
    */
   async function specOf(
-    session: LiveSession,
+    session: DriverSession,
     workDir: string,
   ): Promise<{ spec: HeadlessSpec; warnings: string[] }> {
     const rec = session.record();
     const entry = session.agent.acp;
     if (!entry) throw new AgError("DRIVER_UNSUPPORTED", `agent ${session.agent.name} has no ACP entry point`);
-    const dir = sessionDir(deps.settings.stateDir, rec.id);
+    const dir = deps.sessions.dir(rec.id);
     const runAs = deps.owners?.(rec.tenantId) ?? null;
     if (runAs) reclaim(runAs, dir);
     const plan = await entry.prepare({
@@ -106,7 +95,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
   }
 
   /** ag's own MCP server over stdio, for a session that offers it (a fresh key at each launch). */
-  function mcpServers(rec: SessionRecord, dir: string): acp.McpServer[] {
+  function mcpServers(rec: DriverRecord, dir: string): acp.McpServer[] {
     if (!rec.offerMcp || !deps.mcp) return [];
     const { command, env } = deps.mcp.open(rec, dir);
     const [program = "", ...args] = command;
@@ -125,7 +114,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
    * `session/load` where the agent can (ag's transcript continues), else the session ends crashed
    * with reason driver_restart.
    */
-  async function reopen(session: LiveSession): Promise<boolean> {
+  async function reopen(session: DriverSession): Promise<boolean> {
     const midTurn = session.status().status !== "idle";
     // The conversation ag kept is readable from the first answer ag gives, however long the
     // agent takes to come back: the session reads its stored status meanwhile (idle, most
@@ -135,7 +124,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const history = kept ? session.attachTranscript(kept, true) : Promise.resolve();
     let workDir: string;
     try {
-      workDir = launchDir(deps.tenants, session.record());
+      workDir = deps.sessions.launchDir(session.record());
     } catch (error) {
       // Its folder now leads outside its tenant's (or is gone): the agent is not started again.
       await history.catch(() => {});
@@ -154,7 +143,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     return reopened;
   }
 
-  const choose = async (session: LiveSession, choice: PermissionChoice) => acp().answer(session.id, choice);
+  const choose = async (session: DriverSession, choice: PermissionChoice) => acp().answer(session.id, choice);
 
   return {
     name: "acp",
@@ -205,7 +194,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       // Recorded first: a record the store refuses stops the kill with nothing done.
       const pid = acp().pid(session.id);
       close();
-      await deps.exits.ending(session.id, pid);
+      await deps.sessions.ending(session.id, pid);
       await acp().stop(session.id);
     },
 
@@ -213,7 +202,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async start(records) {
       await Promise.all(
         records.map(async (record) => {
-          const reopened = await reopen(deps.live.follow(record, "adopt"));
+          const reopened = await reopen(deps.sessions.follow(record, "adopt"));
           deps.logger.info(`ACP session ${record.id}: ${reopened ? "reopened" : "ended (driver_restart)"}`);
         }),
       );

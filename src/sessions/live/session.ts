@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { transcriptOwner, transcriptSource } from "../../drivers/driver.ts";
 import type { Observation, ObservationSource } from "../../drivers/observation.ts";
+import type { DriverSession } from "../../drivers/port.ts";
 import { createAutoAnswerer } from "../../drivers/tmux/auto-answer.ts";
 import { createScreenReader } from "../../drivers/tmux/screen.ts";
 import type { EventBus } from "../../events/bus.ts";
@@ -11,6 +11,7 @@ import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
+import { policyRefusal } from "../policy.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal } from "../session.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
@@ -49,31 +50,14 @@ export type FollowMode = "launch" | "adopt";
  * One running session: its hooks, transcript and screen feed its status writer in arrival order;
  * its timers (stall, confirmation, permission and idle timeouts) run on the injected clock.
  */
-export interface LiveSession {
-  readonly id: string;
-  /** The adapter of the agent CLI it runs. */
-  readonly agent: AgentAdapter;
+export interface LiveSession extends DriverSession {
   record(): SessionRecord;
   status(): StatusState;
   /** Something happened: the fusion weighs it (`at` defaults to now). */
   observe(observation: Observation, source: ObservationSource, at?: number): void;
-  /** tmux says the pane changed: read the screen again (one capture at a time). */
-  paneChanged(): void;
-  /** Captures and reads the screen now, feeding what it shows into the state. */
-  readScreen(): Promise<ScreenReading | null>;
-  /** Resolves when the screen shows something new or the state learns something, or after `ms`. */
-  nextChange(ms: number): Promise<void>;
   /** The text of the last prompt the agent confirmed (hook or transcript), if any since ag follows it. */
   lastPrompt(): string | null;
-  /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
-  onSubmitted(listener: (text: string) => void): () => void;
   sendKeys(keys: string[]): Promise<void>;
-  /** One keyboard per session: deliveries and key presses run one at a time, never interleaved. */
-  typing<T>(work: () => Promise<T>): Promise<T>;
-  /** Records the pane the agent runs in (after its window opened, or moved on re-adoption). */
-  placed(pane: { windowId: string; paneId: string }): void;
-  /** Follows the agent's transcript at `path` (history: lines already there are the past). */
-  attachTranscript(path: string, history: boolean): Promise<void>;
   readonly transcript: TranscriptFollower;
   /**
    * Waits (up to `ms`) until the transcript holds the end of the turn of the prompt the agent
@@ -310,6 +294,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     },
     record: () => record,
     status: () => writer.state,
+    ended: () => isTerminal(writer.state.status),
+    catchUpTranscript: () => transcript.catchUp(),
+    refusal: (tool) => policyRefusal(record.permissions, tool),
     observe(observation, source, at) {
       // The same prompt reported by the hook and again by the transcript is one prompt: the
       // agent's prompt id says so (the text alone would merge two identical prompts).
