@@ -64,6 +64,22 @@ export interface SessionDriver {
   stop(): void;
   /** What the agent of an ended session left: its exit status and its last lines of output. */
   lastWords(session: DriverSession): Promise<LastWords>;
+  /**
+   * Where the agents of these running sessions of this driver are now (one look for all): the
+   * pid at the root of each agent and, in a terminal, its pane. Health, metrics and the host's
+   * view of the agents read it. Throws when the transport cannot be asked (tmux down).
+   */
+  locate(records: readonly DriverRecord[]): Promise<Map<string, AgentPlace>>;
+  /** What the session's terminal shows now (terminal only). */
+  capture(record: DriverRecord): Promise<string>;
+}
+
+/** Where a session's agent runs. */
+export interface AgentPlace {
+  /** The pid at the root of its processes; null when it is not running. */
+  pid: number | null;
+  /** Its pane (a terminal session's, alive or dead); null without one. */
+  pane: { windowId: string; paneId: string; dead: boolean } | null;
 }
 
 /** What an agent that ended left behind, to tell a client why it did not start. */
@@ -87,11 +103,15 @@ export type LaunchFailure = (error: unknown, code: ErrorCode, what: string) => A
 
 /** Refuses what only a terminal can do for a session without one. */
 export function assertTerminal(rec: Pick<DriverRecord, "id" | "driver">, what: string): void {
-  if (!DRIVER_TRAITS[rec.driver].terminal)
-    throw new AgError(
-      "NOT_A_TERMINAL_SESSION",
-      `session ${rec.id} runs headless (driver ${rec.driver}): it has no terminal for ${what}`,
-    );
+  if (!DRIVER_TRAITS[rec.driver].terminal) throw notATerminal(rec, what);
+}
+
+/** The refusal of what only a terminal can do. */
+export function notATerminal(rec: Pick<DriverRecord, "id" | "driver">, what: string): AgError {
+  return new AgError(
+    "NOT_A_TERMINAL_SESSION",
+    `session ${rec.id} runs headless (driver ${rec.driver}): it has no terminal for ${what}`,
+  );
 }
 
 /**

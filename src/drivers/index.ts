@@ -3,7 +3,13 @@ import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp/session
 import type { SessionDriver } from "./driver.ts";
 import { createTmuxDriver, type TmuxDriverDeps } from "./tmux/driver.ts";
 
-export { assertTerminal, DRIVER_TRAITS, type LaunchFailure, type SessionDriver } from "./driver.ts";
+export {
+  type AgentPlace,
+  assertTerminal,
+  DRIVER_TRAITS,
+  type LaunchFailure,
+  type SessionDriver,
+} from "./driver.ts";
 
 /** The drivers a session can run on, each found by the session's `driver`. */
 export interface SessionDrivers {

@@ -136,11 +136,10 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     record,
     reading,
     live,
-    tmux: deps.tmux,
+    drivers,
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
     processes: deps.processes,
-    acpPid: (id) => deps.acp?.pid(id) ?? null,
   });
   const offspring = createOffspring({
     repo: deps.repo,

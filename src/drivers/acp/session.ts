@@ -4,7 +4,7 @@ import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
-import { assertTerminal, lastLines, type SessionDriver } from "../driver.ts";
+import { type AgentPlace, assertTerminal, lastLines, notATerminal, type SessionDriver } from "../driver.ts";
 import type { DriverRecord, DriverSession, DriverSessions, McpAccess } from "../port.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice } from "./index.ts";
 
@@ -213,6 +213,20 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async lastWords(session) {
       const exit = deps.acp?.exitOf(session.id);
       return exit ? { status: exit.status, output: lastLines(exit.stderr) } : { status: null, output: [] };
+    },
+
+    /** A headless agent is ag's own child: its pid, no pane. */
+    async locate(records) {
+      const places = new Map<string, AgentPlace>();
+      for (const record of records) {
+        const pid = deps.acp?.pid(record.id) ?? null;
+        if (pid !== null) places.set(record.id, { pid, pane: null });
+      }
+      return places;
+    },
+
+    async capture(record) {
+      throw notATerminal(record, "a pane");
     },
   };
 }

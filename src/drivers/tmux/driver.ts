@@ -7,7 +7,13 @@ import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { asUser, handOver, reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
-import { assertTypeable, lastLines, type QuestionAnswer, type SessionDriver } from "../driver.ts";
+import {
+  type AgentPlace,
+  assertTypeable,
+  lastLines,
+  type QuestionAnswer,
+  type SessionDriver,
+} from "../driver.ts";
 import type { AgKeys } from "../observation.ts";
 import type { DriverRecord, DriverSession, DriverSessions } from "../port.ts";
 import type { DeliveryOptions } from "./delivery.ts";
@@ -217,6 +223,25 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       ]);
       const status = panes.find((p) => p.paneId === paneId)?.deadStatus ?? null;
       return { status, output: lastLines(screen.replace(PANE_IS_DEAD, "")) };
+    },
+
+    async locate(records) {
+      const panes = new Map((await deps.tmux.listPanes()).map((p) => [p.paneId, p]));
+      const places = new Map<string, AgentPlace>();
+      for (const record of records) {
+        const pane = record.paneId ? panes.get(record.paneId) : undefined;
+        if (!pane) continue;
+        places.set(record.id, {
+          pid: pane.dead ? null : pane.pid,
+          pane: { windowId: pane.windowId, paneId: pane.paneId, dead: pane.dead },
+        });
+      }
+      return places;
+    },
+
+    async capture(record) {
+      if (!record.paneId) throw new AgError("SESSION_NOT_FOUND", `session ${record.id} has no pane`);
+      return deps.tmux.capturePane(record.paneId);
     },
   };
 }
