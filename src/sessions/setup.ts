@@ -1,6 +1,7 @@
 import { createSessionDrivers } from "../drivers/index.ts";
 import type { DriverSessions } from "../drivers/port.ts";
 import { DEFAULT_DELIVERY } from "../drivers/tmux/delivery.ts";
+import { createUntrackedAgents, type UntrackedAgents } from "../drivers/tmux/untracked.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import { createExits, type Exits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
@@ -8,7 +9,6 @@ import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
 import { launchDir, sessionDir } from "./lifecycle.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
-import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";
 
 export interface Sessions {
   /** What clients do with sessions (the routes, MCP, CLI, pipelines, chat). */

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { AgError, describeError } from "../shared/errors.ts";
-import type { Tmux } from "../tmux/tmux.ts";
-import type { SessionRepo } from "./repo.ts";
+import type { SessionRepo } from "../../sessions/repo.ts";
+import { AgError, describeError } from "../../shared/errors.ts";
+import type { Tmux } from "../../tmux/tmux.ts";
 
 export const UntrackedAgent = Type.Object({
   sessionId: Type.String({ description: "the session id ag tagged its window or pane with" }),
