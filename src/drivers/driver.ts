@@ -72,6 +72,8 @@ export interface SessionDriver {
   locate(records: readonly DriverRecord[]): Promise<Map<string, AgentPlace>>;
   /** What the session's terminal shows now (terminal only). */
   capture(record: DriverRecord): Promise<string>;
+  /** Presses keys in the session's terminal (terminal only). */
+  sendKeys(record: DriverRecord, keys: string[]): Promise<void>;
 }
 
 /** Where a session's agent runs. */

@@ -8,12 +8,12 @@ import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { AcpDriver } from "../drivers/acp/index.ts";
 import type { McpAccess } from "../drivers/port.ts";
 import type { DeliveryOptions } from "../drivers/tmux/delivery.ts";
+import type { TmuxDriverDeps } from "../drivers/tmux/driver.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
-import type { Tmux } from "../tmux/tmux.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
@@ -59,7 +59,8 @@ export interface TemplateReader {
 
 export interface SessionServiceDeps {
   repo: SessionRepo;
-  tmux: Tmux;
+  /** ag's tmux client, for the terminal driver (sessions reach it only through the driver). */
+  tmux: TmuxDriverDeps["tmux"];
   /** The headless driver (sessions with driver `acp`); absent: they are refused. */
   acp?: AcpDriver;
   /** ag's MCP server for headless agents that are offered it; absent: none is offered. */

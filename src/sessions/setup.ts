@@ -32,6 +32,8 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     ...deps,
     permissionTimeoutMs: deps.settings.permissionTimeoutMs,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
+    // The drivers are made next, with the live sessions as their port: asked only once a session runs.
+    drivers: { of: (record) => drivers.of(record) },
     onIdleTimeout: (id) => {
       void service
         .kill(id, "idle_timeout")
@@ -55,7 +57,7 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     live,
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
-    untracked: createUntrackedAgents(deps),
+    untracked: createUntrackedAgents({ tmux: deps.tmux, known: (id) => deps.repo.get(id) !== null }),
   };
 }
 

@@ -217,7 +217,7 @@ describe("untracked agents", () => {
         listPanes: () => Promise.reject(new Error("tmux connection lost: EPIPE")),
         killPane: async () => {},
       },
-      repo: { get: () => null },
+      known: () => false,
     });
     const error = await untracked.list().catch((e) => e);
     expect(error).toBeInstanceOf(AgError);

@@ -228,5 +228,9 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async capture(record) {
       throw notATerminal(record, "a pane");
     },
+
+    async sendKeys(record) {
+      throw notATerminal(record, "keys");
+    },
   };
 }

@@ -243,6 +243,12 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       if (!record.paneId) throw new AgError("SESSION_NOT_FOUND", `session ${record.id} has no pane`);
       return deps.tmux.capturePane(record.paneId);
     },
+
+    async sendKeys(record, keys) {
+      if (!record.paneId)
+        throw new AgError("CONFLICT", `session ${record.id} has no pane to press keys in yet`);
+      await deps.tmux.sendKeys(record.paneId, keys);
+    },
   };
 }
 

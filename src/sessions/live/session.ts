@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import { transcriptOwner, transcriptSource } from "../../drivers/driver.ts";
+import type { SessionDrivers } from "../../drivers/index.ts";
 import type { Observation, ObservationSource } from "../../drivers/observation.ts";
 import type { DriverSession } from "../../drivers/port.ts";
 import { createAutoAnswerer } from "../../drivers/tmux/auto-answer.ts";
@@ -10,7 +11,6 @@ import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { TenantUsers } from "../../shared/run-as.ts";
-import type { Tmux } from "../../tmux/tmux.ts";
 import { policyRefusal } from "../policy.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal } from "../session.ts";
@@ -21,7 +21,8 @@ import { createTimers } from "./timers.ts";
 import { createStatusWriter } from "./writer.ts";
 
 export interface LiveDeps {
-  tmux: Pick<Tmux, "capturePane" | "sendKeys">;
+  /** The session's driver reads its screen and types its keys (a terminal's). */
+  drivers: Pick<SessionDrivers, "of">;
   /** Each session's adapter is its agent's (record.agent), as its tenant's OS user runs it. */
   agents: Pick<AgentRegistry, "get">;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
@@ -128,7 +129,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   const screen = createScreenReader({
     paneId: () => (disposed ? null : record.paneId),
     workDir: record.workDir,
-    tmux: deps.tmux,
+    capture: () => deps.drivers.of(record).capture(record),
     agent,
     clock: deps.clock,
     logger: deps.logger,
@@ -327,7 +328,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       return () => submitListeners.delete(listener);
     },
     async sendKeys(keys) {
-      if (record.paneId) await deps.tmux.sendKeys(record.paneId, keys);
+      if (record.paneId) await deps.drivers.of(record).sendKeys(record, keys);
     },
     typing(work) {
       const next = keyboard.then(work, work);
