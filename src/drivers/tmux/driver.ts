@@ -239,8 +239,10 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       return places;
     },
 
-    async capture(record) {
-      if (!record.paneId) throw new AgError("SESSION_NOT_FOUND", `session ${record.id} has no pane`);
+    // Not async: the screen reader's capture keeps tmux's own timing (no added turns).
+    capture(record) {
+      if (!record.paneId)
+        return Promise.reject(new AgError("SESSION_NOT_FOUND", `session ${record.id} has no pane`));
       return deps.tmux.capturePane(record.paneId);
     },
 
