@@ -148,23 +148,28 @@ export async function startRuntime({
       startedAt: new Date(startedAt).toISOString(),
     }),
   );
-  let db: Database | undefined;
-  /** What a failed start must undo, in reverse order (close() does the same for a good one). */
-  const undo: Array<() => void> = [];
-  let tmux: Tmux | undefined;
+  /**
+   * Every resource's disposer, registered once, the moment the resource is made: a stop and a
+   * failed start unwind the same stack, in reverse (docs/architecture.md, "The composition root").
+   */
+  const made = new DisposableStack();
+  made.defer(() => lock.release());
   try {
-    db = startupStep(config.stateDir, () => openDatabase(stateDbPath(config.stateDir)));
+    const db = made.adopt(
+      startupStep(config.stateDir, () => openDatabase(stateDbPath(config.stateDir))),
+      (open) => open.close(),
+    );
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger, firstId: startedAt * 1000 });
     logSessionEvents(bus, logger);
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const storage = createStorageGuard({ db, path: stateDbPath(config.stateDir), logger, diagnostics });
-    undo.push(() => storage.close());
+    made.defer(() => storage.close());
     // One real write before anything starts: a store that takes none stops ag now.
     startupStep(config.stateDir, () => storage.assertWritable(true));
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
-    if (memoryDb !== db) undo.push(() => memoryDb.close());
+    if (memoryDb !== db) made.defer(() => memoryDb.close());
     const memory = createMemoryService({
       db: memoryDb,
       clock: systemClock,
@@ -193,11 +198,11 @@ export async function startRuntime({
       binary: tmuxBinary,
       logger,
     });
-    tmux = control;
+    made.defer(() => void control.close());
     // What each agent CLI binary said of itself (version, help), kept across restarts.
     const clis = createProgramFacts(join(config.stateDir, "agent-clis.json"));
     let stopped = false;
-    undo.push(() => {
+    made.defer(() => {
       stopped = true;
     });
     const agents = createAgents(
@@ -238,6 +243,7 @@ export async function startRuntime({
       },
       available: hostMemory,
     });
+    made.defer(() => host.close());
     bus.subscribe((event) => {
       if (event.session && AGENT_UP.has(event.event)) host.agentStarted(event.session.id);
       if (event.event === "session.ended") host.sessionEnded();
@@ -249,7 +255,7 @@ export async function startRuntime({
     const prices = { ...config.pricing, ...agents.prices(), ...config.pricing };
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
     const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
-    undo.push(() => void acp.closeAll());
+    made.defer(() => void acp.closeAll());
     const domain = createSessions({
       repo,
       tmux: control,
@@ -283,6 +289,8 @@ export async function startRuntime({
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });
+    // Stops following sessions before their ACP children go: their ends are ag's stop, not crashes.
+    made.defer(() => domain.supervisor.stop());
     const sessions = domain.service;
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
@@ -293,6 +301,7 @@ export async function startRuntime({
       logger,
       stageTimeoutMs: config.pipelineStageTimeoutMs,
     });
+    made.defer(() => pipelines.close());
     // Agent turns as traces, when tracing is on (startTracing ran before the runtime).
     const stopTurnTracing = tracingEnabled()
       ? traceAgentTurns({
@@ -315,6 +324,7 @@ export async function startRuntime({
           },
         })
       : () => {};
+    made.defer(stopTurnTracing);
     const consensus = createConsensusService({
       db,
       sessions,
@@ -324,6 +334,7 @@ export async function startRuntime({
       timeoutMs: config.consensusTimeoutMs,
       owners,
     });
+    made.defer(() => consensus.close());
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
       ? createChatChannel({
@@ -340,6 +351,7 @@ export async function startRuntime({
           audit,
         })
       : null;
+    made.defer(() => void chat?.close());
     const dispatcher = createDispatcher({
       bus,
       store: createChannelStore(db),
@@ -348,18 +360,11 @@ export async function startRuntime({
       logger,
       diagnostics,
     });
-    undo.push(
-      () => void dispatcher.close(),
-      () => void chat?.close(),
-    );
+    made.defer(() => void dispatcher.close());
     const { hooks, supervisor } = domain;
     memory.start();
+    made.defer(() => memory.stop());
     dispatcher.start();
-    undo.push(
-      () => memory.stop(),
-      () => supervisor.stop(),
-      () => host.close(),
-    );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
     // bound, health says what is wrong and the control client keeps reconnecting.
@@ -382,10 +387,8 @@ export async function startRuntime({
       owners,
       settings: config.verificationProtocol,
     });
-    undo.push(
-      () => void screenshots.close(),
-      () => verification.dispose(),
-    );
+    made.defer(() => void screenshots.close());
+    made.defer(() => verification.dispose());
     const terminals = createTerminalService({
       tmux: control,
       sessions,
@@ -474,6 +477,8 @@ export async function startRuntime({
       maxBodyBytes: MAX_BODY_BYTES,
       logger,
     });
+    // After drain (a stop) this finds it stopped; after a failed start it frees the port.
+    made.defer(() => void server.stop(0));
     const url = localUrl(config.host, server.port);
     // With port 0 the derived base URL names no real port: hooks call back where we are bound.
     if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;
@@ -492,40 +497,30 @@ export async function startRuntime({
     pipelines.start();
     consensus.resume();
 
-    const openDb = db;
     return {
       url,
       server,
       app,
-      db: openDb,
+      db,
       bus,
       sessions,
       tmux: control,
       drain: (graceMs) => server.stop(graceMs),
-      close() {
-        stopTurnTracing();
-        pipelines.close();
-        consensus.close();
-        supervisor.stop();
-        void acp.closeAll();
-        memory.stop();
-        void dispatcher.close();
-        void chat?.close();
-        if (memoryDb !== openDb) memoryDb.close();
-        void screenshots.close();
-        verification.dispose();
-        void control.close();
-        storage.close();
-        openDb.close();
-        lock.release();
-      },
+      // A second close finds the stack disposed: nothing runs twice.
+      close: () => disposeAll(made, logger),
     };
   } catch (error) {
-    for (const step of undo.reverse()) step();
-    void tmux?.close();
-    db?.close();
-    lock.release();
+    disposeAll(made, logger);
     throw error;
+  }
+}
+
+/** Unwinds the stack; a disposer that throws is logged, the others still run. */
+function disposeAll(stack: DisposableStack, logger: Logger): void {
+  try {
+    stack.dispose();
+  } catch (error) {
+    logger.warn("stopping ag: a resource did not close cleanly", error);
   }
 }
 

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { assertTerminal, DRIVER_TRAITS, type SessionDrivers } from "../drivers/index.ts";
+import type { DeliveryResult } from "../drivers/tmux/delivery.ts";
 import { mayUseMemory } from "../memory/service.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { headCommit } from "../shared/git.ts";
 import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
 import type { AdmissionHold, SessionServiceDeps } from "./deps.ts";
-import { assertTerminal, DRIVER_TRAITS, type SessionDrivers } from "./drivers/index.ts";
 import type { Exits } from "./exits.ts";
 import { assertCapacity, type LauncherDeps, launchSession } from "./launcher.ts";
 import {
@@ -18,7 +19,6 @@ import {
   withMemoryContext,
 } from "./lifecycle.ts";
 import { creatorOf, type Lineage, type Owner, tenantOf } from "./lineage.ts";
-import type { DeliveryResult } from "./live/delivery.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { Offspring } from "./offspring.ts";

@@ -1,7 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { AgError, describeError } from "../shared/errors.ts";
-import type { Tmux } from "../tmux/tmux.ts";
-import type { SessionRepo } from "./repo.ts";
+import { AgError, describeError } from "../../shared/errors.ts";
+import type { Tmux } from "../../tmux/tmux.ts";
 
 export const UntrackedAgent = Type.Object({
   sessionId: Type.String({ description: "the session id ag tagged its window or pane with" }),
@@ -30,7 +29,8 @@ export interface UntrackedAgents {
  */
 export function createUntrackedAgents(deps: {
   tmux: Pick<Tmux, "listPanes" | "killPane">;
-  repo: Pick<SessionRepo, "get">;
+  /** Whether a session of this id has a record (the port to the sessions domain). */
+  known(sessionId: string): boolean;
 }): UntrackedAgents {
   async function list(): Promise<UntrackedAgent[]> {
     // ag's tmux server down or its control client not (yet) connected: which windows are there
@@ -39,7 +39,7 @@ export function createUntrackedAgents(deps: {
       throw new AgError("TMUX_UNAVAILABLE", `ag's tmux windows cannot be listed: ${describeError(error)}`);
     });
     return panes
-      .filter((pane) => pane.tag !== "" && !deps.repo.get(pane.tag))
+      .filter((pane) => pane.tag !== "" && !deps.known(pane.tag))
       .map((pane) => ({
         sessionId: pane.tag,
         driver: "tmux" as const,
@@ -52,7 +52,7 @@ export function createUntrackedAgents(deps: {
   return {
     list,
     async end(sessionId) {
-      if (deps.repo.get(sessionId))
+      if (deps.known(sessionId))
         throw new AgError(
           "CONFLICT",
           `session ${sessionId} has a record: end it with DELETE /v1/sessions/${sessionId}`,
