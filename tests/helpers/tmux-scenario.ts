@@ -159,6 +159,7 @@ function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ agent: s.agent, promptDelivery: { delivered: true, attempts: 1 } });
     id = created.body.id;
+    await until(() => world.prompts().length > 0, turnMs);
     await reach("idle");
     expect(world.prompts()).toEqual(["say hello"]);
     const read = (await api("GET", `/v1/sessions/${id}/read`)).body;
@@ -170,6 +171,9 @@ function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
     for (const text of s.longPrompts) {
       const before = world.prompts().length;
       expect(await send(text)).toEqual({ delivered: true, attempts: 1 });
+      // Delivered (on the screen) comes before the turn's start is told: idle is the turn's end
+      // once the model has it.
+      await until(() => world.prompts().length > before, turnMs);
       await reach("idle");
       expect(world.prompts().slice(before)).toEqual([text]);
     }
@@ -238,8 +242,12 @@ function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
       const prompt = `slow 30 ${tag}`;
       expect(await send(prompt)).toEqual({ delivered: true, attempts: 1 });
       await reach("working");
-      // Under way: the model has the turn's request (its reply streams for 30 s).
+      // Under way: the model has the turn's request, and its reply (streamed for 30 s) is on the screen.
       await until(() => world.prompts().includes(prompt), 20_000);
+      await until(
+        async () => (await api("GET", `/v1/sessions/${id}/pane`)).body.content?.includes("This reply"),
+        20_000,
+      );
       expect((await api("POST", `/v1/sessions/${id}/interrupt`)).status).toBe(200);
       await reach("idle", 15_000);
       expect(world.mock.requests().findLast((r) => r.prompt === prompt)?.status).toBe("aborted");
