@@ -244,10 +244,11 @@ function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
       await reach("working");
       // Under way: the model has the turn's request, and its reply (streamed for 30 s) is on the screen.
       await until(() => world.prompts().includes(prompt), 20_000);
-      await until(
-        async () => (await api("GET", `/v1/sessions/${id}/pane`)).body.content?.includes("This reply"),
-        20_000,
-      );
+      await until(async () => {
+        const screen: string = (await api("GET", `/v1/sessions/${id}/pane`)).body.content ?? "";
+        const asked = screen.lastIndexOf(prompt);
+        return asked >= 0 && screen.slice(asked).includes("This reply");
+      }, 20_000);
       expect((await api("POST", `/v1/sessions/${id}/interrupt`)).status).toBe(200);
       await reach("idle", 15_000);
       expect(world.mock.requests().findLast((r) => r.prompt === prompt)?.status).toBe("aborted");
