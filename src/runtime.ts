@@ -18,7 +18,7 @@ import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import { createHostGuard, listenersOf } from "./host/index.ts";
+import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -257,6 +257,7 @@ export async function startRuntime({
       mcp: createSessionKeys({ keys, selfCommand: selfCommand(), baseUrl: () => hookBaseUrl }),
       agents,
       processes: host.trees,
+      programs: (pid) => programsUnder(pid),
       admission: host.admit,
       strays: host.strays,
       bus,

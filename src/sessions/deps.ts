@@ -18,6 +18,7 @@ import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { SessionRepo } from "./repo.ts";
+import type { PaneProgram } from "./untracked.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
 
@@ -101,6 +102,8 @@ export interface SessionServiceDeps {
   admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
   /** Ends what a killed session's agent left running (the host domain); none = not looked for. */
   strays?: StrayReaper;
+  /** A process and everything under it as programs (the host domain, /proc): untracked agents' adoption. */
+  programs?: (pid: number) => Promise<PaneProgram[]>;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

@@ -44,4 +44,4 @@ export type { SessionService } from "./service.ts";
 export * from "./session.ts";
 export { createSessions, type Sessions } from "./setup.ts";
 export { type TurnOutcome, turnEnd } from "./turns.ts";
-export { UntrackedAgent, type UntrackedAgents } from "./untracked.ts";
+export { AdoptedUntracked, AdoptUntrackedInput, UntrackedAgent, type UntrackedAgents } from "./untracked.ts";

@@ -17,7 +17,7 @@ export interface Sessions {
   supervisor: Supervisor;
   /** The sessions followed now, each the one writer of its own state. */
   live: LiveSessions;
-  /** Agents in ag's tmux windows that have no record (a lost state database): listed, endable. */
+  /** Agents in ag's tmux windows that have no record (a lost state database): listed, ended, adopted. */
   untracked: UntrackedAgents;
 }
 
@@ -54,6 +54,6 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     live,
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
-    untracked: createUntrackedAgents(deps),
+    untracked: createUntrackedAgents({ ...deps, drivers }),
   };
 }

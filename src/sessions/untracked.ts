@@ -1,7 +1,18 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
+import type { AgentAdapter } from "../agents/agent.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
+import { isVerified } from "../agents/versions.ts";
+import type { PermissionMode } from "../config/schema.ts";
+import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
+import type { Logger } from "../shared/log.ts";
 import type { Tmux } from "../tmux/tmux.ts";
-import type { SessionRepo } from "./repo.ts";
+import type { SessionDrivers } from "./drivers/index.ts";
+import { defaultName, newRecord, sessionDir, validateWorkDir } from "./lifecycle.ts";
+import { type SessionRecord, type SessionRepo, toSession } from "./repo.ts";
+import { Session } from "./session.ts";
 
 export const UntrackedAgent = Type.Object({
   sessionId: Type.String({ description: "the session id ag tagged its window or pane with" }),
@@ -13,25 +24,69 @@ export const UntrackedAgent = Type.Object({
 });
 export type UntrackedAgent = Static<typeof UntrackedAgent>;
 
+export const AdoptUntrackedInput = Type.Object(
+  {
+    agent: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "the agent that runs there, when ag cannot tell it from the pane's processes",
+      }),
+    ),
+    workDir: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, description: "default: the agent's working directory" }),
+    ),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "default: the workDir's name and the id" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AdoptUntrackedInput = Static<typeof AdoptUntrackedInput>;
+
+export const AdoptedUntracked = Type.Object({
+  session: Session,
+  warnings: Type.Array(Type.String()),
+});
+
+/** One process of the pane's tree as a program (the host domain reads them from /proc). */
+export interface PaneProgram {
+  pid: number;
+  argv: string[];
+  cwd: string | null;
+  path: string | null;
+}
+
 export interface UntrackedAgents {
   /** Panes of ag's tmux session tagged with a session id that has no record. */
   list(): Promise<UntrackedAgent[]>;
   /** Closes the panes of one such id (its agent is hung up); NOT_FOUND when there are none. */
   end(sessionId: string): Promise<UntrackedAgent[]>;
+  /** Gives one such agent a record again and follows it, as a session re-adopted at start. */
+  adopt(sessionId: string, input: AdoptUntrackedInput): Promise<{ session: Session; warnings: string[] }>;
+}
+
+export interface UntrackedDeps {
+  tmux: Pick<Tmux, "listPanes" | "killPane">;
+  repo: Pick<SessionRepo, "get" | "insert">;
+  agents: Pick<AgentRegistry, "all" | "get" | "launchVersion">;
+  drivers: Pick<SessionDrivers, "of">;
+  /** The process and everything under it, as programs (host domain, /proc); none: not read. */
+  programs?: (pid: number) => Promise<PaneProgram[]>;
+  clock: Clock;
+  logger: Pick<Logger, "info">;
+  settings: { stateDir: string; permissionMode: PermissionMode; stallThresholdMs: number };
 }
 
 /**
  * Agents ag started whose record is gone (the state database lost, removed or replaced while
- * they ran): they carry ag's tag but nothing follows them. They cannot be adopted: ag cannot
- * tell which agent or workDir ran there, and their hooks authenticate with a secret that was only
- * in the lost record. They are listed (at start in the log, GET /v1/untracked, `ag doctor`) and
- * can be ended. Headless (ACP) agents are ag's own children over a pipe: they end with ag and
- * are never left untracked.
+ * they ran): they carry ag's tag but nothing follows them. They are listed (at start in the log,
+ * GET /v1/untracked, `ag doctor`), can be ended, and a terminal one can be adopted: its agent is
+ * told from the pane's processes, its workDir from the agent's working directory, its hook
+ * secret from the session's folder (when the state directory kept it). Headless (ACP) agents are
+ * ag's own children over a pipe: they end with ag and are never left untracked.
  */
-export function createUntrackedAgents(deps: {
-  tmux: Pick<Tmux, "listPanes" | "killPane">;
-  repo: Pick<SessionRepo, "get">;
-}): UntrackedAgents {
+export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
   async function list(): Promise<UntrackedAgent[]> {
     // ag's tmux server down or its control client not (yet) connected: which windows are there
     // cannot be known, and that is what the caller hears (never a bare 500).
@@ -49,18 +104,134 @@ export function createUntrackedAgents(deps: {
         dead: pane.dead,
       }));
   }
+
+  /** The untracked panes of one id; CONFLICT when it has a record, NOT_FOUND when there are none. */
+  async function panesOf(sessionId: string, verb: "end" | "adopt"): Promise<UntrackedAgent[]> {
+    if (deps.repo.get(sessionId))
+      throw new AgError(
+        "CONFLICT",
+        `session ${sessionId} has a record: ${verb === "end" ? `end it with DELETE /v1/sessions/${sessionId}` : "it is followed already"}`,
+      );
+    const ours = (await list()).filter((agent) => agent.sessionId === sessionId);
+    if (ours.length === 0) throw new AgError("NOT_FOUND", `no untracked agent tagged ${sessionId}`);
+    return ours;
+  }
+
+  async function adopt(sessionId: string, input: AdoptUntrackedInput) {
+    const pane = (await panesOf(sessionId, "adopt")).find((agent) => !agent.dead && agent.pid !== null);
+    if (!pane)
+      throw new AgError(
+        "CONFLICT",
+        `the agent tagged ${sessionId} has exited (its pane stays): there is nothing to adopt; end it with DELETE /v1/untracked/${sessionId}`,
+      );
+    const programs = (await deps.programs?.(pane.pid!)) ?? [];
+    const { agent, program } = agentOf(deps.agents, programs, input.agent, sessionId);
+    const warnings: string[] = [];
+    const workDir = validateWorkDir(input.workDir ?? program?.cwd ?? noWorkDir(sessionId));
+    const agentVersion = await deps.agents.launchVersion(agent.name, {
+      agentCommand: null,
+      path: program?.path ?? undefined,
+    });
+    const permissionMode = launchedMode(program?.argv ?? [], agent, warnings, deps.settings.permissionMode);
+    const record: SessionRecord = {
+      ...newRecord({
+        id: sessionId,
+        name: input.name ?? defaultName(workDir, sessionId),
+        workDir,
+        agent: agent.name,
+        agentCommand: null,
+        permissionMode,
+        stallThresholdMs: deps.settings.stallThresholdMs,
+        now: deps.clock.now(),
+      }),
+      agentVersion,
+      verified: agentVersion === null ? null : isVerified(agent.verifiedVersions, agentVersion),
+      windowId: pane.windowId,
+      paneId: pane.paneId,
+    };
+    const secret = hookSecretOf(sessionDir(deps.settings.stateDir, sessionId));
+    if (secret) record.hookSecret = secret;
+    else
+      warnings.push(
+        `the agent's hook secret is gone with ${sessionDir(deps.settings.stateDir, sessionId)}: its hooks cannot reach ag, its state is read from its screen and transcript`,
+      );
+    deps.repo.insert(record);
+    await deps.drivers.of(record).adopt(record);
+    deps.logger.info(`adopted untracked agent ${sessionId} (${agent.displayName} in ${workDir})`);
+    return { session: toSession(deps.repo.get(sessionId) ?? record), warnings };
+  }
+
   return {
     list,
     async end(sessionId) {
-      if (deps.repo.get(sessionId))
-        throw new AgError(
-          "CONFLICT",
-          `session ${sessionId} has a record: end it with DELETE /v1/sessions/${sessionId}`,
-        );
-      const ours = (await list()).filter((agent) => agent.sessionId === sessionId);
-      if (ours.length === 0) throw new AgError("NOT_FOUND", `no untracked agent tagged ${sessionId}`);
+      const ours = await panesOf(sessionId, "end");
       for (const agent of ours) await deps.tmux.killPane(agent.paneId);
       return ours;
     },
+    adopt,
   };
+}
+
+/**
+ * Which agent runs in the pane: the one asked for (it must be among the pane's programs when
+ * they can be read), else the first program of the tree that is a run of an agent's CLI.
+ */
+function agentOf(
+  agents: UntrackedDeps["agents"],
+  programs: readonly PaneProgram[],
+  asked: string | undefined,
+  sessionId: string,
+): { agent: AgentAdapter; program: PaneProgram | null } {
+  const runOf = (adapter: AgentAdapter) => programs.find((p) => adapter.isAgentProcess(p.argv)) ?? null;
+  if (asked !== undefined) {
+    const agent = agents.get(asked);
+    return { agent, program: runOf(agent) ?? programs[0] ?? null };
+  }
+  for (const agent of agents.all()) {
+    const program = runOf(agent);
+    if (program) return { agent, program };
+  }
+  const runs = programs[0]?.argv.join(" ") || "nothing ag can read";
+  throw new AgError(
+    "CONFLICT",
+    `no agent CLI ag knows runs in the pane tagged ${sessionId} (it runs: ${runs.slice(0, 200)}): name the agent with {"agent": …}, or end it with DELETE /v1/untracked/${sessionId}`,
+  );
+}
+
+function noWorkDir(sessionId: string): never {
+  throw new AgError(
+    "CONFLICT",
+    `the working directory of the agent tagged ${sessionId} cannot be read: give it as {"workDir": …}`,
+  );
+}
+
+/**
+ * The permission mode ag launched the agent with (its `--permission-mode` flag, which ag's
+ * Claude Code launch passes); otherwise ag's default, said in a warning.
+ */
+function launchedMode(
+  argv: readonly string[],
+  agent: AgentAdapter,
+  warnings: string[],
+  fallback: PermissionMode,
+): PermissionMode {
+  const given = argv[argv.indexOf("--permission-mode") + 1];
+  const mode = agent.permissionModes.find((m) => argv.includes("--permission-mode") && m === given);
+  if (mode) return mode;
+  warnings.push(`the agent's permission mode is not on its command line: recorded as ${fallback}`);
+  return fallback;
+}
+
+/** The session folder's newest hook secret (each launch writes its own), or null. */
+function hookSecretOf(dir: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.startsWith("hook-secret-"));
+  } catch {
+    return null;
+  }
+  const newest = names
+    .map((name) => ({ file: join(dir, name), at: statSync(join(dir, name)).mtimeMs }))
+    .sort((a, b) => b.at - a.at)[0];
+  return newest ? readFileSync(newest.file, "utf8").trim() : null;
 }

@@ -217,7 +217,13 @@ describe("untracked agents", () => {
         listPanes: () => Promise.reject(new Error("tmux connection lost: EPIPE")),
         killPane: async () => {},
       },
-      repo: { get: () => null },
+      repo: { get: () => null, insert: () => {} },
+      // Listing needs none of what adoption uses.
+      agents: {} as never,
+      drivers: {} as never,
+      clock: {} as never,
+      logger: {} as never,
+      settings: { stateDir: "", permissionMode: "default", stallThresholdMs: 0 },
     });
     const error = await untracked.list().catch((e) => e);
     expect(error).toBeInstanceOf(AgError);

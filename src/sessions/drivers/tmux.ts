@@ -207,6 +207,8 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       await adopt(records);
     },
 
+    adopt: (record) => adopt([record]),
+
     stop() {
       unsubscribe?.();
       unsubscribe = null;
