@@ -550,7 +550,7 @@ async function reportUntracked(
   const agents = await untracked.list().catch(() => []);
   if (agents.length === 0) return;
   const ids = [...new Set(agents.map((a) => a.sessionId))];
-  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
+  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, POST /v1/untracked/:sessionId/adopt or \`ag doctor --adopt-untracked\` adopts them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
   logger.warn(detail);
   diagnostics.record("storage.untracked", detail);
 }
