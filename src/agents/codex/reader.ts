@@ -1,6 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { clip, clipStrings } from "../clip.ts";
+import { createTurnLedger } from "../turn-ledger.ts";
 import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { patchFiles } from "./hooks.ts";
 import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
@@ -9,7 +10,9 @@ import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
  * A rollout's lines folded into what ag reports: prompts (state evidence, like the submit hook),
  * `/read`'s answer, tool calls, tokens (one token_usage_record per model response, counted once)
  * and whether the latest turn's end is written down. A fork's rollout holds only what follows
- * the fork (it points at its parent's file for the rest), so its totals are its own.
+ * the fork (it points at its parent's file for the rest), so its totals are its own. The answer
+ * and the end are the latest turn's by meaning (turn-ledger.ts): each line names its turn
+ * (turn_id) and its place (ordinal), so a line written out of order still lands in its turn.
  */
 export function createCodexTranscriptReader(): TranscriptReader {
   const tokens = { ...NO_TOKENS };
@@ -18,14 +21,13 @@ export function createCodexTranscriptReader(): TranscriptReader {
   const roles = { user: 0, assistant: 0, system: 0 };
   const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
+  const ledger = createTurnLedger();
   let model: string | null = null;
   let cwd = "";
-  let texts: string[] = [];
-  let ended = false;
+  let lines = 0;
   let turns = 0;
   let toolCalls = 0;
   let toolErrors = 0;
-  let lastPrompt: string | null = null;
   let lastAssistant: string | null = null;
   let startedAt: string | null = null;
   let lastEntryAt: string | null = null;
@@ -42,6 +44,8 @@ export function createCodexTranscriptReader(): TranscriptReader {
   }
 
   function fold(entry: RolloutEntry): void {
+    const place = { order: entry.ordinal, turn: "turnId" in entry ? entry.turnId : null };
+    const line = `line:${lines++}`;
     startedAt ??= entry.timestamp;
     lastEntryAt = entry.timestamp ?? lastEntryAt;
     switch (entry.kind) {
@@ -50,12 +54,13 @@ export function createCodexTranscriptReader(): TranscriptReader {
         cwd = entry.cwd ?? cwd;
         if (entry.kind === "context") model = entry.model ?? model;
         return;
+      case "turn_start":
+        if (entry.turnId) ledger.begin({ id: entry.turnId, order: entry.ordinal });
+        return;
       case "prompt":
         roles.user++;
         turns++;
-        lastPrompt = entry.text;
-        texts = [];
-        ended = false;
+        ledger.begin({ id: entry.turnId ?? line, order: entry.ordinal, prompt: entry.text });
         return;
       case "interrupt":
       case "tool_result":
@@ -64,7 +69,7 @@ export function createCodexTranscriptReader(): TranscriptReader {
         return;
       case "text":
         roles.assistant++;
-        texts.push(entry.text);
+        ledger.text(line, entry.text, place);
         lastAssistant = entry.text;
         return;
       case "thinking":
@@ -77,10 +82,10 @@ export function createCodexTranscriptReader(): TranscriptReader {
         for (const file of touched(entry)) files.add(isAbsolute(file) || !cwd ? file : join(cwd, file));
         return;
       case "turn_end":
-        ended = true;
+        ledger.mark(true, place);
         if (entry.how === "api_error") {
           roles.assistant++;
-          texts.push(entry.error ?? "API error"); // as Codex's own last message would say
+          ledger.text(line, entry.error ?? "API error", place); // as Codex's own last message would say
         }
         return;
     }
@@ -99,8 +104,8 @@ export function createCodexTranscriptReader(): TranscriptReader {
       }
       return Number.isFinite(at) ? { ...meaning, at } : meaning;
     },
-    output: () => texts.join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
     summary() {
@@ -112,7 +117,7 @@ export function createCodexTranscriptReader(): TranscriptReader {
         toolCallsByName: { ...toolCallsByName },
         toolErrors,
         filesTouched: [...files],
-        lastUserMessage: lastPrompt,
+        lastUserMessage: ledger.prompt(),
         lastAssistantMessage: lastAssistant,
         startedAt,
         lastEntryAt,
