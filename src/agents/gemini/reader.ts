@@ -1,5 +1,6 @@
 import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { clip, clipStrings } from "../clip.ts";
+import { createTurnLedger, type TurnPlace } from "../turn-ledger.ts";
 import { createUsageTally } from "../usage.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 import { partsText, resultsOf } from "./parts.ts";
@@ -20,6 +21,10 @@ type Events = TranscriptLineMeaning["messages"];
  * Each message counts once (session-file.ts): its text when first written, each tool call once
  * it has run, each tool result once. A person's prompt is evidence of state; so is an API error
  * line, the turn's end (the CLI sends no hook for it but AfterAgent, which says nothing of it).
+ * `/read` and the turn's end are the latest turn's by meaning (turn-ledger.ts): each message
+ * falls in the turn of the latest prompt at or before its own timestamp (when it was made, which
+ * a rewrite keeps), so a reply written above its prompt, or a late rewrite of an earlier turn's
+ * reply, lands in its own turn.
  */
 export function createGeminiTranscriptReader(): TranscriptReader {
   const isMessage = createMessageFilter();
@@ -28,11 +33,9 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   const roles = { user: 0, assistant: 0, system: 0 };
   const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
-  const texts = new Map<string, string>(); // the latest turn's replies by message id
+  const ledger = createTurnLedger();
   let turns = 0;
   let toolErrors = 0;
-  let ended = false;
-  let lastPrompt: string | null = null;
   let lastReply: string | null = null;
   let startedAt: string | null = null;
   let lastEntryAt: string | null = null;
@@ -46,14 +49,12 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   function prompt(message: GeminiMessage, meta: Meta): Partial<TranscriptLineMeaning> {
     const results = resultsOf(message.content);
     if (results.length) {
-      ended = false;
+      ledger.mark(false, placeOf(message));
       return { messages: results.map((r) => toolResultEvent(r, meta)) };
     }
     const text = partsText(message.content);
     turns++;
-    lastPrompt = text;
-    texts.clear();
-    ended = false;
+    ledger.begin({ id: message.id, order: placeOf(message).order, prompt: text });
     return {
       observation: { kind: "prompt-submitted", text, promptId: message.id },
       messages: [{ event: "message.user", detail: clip(text), meta }],
@@ -69,7 +70,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
     const text = typeof message.content === "string" ? message.content : "";
     if (text) {
       if (!told(`text:${message.id}`)) events.push({ event: "message.assistant", detail: clip(text), meta });
-      texts.set(message.id, text);
+      ledger.text(message.id, text, placeOf(message));
       lastReply = text;
     }
     for (const call of message.toolCalls) {
@@ -82,8 +83,9 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       });
     }
     // A reply without tool calls ends the turn; tool calls all refused or cancelled end it too.
-    ended =
+    const ends =
       message.toolCalls.length === 0 ? text !== "" : message.toolCalls.every((c) => c.status === "cancelled");
+    ledger.mark(ends, placeOf(message));
     return events;
   }
 
@@ -97,8 +99,8 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   function note(message: GeminiMessage): Partial<TranscriptLineMeaning> {
     const text = typeof message.content === "string" ? message.content : partsText(message.content);
     if (message.type === "error") {
-      ended = true;
-      texts.set(message.id, text);
+      ledger.mark(true, placeOf(message));
+      ledger.text(message.id, text, placeOf(message));
       const observation: AgentObservation = {
         kind: "turn-failed",
         error: text,
@@ -106,7 +108,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       };
       return { observation };
     }
-    if (message.type === "info" && text === "Request cancelled.") ended = true;
+    if (message.type === "info" && text === "Request cancelled.") ledger.mark(true, placeOf(message));
     return {};
   }
 
@@ -134,8 +136,8 @@ export function createGeminiTranscriptReader(): TranscriptReader {
         return { ...meaning, observation: { kind: "activity" }, messages: reply(message, meta) };
       return fresh ? { ...meaning, observation: { kind: "activity" }, ...note(message) } : meaning;
     },
-    output: () => [...texts.values()].join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => usage.tokens(),
     tokensByModel: () => usage.tokensByModel(),
     summary() {
@@ -147,7 +149,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
         toolCallsByName: { ...toolCallsByName },
         toolErrors,
         filesTouched: [...files],
-        lastUserMessage: lastPrompt,
+        lastUserMessage: ledger.prompt(),
         lastAssistantMessage: lastReply,
         startedAt,
         lastEntryAt,
@@ -165,6 +167,12 @@ export function createGeminiTranscriptReader(): TranscriptReader {
 }
 
 type Meta = { uuid: string; timestamp: string | null; sidechain: boolean };
+
+/** A message's place among the turns: when it was made (its timestamp; a rewrite keeps it). */
+function placeOf(message: GeminiMessage): TurnPlace & { order: number | null } {
+  const at = message.timestamp ? Date.parse(message.timestamp) : Number.NaN;
+  return { order: Number.isFinite(at) ? at : null };
+}
 
 function toolResultEvent(result: ReturnType<typeof resultsOf>[number], meta: Meta): Events[number] {
   return {
