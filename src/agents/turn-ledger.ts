@@ -73,8 +73,10 @@ export function createTurnLedger(): TurnLedger {
   function inLatest(item: Item): boolean {
     if (!latest) return item.turn === "" || item.turn === null;
     if (item.turn !== null) return item.turn === latest.id;
-    // By order: at or after the latest turn's start (a turn without an order takes none of these).
-    return latest.order !== null && item.order !== null && item.order >= latest.order;
+    // By order: after the latest turn's start, or at it and read after it (a turn without an
+    // order takes none of these).
+    if (latest.order === null || item.order === null) return false;
+    return item.order > latest.order || (item.order === latest.order && item.arrival > latest.arrival);
   }
 
   const byPlace = (a: Item, b: Item) =>

@@ -5,8 +5,9 @@ import type {
   TranscriptSummary,
 } from "../agent.ts";
 import { clip, clipStrings } from "../clip.ts";
+import { createTurnLedger } from "../turn-ledger.ts";
 import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
-import { type ConversationEntry, parseConversationLine } from "./conversation.ts";
+import { type ConversationEntry, orderOf, parseConversationLine } from "./conversation.ts";
 
 /** OpenCode's tools that write files, and where their input names the file. */
 const WRITING_TOOLS = new Set(["write", "edit", "patch", "multiedit"]);
@@ -22,7 +23,9 @@ const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
  * Folds the conversation file (conversation.ts) into what ag reports. Only a person's prompt is
  * evidence of the state; a fork's copied messages and a sub-agent's lines are history and
  * activity. Each line is written once by the plugin, so usage needs no de-duplication beyond a
- * line read twice (a file read again from its start).
+ * line read twice (a file read again from its start). `/read` and the turn's end are the latest
+ * turn's by meaning (turn-ledger.ts): each line falls in the turn of the latest prompt made
+ * before it, by OpenCode's ascending message ids (conversation.ts orderOf), not by line order.
  */
 export function createOpenCodeReader(): TranscriptReader {
   const roles = { user: 0, assistant: 0, system: 0 };
@@ -32,11 +35,9 @@ export function createOpenCodeReader(): TranscriptReader {
   const toolCallsByName: Record<string, number> = {};
   const files = new Set<string>();
   let tokens = NO_TOKENS;
+  const ledger = createTurnLedger();
   let turns = 0;
   let toolErrors = 0;
-  let texts: string[] = [];
-  let ended = false;
-  let lastPrompt: string | null = null;
   let lastAssistant: string | null = null;
   let startedAt: string | null = null;
   let lastEntryAt: string | null = null;
@@ -61,16 +62,15 @@ export function createOpenCodeReader(): TranscriptReader {
     }
     if (entry.kind === "tool_result" && entry.isError) toolErrors++;
     if (entry.sidechain) return undefined;
+    const order = orderOf(entry);
     if (entry.kind === "prompt") {
       turns++;
-      lastPrompt = entry.text;
-      texts = [];
-      ended = false;
+      ledger.begin({ id: entry.message ?? entry.id, order, prompt: entry.text });
     } else if (entry.kind === "text" || entry.kind === "api_error") {
-      texts.push(entry.text);
+      ledger.text(entry.id, entry.text, { order });
       if (entry.kind === "text") lastAssistant = entry.text;
     } else if (entry.kind === "system" && entry.subtype === "turn_end") {
-      ended = true;
+      ledger.mark(true, { order });
     }
     return undefined;
   }
@@ -87,8 +87,8 @@ export function createOpenCodeReader(): TranscriptReader {
         ...(usage ? { usage } : {}),
       };
     },
-    output: () => texts.join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
     summary(): TranscriptSummary {
@@ -100,7 +100,7 @@ export function createOpenCodeReader(): TranscriptReader {
         toolCallsByName: { ...toolCallsByName },
         toolErrors,
         filesTouched: [...files],
-        lastUserMessage: lastPrompt,
+        lastUserMessage: ledger.prompt(),
         lastAssistantMessage: lastAssistant,
         startedAt,
         lastEntryAt,
