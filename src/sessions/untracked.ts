@@ -117,7 +117,21 @@ export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
     return ours;
   }
 
+  /** Ids being adopted now: a second adoption of one waits for nothing, it is refused. */
+  const adopting = new Set<string>();
+
   async function adopt(sessionId: string, input: AdoptUntrackedInput) {
+    if (adopting.has(sessionId))
+      throw new AgError("CONFLICT", `the agent tagged ${sessionId} is being adopted already`);
+    adopting.add(sessionId);
+    try {
+      return await adoptNow(sessionId, input);
+    } finally {
+      adopting.delete(sessionId);
+    }
+  }
+
+  async function adoptNow(sessionId: string, input: AdoptUntrackedInput) {
     const pane = (await panesOf(sessionId, "adopt")).find((agent) => !agent.dead && agent.pid !== null);
     if (!pane)
       throw new AgError(

@@ -216,9 +216,14 @@ describe("the state database removed while ag runs", () => {
     expect((await adopt({}, "no-such-id")).body.code).toBe("NOT_FOUND");
     expect((await api(second, "GET", "/v1/sessions")).body).toEqual([] as never);
 
-    // Named, it is adopted: workDir from the agent's working directory, in its own pane.
-    const adopted = await adopt({ agent: "claude", name: "found-again" });
+    // Named, it is adopted: workDir from the agent's working directory, in its own pane. Twice at
+    // once: one adoption, the other refused.
+    const [adopted, twice] = await Promise.all([
+      adopt({ agent: "claude", name: "found-again" }),
+      adopt({ agent: "claude", name: "found-again" }),
+    ]);
     expect(adopted.status).toBe(201);
+    expect([twice.status, twice.body.code]).toEqual([409, "CONFLICT"]);
     const pane = panesTagged(socket, id)[0];
     expect(adopted.body.session).toMatchObject({
       id,
