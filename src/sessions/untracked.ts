@@ -138,6 +138,15 @@ export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
         "CONFLICT",
         `the agent tagged ${sessionId} has exited (its pane stays): there is nothing to adopt; end it with DELETE /v1/untracked/${sessionId}`,
       );
+    const { record, warnings } = await recordOf(sessionId, pane, input);
+    deps.repo.insert(record);
+    await deps.drivers.of(record).adopt(record);
+    deps.logger.info(`adopted untracked agent ${sessionId} (${record.agent} in ${record.workDir})`);
+    return { session: toSession(deps.repo.get(sessionId) ?? record), warnings };
+  }
+
+  /** The record the agent's launch had, read back from its pane's processes and its folder. */
+  async function recordOf(sessionId: string, pane: UntrackedAgent, input: AdoptUntrackedInput) {
     const programs = (await deps.programs?.(pane.pid!)) ?? [];
     const { agent, program } = agentOf(deps.agents, programs, input.agent, sessionId);
     const warnings: string[] = [];
@@ -146,7 +155,6 @@ export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
       agentCommand: null,
       path: program?.path ?? undefined,
     });
-    const permissionMode = launchedMode(program?.argv ?? [], agent, warnings, deps.settings.permissionMode);
     const record: SessionRecord = {
       ...newRecord({
         id: sessionId,
@@ -154,7 +162,7 @@ export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
         workDir,
         agent: agent.name,
         agentCommand: null,
-        permissionMode,
+        permissionMode: launchedMode(program?.argv ?? [], agent, warnings, deps.settings.permissionMode),
         stallThresholdMs: deps.settings.stallThresholdMs,
         now: deps.clock.now(),
       }),
@@ -163,16 +171,14 @@ export function createUntrackedAgents(deps: UntrackedDeps): UntrackedAgents {
       windowId: pane.windowId,
       paneId: pane.paneId,
     };
-    const secret = hookSecretOf(sessionDir(deps.settings.stateDir, sessionId));
+    const folder = sessionDir(deps.settings.stateDir, sessionId);
+    const secret = hookSecretOf(folder);
     if (secret) record.hookSecret = secret;
     else
       warnings.push(
-        `the agent's hook secret is gone with ${sessionDir(deps.settings.stateDir, sessionId)}: its hooks cannot reach ag, its state is read from its screen and transcript`,
+        `the agent's hook secret is gone with ${folder}: its hooks cannot reach ag, its state is read from its screen and transcript`,
       );
-    deps.repo.insert(record);
-    await deps.drivers.of(record).adopt(record);
-    deps.logger.info(`adopted untracked agent ${sessionId} (${agent.displayName} in ${workDir})`);
-    return { session: toSession(deps.repo.get(sessionId) ?? record), warnings };
+    return { record, warnings };
   }
 
   return {
