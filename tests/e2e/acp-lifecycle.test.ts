@@ -17,7 +17,7 @@ let world: AgentWorld;
 let gemini: string;
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  world = await startAgentWorld({}, { agents: ["claude", "gemini"] });
 }, 60_000);
 afterAll(async () => {
   await world?.stop();
