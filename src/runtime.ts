@@ -18,7 +18,7 @@ import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import { createHostGuard, listenersOf } from "./host/index.ts";
+import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -148,23 +148,28 @@ export async function startRuntime({
       startedAt: new Date(startedAt).toISOString(),
     }),
   );
-  let db: Database | undefined;
-  /** What a failed start must undo, in reverse order (close() does the same for a good one). */
-  const undo: Array<() => void> = [];
-  let tmux: Tmux | undefined;
+  /**
+   * Every resource's disposer, registered once, the moment the resource is made: a stop and a
+   * failed start unwind the same stack, in reverse (docs/architecture.md, "The composition root").
+   */
+  const made = new DisposableStack();
+  made.defer(() => lock.release());
   try {
-    db = startupStep(config.stateDir, () => openDatabase(stateDbPath(config.stateDir)));
+    const db = made.adopt(
+      startupStep(config.stateDir, () => openDatabase(stateDbPath(config.stateDir))),
+      (open) => open.close(),
+    );
     const repo = createSessionRepo(db);
     const bus = createEventBus({ logger, firstId: startedAt * 1000 });
     logSessionEvents(bus, logger);
     const diagnostics = createDiagnostics();
     diagnostics.follow(bus);
     const storage = createStorageGuard({ db, path: stateDbPath(config.stateDir), logger, diagnostics });
-    undo.push(() => storage.close());
+    made.defer(() => storage.close());
     // One real write before anything starts: a store that takes none stops ag now.
     startupStep(config.stateDir, () => storage.assertWritable(true));
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
-    if (memoryDb !== db) undo.push(() => memoryDb.close());
+    if (memoryDb !== db) made.defer(() => memoryDb.close());
     const memory = createMemoryService({
       db: memoryDb,
       clock: systemClock,
@@ -193,11 +198,11 @@ export async function startRuntime({
       binary: tmuxBinary,
       logger,
     });
-    tmux = control;
+    made.defer(() => void control.close());
     // What each agent CLI binary said of itself (version, help), kept across restarts.
     const clis = createProgramFacts(join(config.stateDir, "agent-clis.json"));
     let stopped = false;
-    undo.push(() => {
+    made.defer(() => {
       stopped = true;
     });
     const agents = createAgents(
@@ -238,6 +243,7 @@ export async function startRuntime({
       },
       available: hostMemory,
     });
+    made.defer(() => host.close());
     bus.subscribe((event) => {
       if (event.session && AGENT_UP.has(event.event)) host.agentStarted(event.session.id);
       if (event.event === "session.ended") host.sessionEnded();
@@ -249,7 +255,7 @@ export async function startRuntime({
     const prices = { ...config.pricing, ...agents.prices(), ...config.pricing };
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
     const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
-    undo.push(() => void acp.closeAll());
+    made.defer(() => void acp.closeAll());
     const domain = createSessions({
       repo,
       tmux: control,
@@ -257,6 +263,7 @@ export async function startRuntime({
       mcp: createSessionKeys({ keys, selfCommand: selfCommand(), baseUrl: () => hookBaseUrl }),
       agents,
       processes: host.trees,
+      programs: (pid) => programsUnder(pid),
       admission: host.admit,
       strays: host.strays,
       bus,
@@ -283,6 +290,8 @@ export async function startRuntime({
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
       },
     });
+    // Stops following sessions before their ACP children go: their ends are ag's stop, not crashes.
+    made.defer(() => domain.supervisor.stop());
     const sessions = domain.service;
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
@@ -293,6 +302,7 @@ export async function startRuntime({
       logger,
       stageTimeoutMs: config.pipelineStageTimeoutMs,
     });
+    made.defer(() => pipelines.close());
     // Agent turns as traces, when tracing is on (startTracing ran before the runtime).
     const stopTurnTracing = tracingEnabled()
       ? traceAgentTurns({
@@ -315,6 +325,7 @@ export async function startRuntime({
           },
         })
       : () => {};
+    made.defer(stopTurnTracing);
     const consensus = createConsensusService({
       db,
       sessions,
@@ -324,6 +335,7 @@ export async function startRuntime({
       timeoutMs: config.consensusTimeoutMs,
       owners,
     });
+    made.defer(() => consensus.close());
     // The chat bot answers prompts and types replies: it needs the sessions.
     const chat = config.chatBotToken
       ? createChatChannel({
@@ -340,6 +352,7 @@ export async function startRuntime({
           audit,
         })
       : null;
+    made.defer(() => void chat?.close());
     const dispatcher = createDispatcher({
       bus,
       store: createChannelStore(db),
@@ -348,18 +361,11 @@ export async function startRuntime({
       logger,
       diagnostics,
     });
-    undo.push(
-      () => void dispatcher.close(),
-      () => void chat?.close(),
-    );
+    made.defer(() => void dispatcher.close());
     const { hooks, supervisor } = domain;
     memory.start();
+    made.defer(() => memory.stop());
     dispatcher.start();
-    undo.push(
-      () => memory.stop(),
-      () => supervisor.stop(),
-      () => host.close(),
-    );
     // Connect to tmux and re-adopt the sessions while the HTTP server comes up, and wait for it
     // before announcing readiness, but never let a broken tmux keep the API down: past the
     // bound, health says what is wrong and the control client keeps reconnecting.
@@ -382,10 +388,8 @@ export async function startRuntime({
       owners,
       settings: config.verificationProtocol,
     });
-    undo.push(
-      () => void screenshots.close(),
-      () => verification.dispose(),
-    );
+    made.defer(() => void screenshots.close());
+    made.defer(() => verification.dispose());
     const terminals = createTerminalService({
       tmux: control,
       sessions,
@@ -474,6 +478,8 @@ export async function startRuntime({
       maxBodyBytes: MAX_BODY_BYTES,
       logger,
     });
+    // After drain (a stop) this finds it stopped; after a failed start it frees the port.
+    made.defer(() => void server.stop(0));
     const url = localUrl(config.host, server.port);
     // With port 0 the derived base URL names no real port: hooks call back where we are bound.
     if (new URL(config.baseUrl).port === "0") hookBaseUrl = url;
@@ -492,40 +498,30 @@ export async function startRuntime({
     pipelines.start();
     consensus.resume();
 
-    const openDb = db;
     return {
       url,
       server,
       app,
-      db: openDb,
+      db,
       bus,
       sessions,
       tmux: control,
       drain: (graceMs) => server.stop(graceMs),
-      close() {
-        stopTurnTracing();
-        pipelines.close();
-        consensus.close();
-        supervisor.stop();
-        void acp.closeAll();
-        memory.stop();
-        void dispatcher.close();
-        void chat?.close();
-        if (memoryDb !== openDb) memoryDb.close();
-        void screenshots.close();
-        verification.dispose();
-        void control.close();
-        storage.close();
-        openDb.close();
-        lock.release();
-      },
+      // A second close finds the stack disposed: nothing runs twice.
+      close: () => disposeAll(made, logger),
     };
   } catch (error) {
-    for (const step of undo.reverse()) step();
-    void tmux?.close();
-    db?.close();
-    lock.release();
+    disposeAll(made, logger);
     throw error;
+  }
+}
+
+/** Unwinds the stack; a disposer that throws is logged, the others still run. */
+function disposeAll(stack: DisposableStack, logger: Logger): void {
+  try {
+    stack.dispose();
+  } catch (error) {
+    logger.warn("stopping ag: a resource did not close cleanly", error);
   }
 }
 
@@ -549,7 +545,7 @@ async function reportUntracked(
   const agents = await untracked.list().catch(() => []);
   if (agents.length === 0) return;
   const ids = [...new Set(agents.map((a) => a.sessionId))];
-  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
+  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, POST /v1/untracked/:sessionId/adopt or \`ag doctor --adopt-untracked\` adopts them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
   logger.warn(detail);
   diagnostics.record("storage.untracked", detail);
 }

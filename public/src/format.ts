@@ -1,6 +1,6 @@
 /** How numbers and times read on the page. */
 import { REVIEWER_ENDS } from "../../src/consensus/limits.ts";
-import { DRIVER_TRAITS } from "../../src/sessions/drivers/traits.ts";
+import { DRIVER_TRAITS } from "../../src/drivers/traits.ts";
 import type { Consensus, Session } from "./types.ts";
 
 export function formatDuration(ms: number): string {

@@ -2,7 +2,7 @@
  * What a person can do next with a session, in the console's own terms (its buttons and boxes):
  * the API's hints name REST routes, for clients (GET /v1/sessions/:id/health).
  */
-import { DRIVER_TRAITS } from "../../src/sessions/drivers/traits.ts";
+import { DRIVER_TRAITS } from "../../src/drivers/traits.ts";
 import { formatDuration } from "./format.ts";
 import type { Session } from "./types.ts";
 

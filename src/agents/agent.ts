@@ -3,7 +3,7 @@ import type { MessageEventName } from "../events/names.ts";
 import type { RunAs } from "../shared/run-as.ts";
 
 import type { TranscriptFormat } from "../transcript/cursor.ts";
-import type { PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
+import type { DriverName, PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
 
 /**
  * Everything ag needs from one agent CLI. Sessions know agents only through this interface;
@@ -30,8 +30,7 @@ export const AGENT_CAPABILITIES = [
 ] as const;
 export type AgentCapability = (typeof AGENT_CAPABILITIES)[number];
 
-/** The session drivers: the agent's terminal UI in tmux, or headless over ACP. */
-export type DriverName = "tmux" | "acp";
+export type { DriverName } from "./vocabulary.ts";
 
 /** What the machine ag runs on gives every adapter. */
 export interface AgentEnvironment {

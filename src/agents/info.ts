@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { literalUnion } from "../shared/schema.ts";
 import { AGENT_CAPABILITIES } from "./agent.ts";
-import { PERMISSION_MODES } from "./vocabulary.ts";
+import { DRIVER_NAMES, PERMISSION_MODES } from "./vocabulary.ts";
 
 /** One agent as `GET /v1/agents` (and MCP's `list_agents`) shows it (CONTRACT §10). */
 
@@ -29,7 +29,7 @@ export const AgentInfo = Type.Object({
   probe: Type.Union([AgentProbeSchema, Type.Null()], {
     description: "what its --help said when ag probed it (at start); null until probed, or not installed",
   }),
-  drivers: Type.Array(literalUnion(["tmux", "acp"] as const)),
+  drivers: Type.Array(literalUnion(DRIVER_NAMES)),
   capabilities: Type.Array(literalUnion(AGENT_CAPABILITIES)),
   permissionModes: Type.Array(literalUnion(PERMISSION_MODES), {
     description: "the neutral permission modes it has an equivalent of",

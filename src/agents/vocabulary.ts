@@ -7,6 +7,14 @@ import { type Static, Type } from "@sinclair/typebox";
  */
 
 /**
+ * The session drivers, the one list of their names: the agent's terminal UI in tmux, or headless
+ * over ACP. Here (not in drivers/) because each adapter declares the drivers it has and agents/
+ * sits below drivers/; what each driver can do is `DRIVER_TRAITS` (drivers/traits.ts).
+ */
+export const DRIVER_NAMES = ["tmux", "acp"] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
+
+/**
  * The permission modes a session may ask for: ag's own, agent-neutral words (SPEC names them).
  * Each adapter maps the ones its agent has to its own flags (`permissionModes`) and a create
  * asking for one it lacks is refused (PERMISSION_MODE_UNSUPPORTED). docs/agents.md has the table.
@@ -95,57 +103,5 @@ export type PriceTable = Record<string, Price>;
 /** The header that carries a session's hook secret (never the URL). */
 export const HOOK_SECRET_HEADER = "X-Svc-Hook-Secret";
 
-export const QuestionOption = Type.Object({
-  index: Type.Integer({ minimum: 1, description: "the option's number in the dialog (answer with it)" }),
-  label: Type.String(),
-  description: Type.Optional(Type.String()),
-  optionId: Type.Optional(
-    Type.String({ description: "an ACP session's permission: the agent's own id of the option" }),
-  ),
-});
-
-export const PendingPermission = Type.Object({
-  id: Type.String(),
-  kind: Type.Union([
-    Type.Literal("tool"),
-    Type.Literal("plan"),
-    Type.Literal("trust"),
-    Type.Literal("question"),
-  ]),
-  tool: Type.Optional(Type.String()),
-  detail: Type.String(),
-  /**
-   * Which of the agent's own dialogs a `trust` prompt is: its answer keys differ per dialog, and
-   * `detail` is prose for people. Named by the agent adapter.
-   */
-  dialog: Type.Optional(
-    Type.String({
-      description: "the agent's dialog, for kind trust: folder-trust, api-key, bypass-permissions",
-    }),
-  ),
-  question: Type.Optional(Type.String({ description: "kind question: what the agent asks" })),
-  plan: Type.Optional(
-    Type.String({
-      description: "kind plan: the plan in full, as the agent hands it in (up to 20000 characters)",
-    }),
-  ),
-  options: Type.Optional(
-    Type.Array(QuestionOption, {
-      description:
-        "kind question, and a tool permission of an ACP session: the agent's options, answered by number",
-    }),
-  ),
-  toolInput: Type.Optional(
-    Type.Unknown({ description: "an ACP session's tool permission: the tool call as the agent sent it" }),
-  ),
-  multiSelect: Type.Optional(
-    Type.Boolean({ description: "kind question: more than one option may be picked" }),
-  ),
-  questions: Type.Optional(
-    Type.Integer({
-      minimum: 2,
-      description: "kind question: how many questions the dialog asks, when more than one",
-    }),
-  ),
-});
-export type PendingPermission = Static<typeof PendingPermission>;
+/** The dialog a session waits on: the event catalog's shape (a `permission.requested` carries it). */
+export { PendingPermission, QuestionOption } from "../events/names.ts";

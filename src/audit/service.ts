@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../shared/clock.ts";
-import { camelize } from "../store/rows.ts";
+import { camelize } from "../shared/rows.ts";
 import { GENESIS_HASH, recordHash, verifyChain } from "./chain.ts";
 import type { AuditInput, AuditRecord, AuditVerification } from "./record.ts";
 

@@ -1,16 +1,15 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { PERMISSION_MODES } from "../agents/vocabulary.ts";
 import { type EventName, EventNameSchema } from "../events/names.ts";
+import { LOG_LEVELS } from "../shared/log.ts";
 import { literalUnion } from "../shared/schema.ts";
 
-export { PERMISSION_MODES };
+export { LOG_LEVELS, PERMISSION_MODES };
 
 /**
  * Every setting of ag, in one table: its config-file key, its environment variable, its schema
  * and its default. load.ts reads the sources; nothing else knows where a value came from.
  */
-
-export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", "trace"] as const;
 
 const Milliseconds = Type.Integer({ minimum: 0 });
 const NonEmpty = Type.String({ minLength: 1 });

@@ -30,10 +30,62 @@ export const SESSION_STATES = [...LIVE_STATES, ...TERMINAL_STATES] as const;
 export const SessionStatus = oneOf(SESSION_STATES);
 export type SessionStatus = Static<typeof SessionStatus>;
 
-// The pending dialog is the agents' vocabulary (src/agents/vocabulary.ts, TypeBox only too).
-import { PendingPermission } from "../agents/vocabulary.ts";
+// The dialog a session waits on, as every agent adapter names it (src/agents/vocabulary.ts
+// re-exports it: agents/ sits above events/).
+export const QuestionOption = Type.Object({
+  index: Type.Integer({ minimum: 1, description: "the option's number in the dialog (answer with it)" }),
+  label: Type.String(),
+  description: Type.Optional(Type.String()),
+  optionId: Type.Optional(
+    Type.String({ description: "an ACP session's permission: the agent's own id of the option" }),
+  ),
+});
 
-export { PendingPermission, QuestionOption } from "../agents/vocabulary.ts";
+export const PendingPermission = Type.Object({
+  id: Type.String(),
+  kind: Type.Union([
+    Type.Literal("tool"),
+    Type.Literal("plan"),
+    Type.Literal("trust"),
+    Type.Literal("question"),
+  ]),
+  tool: Type.Optional(Type.String()),
+  detail: Type.String(),
+  /**
+   * Which of the agent's own dialogs a `trust` prompt is: its answer keys differ per dialog, and
+   * `detail` is prose for people. Named by the agent adapter.
+   */
+  dialog: Type.Optional(
+    Type.String({
+      description: "the agent's dialog, for kind trust: folder-trust, api-key, bypass-permissions",
+    }),
+  ),
+  question: Type.Optional(Type.String({ description: "kind question: what the agent asks" })),
+  plan: Type.Optional(
+    Type.String({
+      description: "kind plan: the plan in full, as the agent hands it in (up to 20000 characters)",
+    }),
+  ),
+  options: Type.Optional(
+    Type.Array(QuestionOption, {
+      description:
+        "kind question, and a tool permission of an ACP session: the agent's options, answered by number",
+    }),
+  ),
+  toolInput: Type.Optional(
+    Type.Unknown({ description: "an ACP session's tool permission: the tool call as the agent sent it" }),
+  ),
+  multiSelect: Type.Optional(
+    Type.Boolean({ description: "kind question: more than one option may be picked" }),
+  ),
+  questions: Type.Optional(
+    Type.Integer({
+      minimum: 2,
+      description: "kind question: how many questions the dialog asks, when more than one",
+    }),
+  ),
+});
+export type PendingPermission = Static<typeof PendingPermission>;
 
 export const STEP_NAMES = ["tsc", "build", "test"] as const;
 export type StepName = (typeof STEP_NAMES)[number];

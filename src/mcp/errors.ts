@@ -1,7 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { type ErrorBody, envelope } from "../server/errors.ts";
-import { AgError } from "../shared/errors.ts";
+import { AgError, type ErrorBody, envelope } from "../shared/errors.ts";
 import { inMcpTerms } from "./terms.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { fromColumns } from "../store/rows.ts";
+import { fromColumns } from "../shared/rows.ts";
 import type { MemoryEntry } from "./entry.ts";
 
 interface MemoryRow {

@@ -1,20 +1,7 @@
-import { type Static, Type } from "@sinclair/typebox";
-import { AgError, ERROR_STATUS, type ErrorCode } from "../shared/errors.ts";
+import { AgError, clip, type ErrorBody, type ErrorCode, envelope } from "../shared/errors.ts";
 import { storageFault } from "../store/faults.ts";
 
-export const ErrorBody = Type.Object({
-  error: Type.String(),
-  code: Type.String(),
-  statusCode: Type.Integer(),
-});
-export type ErrorBody = Static<typeof ErrorBody>;
-
-/** An answer never echoes what it refuses at length: a message is cut past this many characters. */
-export const MAX_MESSAGE_CHARS = 500;
-
-export function envelope(code: ErrorCode, message: string): ErrorBody {
-  return { error: clip(message, MAX_MESSAGE_CHARS), code, statusCode: ERROR_STATUS[code] };
-}
+export { ErrorBody, envelope, MAX_MESSAGE_CHARS } from "../shared/errors.ts";
 
 /** The envelope as a whole response, for answers given before the framework sees the request. */
 export function jsonEnvelope(code: ErrorCode, message: string): Response {
@@ -80,7 +67,3 @@ function describeValidation(error: ElysiaValidationError): string {
 
 /** A field's path holds the client's own keys (an `env` name): named, never echoed at length. */
 const MAX_FIELD_CHARS = 120;
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
-}

@@ -1,16 +1,15 @@
 import type { AuditLog } from "../audit/index.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
+import { assertTerminal, type SessionDrivers } from "../drivers/index.ts";
+import type { AgKeys } from "../drivers/observation.ts";
+import type { DeliveryResult } from "../drivers/tmux/delivery.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { inSpan } from "../telemetry/index.ts";
 import { rememberPromptContext } from "../telemetry/turns.ts";
-import type { Tmux } from "../tmux/tmux.ts";
-import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
 import { assertTypeable } from "./lifecycle.ts";
 import type { Lineage } from "./lineage.ts";
-import type { DeliveryResult } from "./live/delivery.ts";
-import type { AgKeys } from "./live/observation.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import { PROFILES } from "./policy.ts";
@@ -33,7 +32,6 @@ export type SendResult = DeliveryResult & { answered?: boolean };
 
 export interface ActionDeps {
   repo: Pick<SessionRepo, "get" | "live" | "update">;
-  tmux: Pick<Tmux, "capturePane">;
   live: Pick<LiveSessions, "get" | "running" | "follow">;
   drivers: Pick<SessionDrivers, "of">;
   clock: Clock;
@@ -275,7 +273,7 @@ export function createSessionActions(deps: ActionDeps) {
       assertTerminal(rec, "a pane");
       if (!rec.paneId || isTerminal(rec.status))
         throw new AgError("SESSION_NOT_FOUND", `session ${id} has no pane`);
-      return { id, content: await deps.tmux.capturePane(rec.paneId) };
+      return { id, content: await deps.drivers.of(rec).capture(rec) };
     },
 
     setPolicy: (id: string, policy: Omit<PermissionPolicy, "profile">) =>

@@ -6,14 +6,15 @@ import type { TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import type { DiagnosticsSink } from "../diagnostics/index.ts";
 import type { AcpDriver } from "../drivers/acp/index.ts";
+import type { McpAccess } from "../drivers/port.ts";
+import type { DeliveryOptions } from "../drivers/tmux/delivery.ts";
+import type { TmuxDriverDeps } from "../drivers/tmux/driver.ts";
 import type { EventBus } from "../events/bus.ts";
-import type { StrayReaper } from "../host/index.ts";
+import type { RunningProgram, StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { RunAs, TenantUsers } from "../shared/run-as.ts";
-import type { Tmux } from "../tmux/tmux.ts";
 import type { AgentProcess } from "./insight.ts";
-import type { DeliveryOptions } from "./live/delivery.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
 import type { PriceTable } from "./pricing.ts";
@@ -50,22 +51,7 @@ export interface SessionDefaults {
   memoryKeys?: string[];
 }
 
-/**
- * ag's own MCP server as a headless agent is offered it (`offerMcp`): `ag mcp` over stdio, with an
- * API key of the session's own (the auth domain mints it).
- */
-export interface McpAccess {
-  /**
-   * The server's command and environment for this session: a fresh key (any earlier one deleted),
-   * kept in a file of the session's folder `dir` (no secret in the command or the environment).
-   */
-  open(
-    rec: { id: string; tenantId: string | null },
-    dir: string,
-  ): { command: string[]; env: Record<string, string> };
-  /** Deletes the session's key (it ended). */
-  close(id: string): void;
-}
+export type { McpAccess };
 
 /** Where templateId comes from; the templates domain provides it (TEMPLATE_NOT_FOUND otherwise). */
 export interface TemplateReader {
@@ -74,7 +60,8 @@ export interface TemplateReader {
 
 export interface SessionServiceDeps {
   repo: SessionRepo;
-  tmux: Tmux;
+  /** ag's tmux client, for the terminal driver (sessions reach it only through the driver). */
+  tmux: TmuxDriverDeps["tmux"];
   /** The headless driver (sessions with driver `acp`); absent: they are refused. */
   acp?: AcpDriver;
   /** ag's MCP server for headless agents that are offered it; absent: none is offered. */
@@ -107,6 +94,8 @@ export interface SessionServiceDeps {
   admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
   /** Ends what a killed session's agent left running (the host domain); none = not looked for. */
   strays?: StrayReaper;
+  /** A process and everything under it as programs (the host domain, /proc): untracked agents' adoption. */
+  programs?: (pid: number) => Promise<RunningProgram[]>;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

@@ -2,6 +2,10 @@
  * The sessions domain's public face: everything outside sessions/ imports from here.
  * (tests/unit/architecture.test.ts keeps it so.)
  */
+
+export { assertTerminal, transcriptOwner, transcriptSource } from "../drivers/driver.ts";
+export type { Observation, ObservationSource } from "../drivers/observation.ts";
+export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "../drivers/tmux/delivery.ts";
 export { normalizeText, type SendResult } from "./actions.ts";
 export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
 export type {
@@ -11,7 +15,6 @@ export type {
   SessionServiceDeps,
   TemplateReader,
 } from "./deps.ts";
-export { assertTerminal, transcriptOwner, transcriptSource } from "./drivers/driver.ts";
 export { HOOK_SECRET_HEADER, type HookReceiver } from "./feed/hooks.ts";
 export type { Supervisor } from "./feed/supervisor.ts";
 export {
@@ -27,8 +30,6 @@ export {
 } from "./insight.ts";
 export { validateWorkDir } from "./lifecycle.ts";
 export { isConfined, type Owner } from "./lineage.ts";
-export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "./live/delivery.ts";
-export type { Observation, ObservationSource } from "./live/observation.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";
@@ -44,4 +45,4 @@ export type { SessionService } from "./service.ts";
 export * from "./session.ts";
 export { createSessions, type Sessions } from "./setup.ts";
 export { type TurnOutcome, turnEnd } from "./turns.ts";
-export { UntrackedAgent, type UntrackedAgents } from "./untracked.ts";
+export { AdoptedUntracked, AdoptUntrackedInput, UntrackedAgent, type UntrackedAgents } from "./untracked.ts";

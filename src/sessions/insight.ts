@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
+import type { AgentPlace, SessionDrivers } from "../drivers/index.ts";
 import type { Clock } from "../shared/clock.ts";
-import type { Tmux } from "../tmux/tmux.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import { estimateCost, type PriceTable } from "./pricing.ts";
 import type { SessionReading } from "./reading.ts";
@@ -95,75 +95,63 @@ export function createSessionInsight(deps: {
   record(id: string): SessionRecord;
   reading: Pick<SessionReading, "summary">;
   live: Pick<LiveSessions, "get">;
-  tmux: Pick<Tmux, "listPanes">;
+  /** Where each session's agent runs (its pid, its pane): its driver knows. */
+  drivers: Pick<SessionDrivers, "of" | "all">;
   clock: Clock;
   prices: PriceTable;
   /** Process trees by root pid (the host domain); absent: no process figures. */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, Static<typeof AgentProcess>>>;
-  /** A headless session's agent: ag's own child. */
-  acpPid?: (id: string) => number | null;
 }) {
   const { reading } = deps;
 
-  /** The session's pane while it runs. */
-  async function paneOf(rec: SessionRecord) {
-    return rec.paneId && !isTerminal(rec.status)
-      ? (await deps.tmux.listPanes()).find((p) => p.paneId === rec.paneId)
-      : undefined;
+  /** Where a running session's agent is, as its driver says (nothing once it ended). */
+  async function placeOf(rec: SessionRecord): Promise<AgentPlace | undefined> {
+    if (isTerminal(rec.status)) return undefined;
+    return (await deps.drivers.of(rec).locate([rec])).get(rec.id);
   }
 
-  /** Every running session's agent process tree, in one pass over tmux and /proc. */
+  /** Every running session's agent process tree: one look per driver, one pass over /proc. */
   async function agentProcesses(records: readonly SessionRecord[]) {
     const none = new Map<string, Static<typeof AgentProcess>>();
     if (!deps.processes || records.length === 0) return none;
-    // Without tmux no pane says where a terminal agent runs (health must still answer); headless
-    // agents are ag's own children and measured all the same.
-    const listed = await deps.tmux.listPanes().catch(() => []);
-    const panes = new Map(listed.map((p) => [p.paneId, p]));
+    const running = records.filter((rec) => !isTerminal(rec.status));
     const roots = new Map<string, number>();
-    for (const rec of records) {
-      const child = deps.acpPid?.(rec.id) ?? null;
-      if (child !== null) roots.set(rec.id, child);
-      const pane = rec.paneId ? panes.get(rec.paneId) : undefined;
-      if (pane && !pane.dead && pane.pid !== null && !isTerminal(rec.status)) roots.set(rec.id, pane.pid);
+    for (const driver of deps.drivers.all()) {
+      const own = running.filter((rec) => deps.drivers.of(rec) === driver);
+      if (own.length === 0) continue;
+      // A transport that cannot be asked (tmux down) says where none of its agents run: nothing
+      // to measure of them (health must still answer).
+      const places = await driver.locate(own).catch(() => new Map<string, AgentPlace>());
+      for (const [id, place] of places) if (place.pid !== null) roots.set(id, place.pid);
     }
     return deps.processes(roots);
   }
 
-  /**
-   * Where a running session's agent runs: its ACP child (headless), else its pane; the pid at
-   * the root of its process tree (null once it has ended).
-   */
-  async function agentOf(rec: SessionRecord) {
-    if (isTerminal(rec.status)) return { pane: undefined, alive: false, pid: null };
-    const child = deps.acpPid?.(rec.id) ?? null;
-    if (child !== null) return { pane: undefined, alive: true, pid: child };
-    const pane = await paneOf(rec);
-    const alive = pane !== undefined && !pane.dead;
-    return { pane, alive, pid: alive ? pane.pid : null };
-  }
-
   /** The pid at the root of a running session's agent: its ACP child, or its pane's process. */
   async function agentPid(id: string): Promise<number | null> {
-    return (await agentOf(deps.record(id)).catch(() => ({ pid: null }))).pid;
+    const place = await placeOf(deps.record(id)).catch(() => undefined);
+    return place?.pid ?? null;
   }
 
   async function agentProcess(rec: SessionRecord): Promise<Static<typeof AgentProcess> | null> {
-    const { pid } = await agentOf(rec);
-    if (!deps.processes || pid === null) return null;
-    return (await deps.processes(new Map([[rec.id, pid]]))).get(rec.id) ?? null;
+    const place = await placeOf(rec);
+    if (!deps.processes || !place || place.pid === null) return null;
+    return (await deps.processes(new Map([[rec.id, place.pid]]))).get(rec.id) ?? null;
   }
 
   async function health(id: string): Promise<Static<typeof SessionHealth>> {
     const rec = deps.record(id);
-    const { pane, alive, pid } = await agentOf(rec);
+    // Where the agent runs, as its driver says: a headless one is ag's child, without a pane.
+    const place = await placeOf(rec).catch(() => undefined);
+    const pane = place?.pane ?? null;
+    const alive = place !== undefined && place.pid !== null && !pane?.dead;
     const idleMs = Math.max(0, deps.clock.now() - Date.parse(rec.lastActivityAt));
     return {
       id,
       status: rec.status,
       alive,
       pane: pane ? { windowId: pane.windowId, paneId: pane.paneId } : null,
-      agentPid: pid,
+      agentPid: alive ? place.pid : null,
       idleMs,
       hints: hintsFor(rec, idleMs),
     };

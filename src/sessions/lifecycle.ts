@@ -2,6 +2,9 @@ import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
 import type { DriverName } from "../agents/agent.ts";
+
+export { assertTypeable } from "../drivers/driver.ts";
+
 import { createTenantPolicy, type TenantPolicy } from "../auth/tenants.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { AgError } from "../shared/errors.ts";
@@ -153,20 +156,4 @@ export function withMemoryContext(
 ): string {
   if (memories.length === 0) return prompt;
   return ["[Memory context]", ...memories.map((m) => `${m.key}: ${m.value}`), "", prompt].join("\n");
-}
-
-/**
- * Control characters would act as keys in the terminal (Escape, Ctrl+C …): refused. Newline
- * and tab are text.
- */
-export function assertTypeable(text: string, field: string): void {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  const bad = text.match(/[\u0000-\u0008\u000b-\u001f\u007f]/);
-  if (bad) {
-    const code = bad[0].charCodeAt(0).toString(16).padStart(2, "0");
-    throw new AgError(
-      "VALIDATION_ERROR",
-      `${field} contains the control character U+00${code.toUpperCase()}; only newline and tab are allowed`,
-    );
-  }
 }

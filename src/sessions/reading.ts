@@ -1,9 +1,9 @@
 import { emptySummary } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import { transcriptOwner, transcriptSource } from "../drivers/driver.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
-import { transcriptOwner, transcriptSource } from "./drivers/driver.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { SessionRecord } from "./repo.ts";

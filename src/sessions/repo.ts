@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { DriverName } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
-import { fromColumns } from "../store/rows.ts";
+import { fromColumns } from "../shared/rows.ts";
 import {
   LIVE_STATES,
   type PendingPermission,

@@ -1,5 +1,6 @@
 import type { Static } from "@sinclair/typebox";
 import { SESSION_KEY_LIMITS } from "../config/schema.ts";
+import { assertTerminal, type SessionDrivers } from "../drivers/index.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createSessionActions, type SendResult } from "./actions.ts";
@@ -10,7 +11,6 @@ import {
   createSessionCreation,
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
-import { assertTerminal, type SessionDrivers } from "./drivers/index.ts";
 import type { Exits } from "./exits.ts";
 import {
   type AgentProcess,
@@ -136,11 +136,10 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     record,
     reading,
     live,
-    tmux: deps.tmux,
+    drivers,
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
     processes: deps.processes,
-    acpPid: (id) => deps.acp?.pid(id) ?? null,
   });
   const offspring = createOffspring({
     repo: deps.repo,

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { TokenCounts } from "../agents/vocabulary.ts";
+import { DRIVER_NAMES, TokenCounts } from "../agents/vocabulary.ts";
 import { PermissionMode } from "../config/schema.ts";
 import { PendingPermission, SESSION_STATES, SessionStatus, TERMINAL_STATES } from "../events/names.ts";
 import { literalUnion } from "../shared/schema.ts";
@@ -66,7 +66,7 @@ export const ModelName = Type.String({
   description:
     "the model the agent runs, as that agent names models (Claude Code --model, Codex -m, Gemini CLI -m, OpenCode provider/model); default the agent's own",
 });
-export const Driver = literalUnion(["tmux", "acp"] as const, {
+export const Driver = literalUnion(DRIVER_NAMES, {
   description:
     "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
 });

@@ -1,9 +1,12 @@
+import { createSessionDrivers } from "../drivers/index.ts";
+import type { DriverSessions } from "../drivers/port.ts";
+import { DEFAULT_DELIVERY } from "../drivers/tmux/delivery.ts";
+import { createUntrackedAgents as createTerminalUntracked } from "../drivers/tmux/untracked.ts";
 import type { SessionServiceDeps } from "./deps.ts";
-import { createSessionDrivers } from "./drivers/index.ts";
-import { createExits } from "./exits.ts";
+import { createExits, type Exits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
 import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
-import { DEFAULT_DELIVERY } from "./live/delivery.ts";
+import { launchDir, sessionDir } from "./lifecycle.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
 import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";
@@ -17,7 +20,7 @@ export interface Sessions {
   supervisor: Supervisor;
   /** The sessions followed now, each the one writer of its own state. */
   live: LiveSessions;
-  /** Agents in ag's tmux windows that have no record (a lost state database): listed, endable. */
+  /** Agents in ag's tmux windows that have no record (a lost state database): listed, ended, adopted. */
   untracked: UntrackedAgents;
 }
 
@@ -30,6 +33,8 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     ...deps,
     permissionTimeoutMs: deps.settings.permissionTimeoutMs,
     idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
+    // The drivers are made next, with the live sessions as their port: asked only once a session runs.
+    drivers: { of: (record) => drivers.of(record) },
     onIdleTimeout: (id) => {
       void service
         .kill(id, "idle_timeout")
@@ -39,8 +44,7 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
   const exits = createExits(deps.clock, deps.strays, (detail) => deps.logger.info(detail));
   const drivers = createSessionDrivers({
     ...deps,
-    live,
-    exits,
+    sessions: driverPort(deps, live, exits),
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
   });
   const service = createSessionService(deps, { live, drivers, exits });
@@ -54,6 +58,24 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     live,
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
-    untracked: createUntrackedAgents(deps),
+    untracked: createUntrackedAgents({
+      ...deps,
+      drivers,
+      terminal: createTerminalUntracked({ tmux: deps.tmux, known: (id) => deps.repo.get(id) !== null }),
+    }),
+  };
+}
+
+/** The port the drivers reach the sessions through (drivers/port.ts): the live sessions and their records. */
+function driverPort(deps: SessionServiceDeps, live: LiveSessions, exits: Exits): DriverSessions {
+  return {
+    // The records a driver follows are stored ones: those it was given at start or found running.
+    follow: live.follow,
+    byPane: (paneId) => live.byPane(paneId),
+    inWindow: (windowId) => live.inWindow(windowId),
+    running: () => deps.repo.live(),
+    dir: (id) => sessionDir(deps.settings.stateDir, id),
+    launchDir: (record) => launchDir(deps.tenants, record),
+    ending: (id, pid) => exits.ending(id, pid),
   };
 }

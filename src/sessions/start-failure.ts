@@ -1,6 +1,6 @@
 import type { AgentRegistry } from "../agents/registry.ts";
+import type { SessionDrivers } from "../drivers/index.ts";
 import { AgError } from "../shared/errors.ts";
-import type { SessionDrivers } from "./drivers/index.ts";
 import type { LiveSession } from "./live/session.ts";
 
 export interface StartFailureDeps {

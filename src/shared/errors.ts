@@ -1,3 +1,5 @@
+import { type Static, Type } from "@sinclair/typebox";
+
 /**
  * The one error catalog. A code owns its HTTP status; every surface (HTTP envelope, CLI exit,
  * MCP result) translates an AgError by its code, never by its class or message.
@@ -95,4 +97,24 @@ export function isAgError(value: unknown): value is AgError {
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** The one error body of every surface: `{error, code, statusCode}` (HTTP, and MCP's text). */
+export const ErrorBody = Type.Object({
+  error: Type.String(),
+  code: Type.String(),
+  statusCode: Type.Integer(),
+});
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** An answer never echoes what it refuses at length: a message is cut past this many characters. */
+export const MAX_MESSAGE_CHARS = 500;
+
+export function envelope(code: ErrorCode, message: string): ErrorBody {
+  return { error: clip(message, MAX_MESSAGE_CHARS), code, statusCode: ERROR_STATUS[code] };
+}
+
+/** `text` cut to `max` characters, saying how long it was. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }

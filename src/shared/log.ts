@@ -1,8 +1,12 @@
 import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola";
-import type { LogLevel } from "../config/schema.ts";
-import { activeIds } from "../telemetry/index.ts";
 
 export type Logger = ConsolaInstance;
+
+export const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", "trace"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The active span's ids (telemetry's `activeIds`), or null outside a traced context. */
+export type TraceIds = () => { traceId: string; spanId: string } | null;
 
 export interface LoggerOptions {
   level: LogLevel;
@@ -12,6 +16,8 @@ export interface LoggerOptions {
    * `ag mcp`, to JSON-RPC, so a log line there would corrupt the protocol.
    */
   stream?: NodeJS.WritableStream;
+  /** A line logged inside a traced context carries its ids (the composition root passes telemetry's). */
+  traceIds?: TraceIds;
 }
 
 const LEVEL_NUMBER: Record<LogLevel, number> = {
@@ -38,12 +44,13 @@ export function jsonFields(fields: Record<string, unknown>): JsonFields {
 
 export function createLogger(options: LoggerOptions): Logger {
   const stream = options.stream ?? process.stderr;
-  const reporter = options.json ? jsonReporter(stream) : textReporter(stream);
+  const ids = options.traceIds ?? (() => null);
+  const reporter = options.json ? jsonReporter(stream, ids) : textReporter(stream, ids);
   return createConsola({ level: LEVEL_NUMBER[options.level], reporters: [reporter] });
 }
 
 /** One JSON object per line: {time, level, msg, ...fields, traceId?, spanId?}. */
-function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
+function jsonReporter(stream: NodeJS.WritableStream, activeIds: TraceIds): ConsolaReporter {
   return {
     log(entry) {
       const record: Record<string, unknown> = { time: entry.date.toISOString(), level: entry.type };
@@ -64,7 +71,7 @@ function jsonReporter(stream: NodeJS.WritableStream): ConsolaReporter {
 }
 
 /** `2026-11-22T08:00:00.000Z INFO  listening on … key=value` */
-function textReporter(stream: NodeJS.WritableStream): ConsolaReporter {
+function textReporter(stream: NodeJS.WritableStream, activeIds: TraceIds): ConsolaReporter {
   return {
     log(entry) {
       const parts: string[] = [];

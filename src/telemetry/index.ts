@@ -13,18 +13,15 @@ import {
 } from "@opentelemetry/api";
 import type { Logger } from "../shared/log.ts";
 import { VERSION } from "../version.ts";
+import type { TracingSettings, TracingStats } from "./settings.ts";
+
+export type { TracingSettings, TracingStats };
 
 /**
  * Tracing (docs/telemetry.md). Everything here speaks `@opentelemetry/api` only: until
  * startTracing() registers the SDK (tracing enabled), its tracer, context and propagator are the
  * API's no-ops, and the SDK itself (./sdk.ts) is never even imported.
  */
-export interface TracingSettings {
-  otelEnabled: boolean;
-  otelOtlpEndpoint: string;
-  otelServiceName: string;
-  otelSampleRate: number;
-}
 
 export interface Tracing {
   readonly enabled: boolean;
@@ -39,11 +36,6 @@ let enabled = false;
 let stats: (() => TracingStats) | null = null;
 
 /** What the exporter did since ag started (for /metrics); null when tracing is off. */
-export interface TracingStats {
-  exported: number;
-  failed: number;
-  dropped: number;
-}
 export function tracingStats(): TracingStats | null {
   return stats?.() ?? null;
 }

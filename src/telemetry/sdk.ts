@@ -14,7 +14,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { Logger } from "../shared/log.ts";
 import { VERSION } from "../version.ts";
-import type { TracingSettings, TracingStats } from "./index.ts";
+import type { TracingSettings, TracingStats } from "./settings.ts";
 
 /**
  * The OpenTelemetry SDK, loaded only when tracing is enabled (index.ts imports this file

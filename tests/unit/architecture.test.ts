@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 /** A few edges of the design that a change could quietly break, checked on the sources. */
 const SRC = join(import.meta.dir, "..", "..", "src");
@@ -109,4 +109,102 @@ test("agents/ never reaches up into the sessions domain", () => {
         .map((p) => `${f.path} → ${p}`),
     );
   expect(upward).toEqual([]);
+});
+
+/**
+ * The floors of src/ (docs/architecture.md), lowest first: a folder imports only folders on floors
+ * below its own, never one beside it or above it. A new folder takes its place here.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ["shared", "version.ts", "protocol"],
+  ["events", "tmux", "transcript", "host", "auth", "memory", "screenshot"],
+  ["agents", "audit", "diagnostics"],
+  ["config", "store", "telemetry"],
+  ["drivers", "router"],
+  ["sessions"],
+  ["channels", "consensus", "health", "metrics", "pipelines", "swarm", "templates", "terminal", "verify"],
+  ["mcp"],
+  ["server"],
+  ["init", "runtime.ts"],
+  ["cli"],
+  ["main.ts"],
+];
+const floorOf = new Map(FLOORS.flatMap((folders, floor) => folders.map((f) => [f, floor] as const)));
+const folderOf = (path: string) => path.split("/")[0]!;
+
+/**
+ * Every import of a file within src/, as src-relative paths: static imports and exports (also
+ * type-only ones, which Bun's scanner drops: a circle of types is a circle too) and `import()`.
+ */
+function localImports(file: { path: string; text: string }): string[] {
+  const specifiers = new Set(importsOf(file.text));
+  for (const m of code(file.text).matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm))
+    specifiers.add(m[1]!);
+  return [...specifiers]
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => relative(SRC, join(SRC, dirname(file.path), spec)))
+    .filter((path) => !path.startsWith(".."));
+}
+const graph = new Map(files.map((f) => [f.path, localImports(f)]));
+
+/** The import circles of src/ (strongly connected files, Tarjan), each as its files. */
+function circles(): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const circle: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      circle.push(member);
+    } while (member !== file);
+    if (circle.length > 1 || graph.get(file)!.includes(file)) found.push(circle.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+test("the import graph of src/ has no circle, not even of types", () => {
+  expect(graph.size).toBeGreaterThan(300);
+  expect(circles()).toEqual([]);
+});
+
+test("every folder of src/ stands on a floor, and imports only folders on floors below its own", () => {
+  expect(files.map((f) => folderOf(f.path)).filter((folder) => !floorOf.has(folder))).toEqual([]);
+  const upward = [...graph].flatMap(([file, imports]) =>
+    imports
+      .filter((target) => folderOf(target) !== folderOf(file))
+      .filter((target) => floorOf.get(folderOf(target))! >= floorOf.get(folderOf(file))!)
+      .map((target) => `${file} → ${target}`),
+  );
+  expect(upward).toEqual([]);
+});
+
+test("drivers/ reaches the sessions only through its port (drivers/port.ts), and sessions/ reaches tmux only through a driver", () => {
+  const crossing = [...graph].flatMap(([file, imports]) =>
+    imports
+      .filter(
+        (target) =>
+          (file.startsWith("drivers/") && target.startsWith("sessions/")) ||
+          (file.startsWith("sessions/") && target.startsWith("tmux/")),
+      )
+      .map((target) => `${file} → ${target}`),
+  );
+  expect(crossing).toEqual([]);
 });

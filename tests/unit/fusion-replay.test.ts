@@ -4,7 +4,7 @@ import type { AgentObservation } from "../../src/agents/agent.ts";
 import { toObservation } from "../../src/agents/claude/adapter.ts";
 import { readHook } from "../../src/agents/claude/hooks.ts";
 import type { ScreenState } from "../../src/agents/claude/screen.ts";
-import type { ObservationSource } from "../../src/sessions/live/observation.ts";
+import type { ObservationSource } from "../../src/drivers/observation.ts";
 import { CONFIRM_MS, initialStatus, reduce, type StatusState } from "../../src/sessions/live/status.ts";
 
 /**

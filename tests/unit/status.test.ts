@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { PermissionRequest } from "../../src/agents/agent.ts";
-import type { Observation, ObservationSource } from "../../src/sessions/live/observation.ts";
+import type { Observation, ObservationSource } from "../../src/drivers/observation.ts";
 import {
   ANSWER_GRACE_MS,
   CATCH_UP_MS,

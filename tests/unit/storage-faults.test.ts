@@ -3,10 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
+import { createUntrackedAgents } from "../../src/drivers/tmux/untracked.ts";
 import { createHealthService } from "../../src/health/service.ts";
 import { doctorPassed, runDoctor } from "../../src/init/doctor.ts";
 import { toErrorBody } from "../../src/server/errors.ts";
-import { createUntrackedAgents } from "../../src/sessions/untracked.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { storageFault } from "../../src/store/faults.ts";
@@ -191,7 +191,9 @@ test("ag doctor: a store refusing writes fails the server check with its code; u
   });
   expect(checks.find((c) => c.name === "untracked agents")).toMatchObject({
     status: "warn",
-    detail: expect.stringContaining("(s-1, s-2); end them: ag doctor --end-untracked"),
+    detail: expect.stringContaining(
+      "(s-1, s-2); adopt them: ag doctor --adopt-untracked, or end them: ag doctor --end-untracked",
+    ),
   });
   expect(doctorPassed(checks)).toBe(false);
 });
@@ -217,7 +219,7 @@ describe("untracked agents", () => {
         listPanes: () => Promise.reject(new Error("tmux connection lost: EPIPE")),
         killPane: async () => {},
       },
-      repo: { get: () => null },
+      known: () => false,
     });
     const error = await untracked.list().catch((e) => e);
     expect(error).toBeInstanceOf(AgError);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readScreen, trustDialogFolder } from "../../src/agents/claude/adapter.ts";
+import { AUTO_ANSWER_GRACE_MS } from "../../src/drivers/tmux/auto-answer.ts";
 import { pendingPermissionOf } from "../../src/events/bus.ts";
-import { AUTO_ANSWER_GRACE_MS } from "../../src/sessions/live/auto-answer.ts";
 import { createManualClock } from "../fakes/clock.ts";
 import { type TestApp, testApp } from "../helpers/app.ts";
 import { pane } from "../helpers/simulated-agent.ts";

@@ -1,8 +1,8 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { REVIEWER_OF } from "../../../src/consensus/limits.ts";
+import { DRIVER_TRAITS } from "../../../src/drivers/traits.ts";
 import { TERMINAL_STATES } from "../../../src/events/names.ts";
-import { DRIVER_TRAITS } from "../../../src/sessions/drivers/traits.ts";
 import { api, describe } from "../api.ts";
 import { coalesced } from "../coalesce.ts";
 import { age, agentMode, formatCost, formatTokens, STATE_WORDS, totalTokens } from "../format.ts";

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
+import type { DriverName } from "../../agents/vocabulary.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../../config/schema.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
 import { sessionUrl } from "../../shared/dashboard-links.ts";
@@ -42,7 +43,7 @@ export interface CreateInput {
   prompt: string;
   name?: string;
   agent?: string;
-  driver?: "tmux" | "acp";
+  driver?: DriverName;
   permissionMode?: PermissionMode;
   model?: string;
   /** false: never reuse an idle session (CLI --new). */

@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { currentAuthToken, type LoadedConfig, loadConfig } from "../../config/load.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { createLogger } from "../../shared/log.ts";
+import { activeIds } from "../../telemetry/index.ts";
 import { VERSION } from "../../version.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
@@ -24,6 +25,7 @@ export default defineCommand({
       level: loaded.config.logLevel,
       json: loaded.config.jsonLogs,
       stream: process.stderr,
+      traceIds: activeIds,
     });
     for (const warning of loaded.warnings) logger.warn(warning);
     const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port) ?? configuredPort(loaded));

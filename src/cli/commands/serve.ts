@@ -3,7 +3,7 @@ import { loadConfig } from "../../config/load.ts";
 import { startRuntime } from "../../runtime.ts";
 import { createShutdown } from "../../server/shutdown.ts";
 import { createLogger } from "../../shared/log.ts";
-import { startTracing } from "../../telemetry/index.ts";
+import { activeIds, startTracing } from "../../telemetry/index.ts";
 import { VERSION } from "../../version.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 
@@ -20,7 +20,7 @@ export default defineCommand({
       flags: { port: parsePortFlag(args.port), host: args.host, jsonLogs: args["json-logs"] || undefined },
     });
     const { config } = loaded;
-    const logger = createLogger({ level: config.logLevel, json: config.jsonLogs });
+    const logger = createLogger({ level: config.logLevel, json: config.jsonLogs, traceIds: activeIds });
     for (const warning of loaded.warnings) logger.warn(warning);
 
     // Before the runtime: what it does from its first request on is traced (when enabled).

@@ -1,6 +1,6 @@
+import type { SessionDrivers } from "../../drivers/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
-import type { SessionDrivers } from "../drivers/index.ts";
 import type { LiveSessions } from "../live/registry.ts";
 import type { SessionRepo } from "../repo.ts";
 

@@ -1,26 +1,28 @@
 import { randomBytes } from "node:crypto";
-import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { AgentRegistry } from "../../agents/registry.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
+import { transcriptOwner, transcriptSource } from "../../drivers/driver.ts";
+import type { SessionDrivers } from "../../drivers/index.ts";
+import type { Observation, ObservationSource } from "../../drivers/observation.ts";
+import type { DriverSession } from "../../drivers/port.ts";
+import { createAutoAnswerer } from "../../drivers/tmux/auto-answer.ts";
+import { createScreenReader } from "../../drivers/tmux/screen.ts";
 import type { EventBus } from "../../events/bus.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { TenantUsers } from "../../shared/run-as.ts";
-import type { Tmux } from "../../tmux/tmux.ts";
-import { transcriptOwner, transcriptSource } from "../drivers/driver.ts";
+import { policyRefusal } from "../policy.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal } from "../session.ts";
-import { createAutoAnswerer } from "./auto-answer.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./follower.ts";
-import type { Observation, ObservationSource } from "./observation.ts";
-import { createScreenReader } from "./screen.ts";
 import { createLiveStats, type LiveStats, pushSample, type StatsRecorder } from "./stats.ts";
 import { initialStatus, type StatusState } from "./status.ts";
 import { createTimers } from "./timers.ts";
 import { createStatusWriter } from "./writer.ts";
 
 export interface LiveDeps {
-  tmux: Pick<Tmux, "capturePane" | "sendKeys">;
+  /** The session's driver reads its screen and types its keys (a terminal's). */
+  drivers: Pick<SessionDrivers, "of">;
   /** Each session's adapter is its agent's (record.agent), as its tenant's OS user runs it. */
   agents: Pick<AgentRegistry, "get">;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
@@ -49,31 +51,14 @@ export type FollowMode = "launch" | "adopt";
  * One running session: its hooks, transcript and screen feed its status writer in arrival order;
  * its timers (stall, confirmation, permission and idle timeouts) run on the injected clock.
  */
-export interface LiveSession {
-  readonly id: string;
-  /** The adapter of the agent CLI it runs. */
-  readonly agent: AgentAdapter;
+export interface LiveSession extends DriverSession {
   record(): SessionRecord;
   status(): StatusState;
   /** Something happened: the fusion weighs it (`at` defaults to now). */
   observe(observation: Observation, source: ObservationSource, at?: number): void;
-  /** tmux says the pane changed: read the screen again (one capture at a time). */
-  paneChanged(): void;
-  /** Captures and reads the screen now, feeding what it shows into the state. */
-  readScreen(): Promise<ScreenReading | null>;
-  /** Resolves when the screen shows something new or the state learns something, or after `ms`. */
-  nextChange(ms: number): Promise<void>;
   /** The text of the last prompt the agent confirmed (hook or transcript), if any since ag follows it. */
   lastPrompt(): string | null;
-  /** Calls `listener` with the text of every prompt the agent confirms; returns unsubscribe. */
-  onSubmitted(listener: (text: string) => void): () => void;
   sendKeys(keys: string[]): Promise<void>;
-  /** One keyboard per session: deliveries and key presses run one at a time, never interleaved. */
-  typing<T>(work: () => Promise<T>): Promise<T>;
-  /** Records the pane the agent runs in (after its window opened, or moved on re-adoption). */
-  placed(pane: { windowId: string; paneId: string }): void;
-  /** Follows the agent's transcript at `path` (history: lines already there are the past). */
-  attachTranscript(path: string, history: boolean): Promise<void>;
   readonly transcript: TranscriptFollower;
   /**
    * Waits (up to `ms`) until the transcript holds the end of the turn of the prompt the agent
@@ -144,7 +129,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   const screen = createScreenReader({
     paneId: () => (disposed ? null : record.paneId),
     workDir: record.workDir,
-    tmux: deps.tmux,
+    capture: () => deps.drivers.of(record).capture(record),
     agent,
     clock: deps.clock,
     logger: deps.logger,
@@ -310,6 +295,9 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
     },
     record: () => record,
     status: () => writer.state,
+    ended: () => isTerminal(writer.state.status),
+    catchUpTranscript: () => transcript.catchUp(),
+    refusal: (tool) => policyRefusal(record.permissions, tool),
     observe(observation, source, at) {
       // The same prompt reported by the hook and again by the transcript is one prompt: the
       // agent's prompt id says so (the text alone would merge two identical prompts).
@@ -340,7 +328,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       return () => submitListeners.delete(listener);
     },
     async sendKeys(keys) {
-      if (record.paneId) await deps.tmux.sendKeys(record.paneId, keys);
+      if (record.paneId) await deps.drivers.of(record).sendKeys(record, keys);
     },
     typing(work) {
       const next = keyboard.then(work, work);

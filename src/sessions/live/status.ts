@@ -1,9 +1,9 @@
+import type { Observation, ObservationSource } from "../../drivers/observation.ts";
 import { isTerminal, type PendingPermission, type SessionStatus } from "../session.ts";
 import { transitionEvents } from "./fusion/events.ts";
 import { CATCH_UP_MS, CONFIRM_MS, readScreen } from "./fusion/screen.ts";
 import { isDialog, type StatusState, type Step, type Transition } from "./fusion/state.ts";
 import { apply } from "./fusion/strong.ts";
-import type { Observation, ObservationSource } from "./observation.ts";
 
 export { describeDialog, sameDialog } from "./fusion/dialogs.ts";
 export { ANSWER_GRACE_MS, CATCH_UP_MS, CONFIRM_MS } from "./fusion/screen.ts";

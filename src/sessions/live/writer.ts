@@ -1,10 +1,10 @@
+import type { Observation, ObservationSource } from "../../drivers/observation.ts";
 import type { EventBus, EventInput, EventSession } from "../../events/bus.ts";
 import type { StatusEventName, StatusExtra, StatusMeta } from "../../events/names.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { SessionRecord, SessionRepo } from "../repo.ts";
 import { isTerminal, type PendingPermission } from "../session.ts";
-import type { Observation, ObservationSource } from "./observation.ts";
 import { type LiveStats, pushSample, type StatsRecorder } from "./stats.ts";
 import { reduce, type StatusState, type Transition } from "./status.ts";
 

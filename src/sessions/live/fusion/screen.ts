@@ -1,5 +1,5 @@
 import type { PermissionRequest } from "../../../agents/agent.ts";
-import type { Observation } from "../observation.ts";
+import type { Observation } from "../../../drivers/observation.ts";
 import { sameDialog } from "./dialogs.ts";
 import {
   announceFailure,

@@ -1,5 +1,5 @@
-import type { AgentObservation } from "../../agents/agent.ts";
-import type { SessionLaunch, StatusSource } from "../../events/names.ts";
+import type { AgentObservation } from "../agents/agent.ts";
+import type { SessionLaunch, StatusSource } from "../events/names.ts";
 
 /**
  * Everything the state fusion hears, and from whom. The agent adapter speaks for the agent's

@@ -1,4 +1,5 @@
 import type { KeyStep } from "../../agents/agent.ts";
+import type { PendingPermission } from "../../agents/vocabulary.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { sessionEnvironment } from "../../shared/environment.ts";
@@ -6,16 +7,17 @@ import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { asUser, handOver, reclaim, type TenantUsers } from "../../shared/run-as.ts";
 import type { Tmux, TmuxEvent } from "../../tmux/tmux.ts";
-import type { Exits } from "../exits.ts";
-import { assertTypeable, sessionDir } from "../lifecycle.ts";
-import type { DeliveryOptions } from "../live/delivery.ts";
-import { deliverTo, pressKeys } from "../live/keyboard.ts";
-import type { AgKeys } from "../live/observation.ts";
-import type { LiveSessions } from "../live/registry.ts";
-import type { LiveSession } from "../live/session.ts";
-import type { SessionRecord, SessionRepo } from "../repo.ts";
-import type { PendingPermission, QuestionAnswer } from "../session.ts";
-import { lastLines, type SessionDriver } from "./driver.ts";
+import {
+  type AgentPlace,
+  assertTypeable,
+  lastLines,
+  type QuestionAnswer,
+  type SessionDriver,
+} from "../driver.ts";
+import type { AgKeys } from "../observation.ts";
+import type { DriverRecord, DriverSession, DriverSessions } from "../port.ts";
+import type { DeliveryOptions } from "./delivery.ts";
+import { deliverTo, pressKeys } from "./keyboard.ts";
 
 export interface TmuxDriverDeps {
   tmux: Pick<
@@ -32,17 +34,15 @@ export interface TmuxDriverDeps {
     | "on"
     | "start"
   >;
-  repo: Pick<SessionRepo, "live">;
-  live: Pick<LiveSessions, "follow" | "byPane" | "inWindow">;
-  /** Agents on their way out (a resume waits for them). */
-  exits: Pick<Exits, "ending">;
+  /** The port to the sessions domain. */
+  sessions: Pick<DriverSessions, "follow" | "byPane" | "inWindow" | "running" | "dir" | "ending">;
   clock: Clock;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   delivery: DeliveryOptions;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
   owners?: TenantUsers;
-  settings: { stateDir: string; hookBaseUrl: () => string; environment?: Record<string, string> };
+  settings: { hookBaseUrl: () => string; environment?: Record<string, string> };
 }
 
 /**
@@ -52,7 +52,7 @@ export interface TmuxDriverDeps {
  * (one control-mode client, no polling). Windows outlive ag: at start they are re-adopted by tag.
  */
 export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
-  const press = (session: LiveSession, steps: KeyStep[], what: AgKeys, dialog?: string) =>
+  const press = (session: DriverSession, steps: KeyStep[], what: AgKeys, dialog?: string) =>
     pressKeys(session, deps, steps, what, dialog);
   let unsubscribe: (() => void) | null = null;
   let lostServer = false;
@@ -60,13 +60,14 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
   function onEvent(event: TmuxEvent): void {
     switch (event.type) {
       case "pane-output":
-        deps.live.byPane(event.paneId)?.paneChanged();
+        deps.sessions.byPane(event.paneId)?.paneChanged();
         break;
       case "pane-died":
-        deps.live.byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
+        deps.sessions.byPane(event.paneId)?.observe({ kind: "exited", status: event.status }, "tmux");
         break;
       case "window-closed":
-        for (const session of deps.live.inWindow(event.windowId)) session.observe({ kind: "gone" }, "tmux");
+        for (const session of deps.sessions.inWindow(event.windowId))
+          session.observe({ kind: "gone" }, "tmux");
         break;
       case "server-lost":
         lostServer = true;
@@ -77,7 +78,7 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
         if (lostServer) {
           lostServer = false;
           deps.diagnostics?.record("tmux.reconnected", "control client reconnected; re-adopting sessions");
-          const ours = deps.repo.live().filter((r) => r.driver === "tmux");
+          const ours = deps.sessions.running().filter((r) => r.driver === "tmux");
           void adopt(ours).catch((error) => deps.logger.error("re-adoption after reconnect failed", error));
         }
         break;
@@ -85,13 +86,13 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
   }
 
   /** Matches stored sessions to tmux windows by tag; one whose window is gone ended unexpectedly. */
-  async function adopt(records: readonly SessionRecord[]): Promise<void> {
+  async function adopt(records: readonly DriverRecord[]): Promise<void> {
     const panes = await deps.tmux.listPanes();
     let adopted = 0;
     let crashed = 0;
     for (const record of records) {
       const pane = panes.find((p) => p.tag === record.id);
-      const session = deps.live.follow(record, "adopt");
+      const session = deps.sessions.follow(record, "adopt");
       if (!pane) {
         session.observe({ kind: "gone" }, "tmux");
         crashed++;
@@ -108,7 +109,7 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
   }
 
   /** The transcript so far is history; what the agent wrote while ag was down is read too. */
-  async function adoptTranscript(session: LiveSession): Promise<void> {
+  async function adoptTranscript(session: DriverSession): Promise<void> {
     const record = session.record();
     const path = record.transcriptPath ?? (await session.agent.transcript.find(record.workDir, record.id));
     if (path) await session.attachTranscript(path, true);
@@ -120,7 +121,7 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
     async launch(session, spec, failed) {
       const rec = spec.record;
       const owner = deps.owners?.(rec.tenantId) ?? null;
-      const dir = sessionDir(deps.settings.stateDir, rec.id);
+      const dir = deps.sessions.dir(rec.id);
       let window: ReturnType<typeof asUser>;
       try {
         if (owner) reclaim(owner, dir);
@@ -195,9 +196,9 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       // The end is recorded before anything is touched: its closing reads as ag's doing, not a
       // crash, and a record the store refuses (disk full) stops the kill with nothing done.
       close();
-      await deps.exits.ending(rec.id, pid);
+      await deps.sessions.ending(rec.id, pid);
       const shared =
-        rec.windowId && deps.repo.live().some((s) => s.id !== rec.id && s.windowId === rec.windowId);
+        rec.windowId && deps.sessions.running().some((s) => s.id !== rec.id && s.windowId === rec.windowId);
       if (shared && rec.paneId) await deps.tmux.killPane(rec.paneId).catch(() => {});
       else if (rec.windowId) await deps.tmux.killWindow(rec.windowId).catch(() => {});
     },
@@ -207,6 +208,8 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       await deps.tmux.start();
       await adopt(records);
     },
+
+    adopt: (record) => adopt([record]),
 
     stop() {
       unsubscribe?.();
@@ -223,6 +226,33 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       ]);
       const status = panes.find((p) => p.paneId === paneId)?.deadStatus ?? null;
       return { status, output: lastLines(screen.replace(PANE_IS_DEAD, "")) };
+    },
+
+    async locate(records) {
+      const panes = new Map((await deps.tmux.listPanes()).map((p) => [p.paneId, p]));
+      const places = new Map<string, AgentPlace>();
+      for (const record of records) {
+        const pane = record.paneId ? panes.get(record.paneId) : undefined;
+        if (!pane) continue;
+        places.set(record.id, {
+          pid: pane.dead ? null : pane.pid,
+          pane: { windowId: pane.windowId, paneId: pane.paneId, dead: pane.dead },
+        });
+      }
+      return places;
+    },
+
+    // Not async: the screen reader's capture keeps tmux's own timing (no added turns).
+    capture(record) {
+      if (!record.paneId)
+        return Promise.reject(new AgError("SESSION_NOT_FOUND", `session ${record.id} has no pane`));
+      return deps.tmux.capturePane(record.paneId);
+    },
+
+    async sendKeys(record, keys) {
+      if (!record.paneId)
+        throw new AgError("CONFLICT", `session ${record.id} has no pane to press keys in yet`);
+      await deps.tmux.sendKeys(record.paneId, keys);
     },
   };
 }

@@ -3,10 +3,9 @@ import type { Clock } from "../../shared/clock.ts";
 import { AgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { Tmux } from "../../tmux/tmux.ts";
-import { isTerminal } from "../session.ts";
+import type { AgKeys } from "../observation.ts";
+import type { DriverSession } from "../port.ts";
 import { type DeliveryOptions, type DeliveryPort, type DeliveryResult, deliverPrompt } from "./delivery.ts";
-import type { AgKeys } from "./observation.ts";
-import type { LiveSession } from "./session.ts";
 
 export interface KeyboardDeps {
   tmux: Pick<Tmux, "paste" | "sendKeys">;
@@ -15,7 +14,7 @@ export interface KeyboardDeps {
 
 /** Delivery over a live session's pane: tmux types, the agent's own signals confirm. */
 export function deliverTo(
-  session: LiveSession,
+  session: DriverSession,
   deps: KeyboardDeps,
   text: string,
   options: DeliveryOptions,
@@ -55,7 +54,7 @@ export function deliverTo(
       };
     },
     now: () => clock.now(),
-    ended: () => isTerminal(session.status().status),
+    ended: () => session.ended(),
     takenWhenEmptied: agent.recordsLate(text),
   };
   return deliverPrompt(port, text, options);
@@ -79,7 +78,7 @@ export interface PressDeps {
  * dialog must not let the second land on the dialog after it).
  */
 export function pressKeys(
-  session: LiveSession,
+  session: DriverSession,
   deps: PressDeps,
   steps: KeyStep[],
   what: AgKeys,
@@ -114,7 +113,7 @@ export function pressKeys(
  * answer already reported (seen under load: an Escape 5 ms after the hook, the dialog drawn
  * 50 ms later). Past DRAW_WAIT_MS the keys go anyway: a dialog the screen reader does not know.
  */
-async function drawn(session: LiveSession, deps: PressDeps, dialog: string): Promise<void> {
+async function drawn(session: DriverSession, deps: PressDeps, dialog: string): Promise<void> {
   const deadline = deps.clock.now() + DRAW_WAIT_MS;
   const waits = () => {
     const state = session.status();

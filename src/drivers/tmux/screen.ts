@@ -1,7 +1,6 @@
 import type { AgentAdapter, ScreenReading } from "../../agents/agent.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
-import type { Tmux } from "../../tmux/tmux.ts";
 
 export interface ScreenReader {
   /**
@@ -20,7 +19,8 @@ export function createScreenReader(deps: {
   paneId(): string | null;
   /** The session's folder: the only one whose trust dialog ag may answer itself. */
   workDir?: string;
-  tmux: Pick<Tmux, "capturePane">;
+  /** Captures the pane's text (its driver's `capture`). */
+  capture(): Promise<string>;
   agent: Pick<AgentAdapter, "readScreen">;
   clock: Clock;
   logger: Logger;
@@ -37,7 +37,7 @@ export function createScreenReader(deps: {
     const capturedAt = deps.clock.now();
     let text: string;
     try {
-      text = await deps.tmux.capturePane(paneId);
+      text = await deps.capture();
     } catch (error) {
       deps.logger.debug(`capture of ${paneId} failed`, error);
       return null;

@@ -1,14 +1,19 @@
-import type { DriverName } from "../../agents/agent.ts";
-import type { SessionRecord } from "../repo.ts";
-import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp.ts";
+import type { DriverName } from "../agents/vocabulary.ts";
+import { type AcpSessionDriverDeps, createAcpSessionDriver } from "./acp/session.ts";
 import type { SessionDriver } from "./driver.ts";
-import { createTmuxDriver, type TmuxDriverDeps } from "./tmux.ts";
+import { createTmuxDriver, type TmuxDriverDeps } from "./tmux/driver.ts";
 
-export { assertTerminal, DRIVER_TRAITS, type LaunchFailure, type SessionDriver } from "./driver.ts";
+export {
+  type AgentPlace,
+  assertTerminal,
+  DRIVER_TRAITS,
+  type LaunchFailure,
+  type SessionDriver,
+} from "./driver.ts";
 
 /** The drivers a session can run on, each found by the session's `driver`. */
 export interface SessionDrivers {
-  of(rec: Pick<SessionRecord, "driver">): SessionDriver;
+  of(rec: { driver: DriverName }): SessionDriver;
   all(): SessionDriver[];
 }
 

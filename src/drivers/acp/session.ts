@@ -1,25 +1,12 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import type { ToolCategory } from "../../agents/agent.ts";
-import type { TenantPolicy } from "../../auth/tenants.ts";
 import type { DiagnosticsSink } from "../../diagnostics/index.ts";
-import type {
-  AcpDriver,
-  DriverSink,
-  HeadlessSpec,
-  PermissionChoice,
-  Reopened,
-} from "../../drivers/acp/index.ts";
 import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { reclaim, type TenantUsers } from "../../shared/run-as.ts";
-import type { McpAccess } from "../deps.ts";
-import type { Exits } from "../exits.ts";
-import { launchDir, sessionDir } from "../lifecycle.ts";
-import type { LiveSessions } from "../live/registry.ts";
-import type { LiveSession } from "../live/session.ts";
-import { policyRefusal } from "../policy.ts";
-import type { SessionRecord } from "../repo.ts";
-import { assertTerminal, lastLines, type SessionDriver } from "./driver.ts";
+import { type AgentPlace, assertTerminal, lastLines, notATerminal, type SessionDriver } from "../driver.ts";
+import type { DriverRecord, DriverSession, DriverSessions, McpAccess } from "../port.ts";
+import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice, Reopened } from "./index.ts";
 
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
 const TOOL_CATEGORIES: Record<string, ToolCategory> = {
@@ -36,16 +23,12 @@ export interface AcpSessionDriverDeps {
   acp?: AcpDriver;
   /** ag's own MCP server, for sessions that offer it to their agent. */
   mcp?: McpAccess;
-  live: Pick<LiveSessions, "follow">;
-  /** Agents on their way out: what they started outside their process group is ended with them. */
-  exits: Pick<Exits, "ending">;
+  /** The port to the sessions domain (what an agent started outside its group ends with it). */
+  sessions: Pick<DriverSessions, "follow" | "dir" | "launchDir" | "ending">;
   logger: Logger;
   diagnostics?: DiagnosticsSink;
   /** The OS user a tenant's agents run as (runAs); none: ag's own. */
   owners?: TenantUsers;
-  /** Which folders a tenant's agents may run in: a reopen after a restart is a launch too. */
-  tenants?: Pick<TenantPolicy, "launchDir">;
-  settings: { stateDir: string };
 }
 
 /**
@@ -60,12 +43,12 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
   };
 
   /** How the driver speaks to a live session. */
-  const sinkOf = (session: LiveSession): DriverSink => ({
+  const sinkOf = (session: DriverSession): DriverSink => ({
     observe: (observation) => session.observe(observation, "acp"),
     attachTranscript: (path, history) => session.attachTranscript(path, history),
-    catchUp: () => session.transcript.catchUp(),
+    catchUp: () => session.catchUpTranscript(),
     refusal: (call) =>
-      policyRefusal(session.record().permissions, {
+      session.refusal({
         name: call.title ?? call.kind ?? "tool",
         category: TOOL_CATEGORIES[call.kind ?? "other"] ?? "other",
       }),
@@ -76,13 +59,13 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
    * folder): its adapter's ACP entry, prepared.
    */
   async function specOf(
-    session: LiveSession,
+    session: DriverSession,
     workDir: string,
   ): Promise<{ spec: HeadlessSpec; warnings: string[] }> {
     const rec = session.record();
     const entry = session.agent.acp;
     if (!entry) throw new AgError("DRIVER_UNSUPPORTED", `agent ${session.agent.name} has no ACP entry point`);
-    const dir = sessionDir(deps.settings.stateDir, rec.id);
+    const dir = deps.sessions.dir(rec.id);
     const runAs = deps.owners?.(rec.tenantId) ?? null;
     if (runAs) reclaim(runAs, dir);
     const plan = await entry.prepare({
@@ -114,7 +97,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
   }
 
   /** ag's own MCP server over stdio, for a session that offers it (a fresh key at each launch). */
-  function mcpServers(rec: SessionRecord, dir: string): acp.McpServer[] {
+  function mcpServers(rec: DriverRecord, dir: string): acp.McpServer[] {
     if (!rec.offerMcp || !deps.mcp) return [];
     const { command, env } = deps.mcp.open(rec, dir);
     const [program = "", ...args] = command;
@@ -134,7 +117,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
    * continues), else the session ends crashed with reason driver_restart, the whole cause in the
    * log, the diagnostics (`acp.reopen`) and its end's detail.
    */
-  async function reopen(session: LiveSession): Promise<boolean> {
+  async function reopen(session: DriverSession): Promise<boolean> {
     const midTurn = session.status().status !== "idle";
     // The conversation ag kept is readable from the first answer ag gives, however long the
     // agent takes to come back: the session reads its stored status meanwhile (idle, most
@@ -144,11 +127,11 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     const history = kept ? session.attachTranscript(kept, true) : Promise.resolve();
     let workDir: string;
     try {
-      workDir = launchDir(deps.tenants, session.record());
+      workDir = deps.sessions.launchDir(session.record());
     } catch (error) {
       // Its folder now leads outside its tenant's (or is gone): the agent is not started again,
       // and what still runs of the earlier one is ended.
-      await deps.acp?.reap(session.id, sessionDir(deps.settings.stateDir, session.id));
+      await deps.acp?.reap(session.id, deps.sessions.dir(session.id));
       await history.catch(() => {});
       session.observe({ kind: "launch-failed", error: `not reopened: ${(error as Error).message}` }, "ag");
       return false;
@@ -168,7 +151,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     return false;
   }
 
-  const choose = async (session: LiveSession, choice: PermissionChoice) => acp().answer(session.id, choice);
+  const choose = async (session: DriverSession, choice: PermissionChoice) => acp().answer(session.id, choice);
 
   return {
     name: "acp",
@@ -220,7 +203,7 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       // Recorded first: a record the store refuses stops the kill with nothing done.
       const pid = acp().pid(session.id);
       close();
-      await deps.exits.ending(session.id, pid);
+      await deps.sessions.ending(session.id, pid);
       await acp().stop(session.id);
     },
 
@@ -228,9 +211,16 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async start(records) {
       await Promise.all(
         records.map(async (record) => {
-          const reopened = await reopen(deps.live.follow(record, "adopt"));
+          const reopened = await reopen(deps.sessions.follow(record, "adopt"));
           deps.logger.info(`ACP session ${record.id}: ${reopened ? "reopened" : "ended (driver_restart)"}`);
         }),
+      );
+    },
+
+    async adopt(record) {
+      throw new AgError(
+        "CONFLICT",
+        `session ${record.id} runs headless: ag no longer holds its agent's pipe, so it cannot be adopted; end it`,
       );
     },
 
@@ -239,6 +229,24 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async lastWords(session) {
       const exit = deps.acp?.exitOf(session.id);
       return exit ? { status: exit.status, output: lastLines(exit.stderr) } : { status: null, output: [] };
+    },
+
+    /** A headless agent is ag's own child: its pid, no pane. */
+    async locate(records) {
+      const places = new Map<string, AgentPlace>();
+      for (const record of records) {
+        const pid = deps.acp?.pid(record.id) ?? null;
+        if (pid !== null) places.set(record.id, { pid, pane: null });
+      }
+      return places;
+    },
+
+    async capture(record) {
+      throw notATerminal(record, "a pane");
+    },
+
+    async sendKeys(record) {
+      throw notATerminal(record, "keys");
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { camelCase, camelize, fromColumns } from "../../src/store/rows.ts";
+import { camelCase, camelize, fromColumns } from "../../src/shared/rows.ts";
 
 describe("rows to records", () => {
   test("a snake_case column is named in camelCase; a one-word column keeps its name", () => {
