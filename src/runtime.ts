@@ -18,7 +18,7 @@ import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createHealthService } from "./health/service.ts";
-import { createHostGuard, listenersOf } from "./host/index.ts";
+import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
 import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts";
 import { createPipelineService } from "./pipelines/index.ts";
@@ -263,6 +263,7 @@ export async function startRuntime({
       mcp: createSessionKeys({ keys, selfCommand: selfCommand(), baseUrl: () => hookBaseUrl }),
       agents,
       processes: host.trees,
+      programs: (pid) => programsUnder(pid),
       admission: host.admit,
       strays: host.strays,
       bus,
@@ -544,7 +545,7 @@ async function reportUntracked(
   const agents = await untracked.list().catch(() => []);
   if (agents.length === 0) return;
   const ids = [...new Set(agents.map((a) => a.sessionId))];
-  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
+  const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, POST /v1/untracked/:sessionId/adopt or \`ag doctor --adopt-untracked\` adopts them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
   logger.warn(detail);
   diagnostics.record("storage.untracked", detail);
 }

@@ -270,6 +270,12 @@ export interface AcpEntry {
    * reason it stands for (null: a failure).
    */
   promptError?(message: string): "cancelled" | "end_turn" | null;
+  /**
+   * When (epoch ms) the agent can be sent `session/load` for this ACP session id, for an agent
+   * that cannot load a conversation at any time: ag waits until then (a minute at most). Without
+   * it, or 0: at once.
+   */
+  loadableAt?(sessionId: string): Promise<number>;
 }
 
 /** The turn `AcpEntry.usage` is asked about. */

@@ -27,6 +27,7 @@ const AUDITED: ReadonlyArray<{ method: string; pattern: RegExp; action: string; 
   { method: "POST", pattern: /^\/v1\/auth\/keys$/, action: "key.create", target: "body" },
   { method: "DELETE", pattern: /^\/v1\/auth\/keys\/([^/]+)$/, action: "key.revoke" },
   { method: "DELETE", pattern: /^\/v1\/untracked\/([^/]+)$/, action: "session.untracked.end" },
+  { method: "POST", pattern: /^\/v1\/untracked\/([^/]+)\/adopt$/, action: "session.untracked.adopt" },
 ];
 
 /** Whether a request is one the audit log records when it succeeds (an action, not a read). */

@@ -60,6 +60,11 @@ export interface SessionDriver {
    * reopened), then carries what happens to them from then on.
    */
   start(records: readonly DriverRecord[]): Promise<void>;
+  /**
+   * Follows the agent of a record made now for an agent that ran without one (an untracked
+   * agent, docs/storage.md) as it follows its records at start. Headless: CONFLICT, its pipe is gone.
+   */
+  adopt(record: DriverRecord): Promise<void>;
   /** Stops carrying events (ag stops). */
   stop(): void;
   /** What the agent of an ended session left: its exit status and its last lines of output. */

@@ -235,7 +235,7 @@ function untrackedCheck(ids: readonly string[]): DoctorCheck {
   return {
     name: "untracked agents",
     status: "warn",
-    detail: `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}); end them: ag doctor --end-untracked`,
+    detail: `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}); adopt them: ag doctor --adopt-untracked, or end them: ag doctor --end-untracked`,
   };
 }
 

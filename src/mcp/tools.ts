@@ -128,13 +128,14 @@ const None = Type.Object({}, strict);
 
 /**
  * `create_session` and each `batch_create_sessions` item: SPEC's workDir, name?, prompt?, and
- * reuse?, agent? (CONTRACT §10) and driver? so an agent can ask for a session of its own, of any
- * agent CLI, in a terminal or headless.
+ * reuse?, agent? (CONTRACT §10), driver?, permissionMode? and model? so an agent can ask for a
+ * session of its own, of any agent CLI, in a terminal or headless, in a mode and on a model (a
+ * session key's mode stays within its creator's: docs/auth.md).
  */
 const NewSession = Type.Composite(
   [
     Type.Required(Type.Pick(CreateSessionInput, ["workDir"])),
-    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse", "agent", "driver"]),
+    Type.Pick(CreateSessionInput, ["name", "prompt", "reuse", "agent", "driver", "permissionMode", "model"]),
   ],
   strict,
 );

@@ -8,7 +8,7 @@ import { inSpan, type Span } from "../telemetry/index.ts";
 import { normalizeText } from "./actions.ts";
 import type { AdmissionHold, SessionServiceDeps } from "./deps.ts";
 import type { Exits } from "./exits.ts";
-import { assertCapacity, type LauncherDeps, launchSession } from "./launcher.ts";
+import { createSessionSlots, type LauncherDeps, launchSession } from "./launcher.ts";
 import {
   defaultName,
   newHookSecret,
@@ -70,6 +70,7 @@ export function createSessionCreation(
 ) {
   const { live, record } = deps;
   const launcher: LauncherDeps = deps;
+  const slots = createSessionSlots(deps);
   const sessionOf = (rec: SessionRecord) => ({ id: rec.id, name: rec.name, workDir: rec.workDir });
   // A teammate's end is also its parent's news.
   deps.bus.subscribe((event) => {
@@ -184,7 +185,7 @@ export function createSessionCreation(
 
   /**
    * Room for one more agent of this kind (the session limit, then the host's memory), held while
-   * `launch` runs: given back if it fails, else held until the agent has started (the host
+   * `launch` runs (the session limit counts it until the launch is over, then its record): given back if it fails, else held until the agent has started (the host
    * domain hears of that), so that concurrent creates cannot all be let into the same room.
    */
   async function withRoom<T>(
@@ -192,13 +193,24 @@ export function createSessionCreation(
     waitAs: string | undefined,
     launch: (room: AdmissionHold) => Promise<T>,
   ): Promise<T> {
-    assertCapacity(launcher);
-    const room = (await deps.admission?.(agent, waitAs)) ?? NO_ROOM_HELD;
+    // The slot is claimed before the first await: a create in flight counts from here on.
+    const slot = slots.claim();
     try {
-      return await launch(room);
-    } catch (error) {
-      room.release();
-      throw error;
+      const room = (await deps.admission?.(agent, waitAs)) ?? NO_ROOM_HELD;
+      try {
+        return await launch({
+          bind(sessionId) {
+            slot.bind(sessionId);
+            room.bind(sessionId);
+          },
+          release: () => room.release(),
+        });
+      } catch (error) {
+        room.release();
+        throw error;
+      }
+    } finally {
+      slot.release();
     }
   }
 

@@ -10,7 +10,7 @@ import type { McpAccess } from "../drivers/port.ts";
 import type { DeliveryOptions } from "../drivers/tmux/delivery.ts";
 import type { TmuxDriverDeps } from "../drivers/tmux/driver.ts";
 import type { EventBus } from "../events/bus.ts";
-import type { StrayReaper } from "../host/index.ts";
+import type { RunningProgram, StrayReaper } from "../host/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { RunAs, TenantUsers } from "../shared/run-as.ts";
@@ -94,6 +94,8 @@ export interface SessionServiceDeps {
   admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
   /** Ends what a killed session's agent left running (the host domain); none = not looked for. */
   strays?: StrayReaper;
+  /** A process and everything under it as programs (the host domain, /proc): untracked agents' adoption. */
+  programs?: (pid: number) => Promise<RunningProgram[]>;
   /** What agents' process trees cost the host, by root pid (the host domain, /proc). */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */

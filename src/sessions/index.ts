@@ -6,7 +6,6 @@
 export { assertTerminal, transcriptOwner, transcriptSource } from "../drivers/driver.ts";
 export type { Observation, ObservationSource } from "../drivers/observation.ts";
 export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "../drivers/tmux/delivery.ts";
-export { UntrackedAgent, type UntrackedAgents } from "../drivers/tmux/untracked.ts";
 export { normalizeText, type SendResult } from "./actions.ts";
 export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
 export type {
@@ -46,3 +45,4 @@ export type { SessionService } from "./service.ts";
 export * from "./session.ts";
 export { createSessions, type Sessions } from "./setup.ts";
 export { type TurnOutcome, turnEnd } from "./turns.ts";
+export { AdoptedUntracked, AdoptUntrackedInput, UntrackedAgent, type UntrackedAgents } from "./untracked.ts";

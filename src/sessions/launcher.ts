@@ -25,7 +25,7 @@ export interface LaunchSpec {
 }
 
 export interface LauncherDeps {
-  repo: Pick<SessionRepo, "stats" | "update">;
+  repo: Pick<SessionRepo, "update">;
   agents: Pick<AgentRegistry, "get" | "launchVersion" | "notInstalled">;
   logger: Pick<Logger, "warn">;
   live: Pick<LiveSessions, "follow" | "forget">;
@@ -100,9 +100,50 @@ function launchMeta(rec: SessionRecord, origin: LaunchSpec["origin"] = {}): Sess
   return { permissionMode: rec.permissionMode, agentCommand: rec.agentCommand, ...origin };
 }
 
-export function assertCapacity(deps: Pick<LauncherDeps, "repo" | "settings">): void {
-  const limit = deps.settings.maxSessions;
-  if (limit !== null && deps.repo.stats().active >= limit) {
-    throw new AgError("SESSION_LIMIT_REACHED", `the limit of ${limit} concurrent sessions is reached`);
+/** One session coming to be, counted against maxSessions until its launch has ended. */
+export interface SessionSlot {
+  /** The slot is this session's: once its record is live it is counted once, not twice. */
+  bind(sessionId: string): void;
+  /** The launch is over (started, or failed): its record alone counts now. Idempotent. */
+  release(): void;
+}
+
+/**
+ * The session limit (maxSessions), counting the launches in flight as well as the live records:
+ * a create checks and claims its slot in one step, before it awaits anything, so concurrent
+ * creates cannot all pass a count that none of them has raised yet.
+ */
+export function createSessionSlots(deps: {
+  repo: Pick<SessionRepo, "live">;
+  settings: { maxSessions: number | null };
+}): { claim(): SessionSlot } {
+  /** Launches in flight, by the session each is bound to (null until its record exists). */
+  const inFlight = new Map<symbol, string | null>();
+  function taken(): number {
+    const ids = new Set(deps.repo.live().map((rec) => rec.id));
+    let unbound = 0;
+    for (const id of inFlight.values()) {
+      if (id === null) unbound++;
+      else ids.add(id);
+    }
+    return ids.size + unbound;
   }
+  return {
+    claim() {
+      const limit = deps.settings.maxSessions;
+      if (limit === null) return { bind() {}, release() {} };
+      if (taken() >= limit)
+        throw new AgError("SESSION_LIMIT_REACHED", `the limit of ${limit} concurrent sessions is reached`);
+      const slot = Symbol("session slot");
+      inFlight.set(slot, null);
+      return {
+        bind: (sessionId) => {
+          if (inFlight.has(slot)) inFlight.set(slot, sessionId);
+        },
+        release: () => {
+          inFlight.delete(slot);
+        },
+      };
+    },
+  };
 }

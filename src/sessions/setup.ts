@@ -1,7 +1,7 @@
 import { createSessionDrivers } from "../drivers/index.ts";
 import type { DriverSessions } from "../drivers/port.ts";
 import { DEFAULT_DELIVERY } from "../drivers/tmux/delivery.ts";
-import { createUntrackedAgents, type UntrackedAgents } from "../drivers/tmux/untracked.ts";
+import { createUntrackedAgents as createTerminalUntracked } from "../drivers/tmux/untracked.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import { createExits, type Exits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
@@ -9,6 +9,7 @@ import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
 import { launchDir, sessionDir } from "./lifecycle.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
+import { createUntrackedAgents, type UntrackedAgents } from "./untracked.ts";
 
 export interface Sessions {
   /** What clients do with sessions (the routes, MCP, CLI, pipelines, chat). */
@@ -19,7 +20,7 @@ export interface Sessions {
   supervisor: Supervisor;
   /** The sessions followed now, each the one writer of its own state. */
   live: LiveSessions;
-  /** Agents in ag's tmux windows that have no record (a lost state database): listed, endable. */
+  /** Agents in ag's tmux windows that have no record (a lost state database): listed, ended, adopted. */
   untracked: UntrackedAgents;
 }
 
@@ -57,7 +58,11 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     live,
     hooks: createHookReceiver({ ...deps, live }),
     supervisor: createSupervisor({ ...deps, live, drivers }),
-    untracked: createUntrackedAgents({ tmux: deps.tmux, known: (id) => deps.repo.get(id) !== null }),
+    untracked: createUntrackedAgents({
+      ...deps,
+      drivers,
+      terminal: createTerminalUntracked({ tmux: deps.tmux, known: (id) => deps.repo.get(id) !== null }),
+    }),
   };
 }
 

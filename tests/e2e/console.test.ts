@@ -474,11 +474,23 @@ describe("forms and server views", () => {
         await page.selectOption("#memory-scope", "team");
         await page.waitForSelector(`#memory tbody tr:has-text("${key}")`, { state: "detached" });
         expect(await page.textContent("#memory tbody")).toContain(`team/other-${viewport.name}`);
+        // The scope's own list (project/…) is slowed in the page so that it answers after the
+        // prefix's: the later request's rows must stay (a late answer once put both rows back).
+        const scopeOnly = /\/v1\/memory\?prefix=project%2F$/;
+        await page.route(scopeOnly, async (route) => {
+          await Bun.sleep(800);
+          await route.continue();
+        });
+        const lateAnswer = page.waitForResponse(scopeOnly);
         await page.selectOption("#memory-scope", "project");
         await page.fill("#memory-prefix", `console-${viewport.name}`);
         await page.press("#memory-prefix", "Enter");
         // project/ holds both viewports' entries; the prefix leaves this one.
         await page.waitForFunction(() => document.querySelectorAll("#memory tbody tr").length === 1);
+        await lateAnswer;
+        // Absence cannot be awaited: a moment for the page to handle the late answer.
+        await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+        expect(await page.locator("#memory tbody tr").count()).toBe(1);
         expect(await page.textContent("#memory tbody tr")).toContain(key);
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
           viewport.width,

@@ -146,10 +146,14 @@ describe("an ACP session on the fake agent", () => {
     });
     await send(id, "write file refused.txt");
     await reach(id, "idle");
+    // The state reads idle at once; its events may follow, within 1 s (docs/events.md: a turn's
+    // status events wait for its messages to be out).
+    await until(() => seen.includes("session.turn_ended"), 5_000);
     unsubscribe();
     expect(existsSync(join(workDir, "refused.txt"))).toBe(false);
     expect((await api("GET", `/v1/sessions/${id}/read`)).body.output).toBe("I did not write refused.txt.");
     expect(seen).toContain("session.idle");
+    expect(seen.indexOf("session.idle")).toBeLessThan(seen.indexOf("session.turn_ended"));
     expect(seen).not.toContain("permission.requested");
     const back = await api("PUT", `/v1/sessions/${id}/permission-profile`, { profile: "standard" });
     expect(back.status).toBe(200);

@@ -200,6 +200,8 @@ describe("what ag mcp offers", () => {
         reuse: create.properties.reuse,
         agent: create.properties.agent,
         driver: create.properties.driver,
+        permissionMode: create.properties.permissionMode,
+        model: create.properties.model,
       },
     });
     expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);

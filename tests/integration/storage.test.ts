@@ -193,4 +193,65 @@ describe("the state database removed while ag runs", () => {
     const audit = (await api(second, "GET", "/v1/audit")).body as unknown as Array<Json>;
     expect(audit[0]).toMatchObject({ action: "session.untracked.end", target: id, outcome: "success" });
   }, 30_000);
+
+  test("after a restart the agent left running is adopted: a record from its pane, followed, ended like any session", async () => {
+    const socket = privateSocket();
+    const stateDir = join(tempDir("ag-home-"), ".svc");
+    const first = await start({ SVC_STATE_DIR: stateDir, SVC_TMUX_SOCKET: socket });
+    const id = await session(first);
+    const { workDir } = (await api(first, "GET", `/v1/sessions/${id}`)).body as { workDir: string };
+    rmSync(join(stateDir, "state.db"));
+    await until(async () => (await health(first)).storage.code === "STORAGE_REPLACED", 5000);
+    await stop(running.pop()!);
+
+    const second = await start({ SVC_STATE_DIR: stateDir, SVC_TMUX_SOCKET: socket });
+    const adopt = (body?: unknown, target = id) => api(second, "POST", `/v1/untracked/${target}/adopt`, body);
+    // The script is no agent CLI ag knows: ag says what runs there and how to go on.
+    const unknown = await adopt();
+    expect([unknown.status, unknown.body.code]).toEqual([409, "CONFLICT"]);
+    expect(unknown.body.error).toContain("agent.sh");
+    expect(unknown.body.error).toContain('{"agent": …}');
+    expect((await adopt({ agent: "no-such-agent" })).body.code).toBe("UNKNOWN_AGENT");
+    expect((await adopt({ workdir: "/" })).body.code).toBe("VALIDATION_ERROR");
+    expect((await adopt({}, "no-such-id")).body.code).toBe("NOT_FOUND");
+    expect((await api(second, "GET", "/v1/sessions")).body).toEqual([] as never);
+
+    // Named, it is adopted: workDir from the agent's working directory, in its own pane. Twice at
+    // once: one adoption, the other refused.
+    const [adopted, twice] = await Promise.all([
+      adopt({ agent: "claude", name: "found-again" }),
+      adopt({ agent: "claude", name: "found-again" }),
+    ]);
+    expect(adopted.status).toBe(201);
+    expect([twice.status, twice.body.code]).toEqual([409, "CONFLICT"]);
+    const pane = panesTagged(socket, id)[0];
+    expect(adopted.body.session).toMatchObject({
+      id,
+      name: "found-again",
+      agent: "claude",
+      workDir,
+      driver: "tmux",
+    });
+    // Its command line (ag's launch of it) says its permission mode; its hook secret is in its folder.
+    expect(adopted.body.warnings).toEqual([]);
+    expect((await api(second, "GET", "/v1/untracked")).body.agents).toEqual([]);
+    expect(((await api(second, "GET", "/v1/sessions")).body as unknown as Json[]).map((s) => s.id)).toEqual([
+      id,
+    ]);
+    expect(String((await api(second, "GET", `/v1/sessions/${id}/pane`)).body.content)).toContain(
+      "agent ready",
+    );
+    expect([(await adopt()).status, (await adopt()).body.code]).toEqual([409, "CONFLICT"]);
+    const audit = (await api(second, "GET", "/v1/audit")).body as unknown as Array<Json>;
+    expect(
+      audit.find((a) => a.action === "session.untracked.adopt" && a.outcome === "success"),
+    ).toMatchObject({
+      target: id,
+      outcome: "success",
+    });
+    // Followed like any session: a kill closes its window.
+    expect((await api(second, "DELETE", `/v1/sessions/${id}`)).status).toBe(200);
+    await until(() => panesTagged(socket, id).length === 0, 5000);
+    expect(pane).toMatch(/^%\d+$/);
+  }, 30_000);
 });

@@ -126,6 +126,55 @@ describe("reading a Codex rollout", () => {
   });
 });
 
+/** The lines with the one at `from` written just before the one at `before` instead. */
+function moved(all: readonly string[], from: number, before: number): string[] {
+  const rest = all.filter((_, i) => i !== from);
+  const at = rest.indexOf(all[before]!);
+  return [...rest.slice(0, at), all[from]!, ...rest.slice(at)];
+}
+
+describe("a rollout written out of order: the answer is read by turn id and ordinal, not line order", () => {
+  const index = (text: string, kind = "") => lines.findLastIndex((l) => l.includes(text) && l.includes(kind));
+  const lastPrompt = index('"say hello"', '"role":"user"');
+  const lastAnswer = index("Hello from the mock model!", '"role":"assistant"');
+  const lastStart = index('"task_started"');
+
+  test("the latest answer written above its prompt (and its turn's start) is still its answer", () => {
+    expect(lastAnswer).toBeGreaterThan(lastPrompt);
+    const { reader } = readAll(moved(lines, lastAnswer, lastStart));
+    expect(reader.output()).toBe("Hello from the mock model! 👋");
+    expect(reader.turnEnded()).toBe(true);
+    expect(reader.summary().lastUserMessage).toBe("say hello");
+  });
+
+  test("an earlier turn's late answer, written after the next prompt, is not the next turn's", () => {
+    const earlier = index("Mock reply to: line 1", '"role":"assistant"');
+    const { reader } = readAll(moved(lines, earlier, lastAnswer));
+    expect(reader.output()).toBe("Hello from the mock model! 👋");
+  });
+
+  test("an earlier turn's late end does not end the turn under way", () => {
+    const earlierEnd = lines.findLastIndex((l, i) => i < lastStart && l.includes('"task_complete"'));
+    // Up to the latest prompt, the earlier turn's task_complete read last.
+    const upToPrompt = lines.slice(0, lastPrompt + 1).filter((_, i) => i !== earlierEnd);
+    const { reader } = readAll([...upToPrompt, lines[earlierEnd]!]);
+    expect(reader.output()).toBe("");
+    expect(reader.turnEnded()).toBe(false);
+    reader.add(lines[lastAnswer]!);
+    reader.add(lines.find((l, i) => i > lastAnswer && l.includes('"task_complete"'))!);
+    expect([reader.output(), reader.turnEnded()]).toEqual(["Hello from the mock model! 👋", true]);
+  });
+
+  test("an API error's turn: its error is the answer, though written before the turn's prompt", () => {
+    const error = index("exceeded retry limit");
+    const upToError = lines.slice(0, error + 1);
+    const start = upToError.findLastIndex((l) => l.includes('"task_started"'));
+    const { reader } = readAll(moved(upToError, error, start));
+    expect(reader.output()).toMatch(/^exceeded retry limit, last status: 429/);
+    expect(reader.turnEnded()).toBe(true);
+  });
+});
+
 describe("the cursor's view of a rollout", () => {
   test("message entries only, with stable ids: prompts, answers, calls, results, interrupts, errors", async () => {
     const index = createTranscriptIndex(ROLLOUT, codexTranscriptFormat);

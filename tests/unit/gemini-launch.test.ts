@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchRequest } from "../../src/agents/agent.ts";
-import { findTranscript, forkTranscript } from "../../src/agents/gemini/files.ts";
+import { geminiAcp } from "../../src/agents/gemini/acp.ts";
+import { findTranscript, forkTranscript, namedMinute } from "../../src/agents/gemini/files.ts";
 import { mergeSettings, stripComments } from "../../src/agents/gemini/home.ts";
 import { prepareGeminiLaunch } from "../../src/agents/gemini/launch.ts";
 import { launchTag } from "../../src/agents/launch-files.ts";
@@ -158,6 +159,29 @@ describe("where a session's file is", () => {
     expect(await findTranscript(dir, id)).toBe(join(chats, "session-2026-01-02T10-00-5c5c5c5c.jsonl"));
     expect(await findTranscript(dir, "7e7e7e7e-0000-4000-8000-000000000007")).toBeNull();
     await expect(findTranscript(dir, "../etc")).rejects.toThrow("invalid agent session id");
+  });
+
+  test("session/load waits for the minute after the one the conversation's file is named after", async () => {
+    const { home, env } = world();
+    const chats = join(home, ".gemini", "tmp", "proj", "chats");
+    mkdirSync(chats, { recursive: true });
+    const name = "session-2026-01-02T10-07-5c5c5c5c.jsonl";
+    expect(namedMinute(join(chats, name))).toBe(Date.parse("2026-01-02T10:07:00Z"));
+    expect(namedMinute(join(chats, "notes.jsonl"))).toBeNull();
+    const id = "5c5c5c5c-0000-4000-8000-000000000005";
+    writeFileSync(
+      join(chats, name),
+      `${JSON.stringify({ sessionId: id, startTime: "2026-01-02T10:07:41Z" })}\n`,
+    );
+    // A later file of the id (an earlier load's own recording) does not move the minute.
+    writeFileSync(
+      join(chats, "session-2026-01-02T10-09-5c5c5c5c.jsonl"),
+      `${JSON.stringify({ sessionId: id, startTime: "2026-01-02T10:09:02Z" })}\n`,
+    );
+    const entry = geminiAcp(env);
+    expect(await entry.loadableAt?.(id)).toBe(Date.parse("2026-01-02T10:08:00Z"));
+    // No file of the id: at once (the load says what it finds).
+    expect(await entry.loadableAt?.("7e7e7e7e-0000-4000-8000-000000000007")).toBe(0);
   });
 
   test("a fork never writes over its parent", () => {

@@ -88,6 +88,36 @@ describe("the Gemini transcript reader", () => {
     });
   });
 
+  test("written out of order, each message is read in its own turn, by its timestamp", () => {
+    const lines = readFileSync(FIXTURE, "utf8").split("\n").filter(Boolean);
+    const at = (text: string) => lines.findIndex((l) => l.includes(text));
+    const read = (all: string[]) => {
+      const reader = createGeminiTranscriptReader();
+      for (const line of all) reader.add(line);
+      return reader;
+    };
+    /** The lines with the one at `from` written just before the one at `before` instead. */
+    const moved = (from: number, before: number, all = lines) => {
+      const rest = all.filter((_, i) => i !== from);
+      const to = rest.indexOf(all[before]!);
+      return [...rest.slice(0, to), all[from]!, ...rest.slice(to)];
+    };
+    const lastPrompt = at('"text":"say hello"');
+    const lastReply = at("Hello from the mock model!");
+    // The latest reply written above its prompt: still its answer, and its turn ended.
+    const above = read(moved(lastReply, lastPrompt));
+    expect([above.output(), above.turnEnded()]).toEqual(["Hello from the mock model! 👋", true]);
+    expect(above.summary().lastUserMessage).toBe("say hello");
+    // An earlier turn's reply written after the next prompt: not the next turn's answer.
+    const late = read(moved(at("Thanks for answering"), lastReply));
+    expect(late.output()).toBe("Hello from the mock model! 👋");
+    // An earlier turn's cancel, read after the latest prompt: the latest turn is still under way.
+    const upToPrompt = lines.slice(0, lastPrompt + 1);
+    const cancel = upToPrompt.findLastIndex((l) => l.includes("Request cancelled."));
+    const open = read([...upToPrompt.filter((_, i) => i !== cancel), upToPrompt[cancel]!]);
+    expect([open.output(), open.turnEnded()]).toEqual(["", false]);
+  });
+
   test("the summary: counts by role, tools by name, times", () => {
     const summary = readAll().reader.summary();
     expect(summary).toMatchObject({

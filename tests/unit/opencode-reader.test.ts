@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentObservation } from "../../src/agents/agent.ts";
+import { orderOf } from "../../src/agents/opencode/conversation.ts";
 import { readHook } from "../../src/agents/opencode/hooks.ts";
 import { createOpenCodeReader } from "../../src/agents/opencode/reader.ts";
 
@@ -62,6 +63,52 @@ describe("OpenCode's conversation file, read", () => {
     reader.add(line({ id: "d", role: "system", kind: "system", subtype: "turn_end", sidechain: true }));
     expect(reader.turnEnded()).toBe(false);
     expect(reader.summary().turns).toBe(2);
+  });
+
+  test("written out of order, each line is read in its own turn, by OpenCode's message ids", () => {
+    const at = (text: string) => lines.findLastIndex((l) => l.includes(text));
+    const read = (all: string[]) => {
+      const reader = createOpenCodeReader();
+      for (const l of all) reader.add(l);
+      return reader;
+    };
+    /** The lines with the one at `from` written just before the one at `before` instead. */
+    const moved = (from: number, before: number, all = lines) => {
+      const rest = all.filter((_, i) => i !== from);
+      const to = rest.indexOf(all[before]!);
+      return [...rest.slice(0, to), all[from]!, ...rest.slice(to)];
+    };
+    const lastPrompt = at('"text":"say hello"');
+    const lastReply = at("Hello from the mock model!");
+    // The latest reply written above its prompt: still its answer; its turn ends.
+    const above = read(moved(lastReply, lastPrompt));
+    expect([above.output(), above.turnEnded()]).toEqual(["Hello from the mock model! 👋", true]);
+    expect(above.summary().lastUserMessage).toBe("say hello");
+    // An earlier turn's reply written after the latest prompt: not the latest answer.
+    const late = read(moved(at("streamed slowly"), lastReply));
+    expect(late.output()).toBe("Hello from the mock model! 👋");
+    // An earlier turn's end read after the latest prompt: the latest turn is still under way.
+    const upToPrompt = lines.slice(0, lastPrompt + 1);
+    const end = upToPrompt.findLastIndex((l) => l.includes('"turn_end"'));
+    const open = read([...upToPrompt.filter((_, i) => i !== end), upToPrompt[end]!]);
+    expect([open.output(), open.turnEnded()]).toEqual(["", false]);
+  });
+
+  test("a message id's time: its creation ms (48 bits, wrapping), placed by when its line was written", () => {
+    const idOf = (ms: number, counter: number) =>
+      `msg_${((ms * 4096 + counter) % 2 ** 48).toString(16).padStart(12, "0")}abcdefghijklmn`;
+    const made = Date.parse("2026-11-24T17:55:20.652Z");
+    const written = new Date(made + 90).toISOString();
+    expect(orderOf({ message: idOf(made, 1), at: written })).toBe(made + 1 / 4096);
+    expect(orderOf({ message: idOf(made, 2), at: written })).toBeGreaterThan(made + 1 / 4096);
+    // Made just before its 48 bits wrap, written just after.
+    const wrap = 2 ** 36 * Math.ceil(made / 2 ** 36);
+    expect(orderOf({ message: idOf(wrap - 5, 3), at: new Date(wrap + 20).toISOString() })).toBe(
+      wrap - 5 + 3 / 4096,
+    );
+    // No message id: when it was written, after anything made in that ms.
+    expect(orderOf({ message: null, at: written })).toBe(made + 90 + 4095 / 4096);
+    expect(orderOf({ message: null, at: null })).toBeNull();
   });
 
   test("a usage line read twice counts once", () => {

@@ -191,7 +191,9 @@ test("ag doctor: a store refusing writes fails the server check with its code; u
   });
   expect(checks.find((c) => c.name === "untracked agents")).toMatchObject({
     status: "warn",
-    detail: expect.stringContaining("(s-1, s-2); end them: ag doctor --end-untracked"),
+    detail: expect.stringContaining(
+      "(s-1, s-2); adopt them: ag doctor --adopt-untracked, or end them: ag doctor --end-untracked",
+    ),
   });
   expect(doctorPassed(checks)).toBe(false);
 });

@@ -3,6 +3,7 @@ import type { TranscriptLineMeaning, TranscriptReader } from "../agent.ts";
 import { emptySummary, summaryOf } from "../agent.ts";
 import { clip } from "../clip.ts";
 import { toolResultMessage, toolUseMessage } from "../messages.ts";
+import { createTurnLedger } from "../turn-ledger.ts";
 import { NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
 import { patchFiles } from "./hooks.ts";
 import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
@@ -11,7 +12,9 @@ import { parseRolloutLine, type RolloutEntry } from "./rollout.ts";
  * A rollout's lines folded into what ag reports: prompts (state evidence, like the submit hook),
  * `/read`'s answer, tool calls, tokens (one token_usage_record per model response, counted once)
  * and whether the latest turn's end is written down. A fork's rollout holds only what follows
- * the fork (it points at its parent's file for the rest), so its totals are its own.
+ * the fork (it points at its parent's file for the rest), so its totals are its own. The answer
+ * and the end are the latest turn's by meaning (turn-ledger.ts): each line names its turn
+ * (turn_id) and its place (ordinal), so a line written out of order still lands in its turn.
  */
 export function createCodexTranscriptReader(): TranscriptReader {
   const tokens = { ...NO_TOKENS };
@@ -19,10 +22,10 @@ export function createCodexTranscriptReader(): TranscriptReader {
   const counted = new Set<string>();
   const files = new Set<string>();
   const facts = emptySummary();
+  const ledger = createTurnLedger();
   let model: string | null = null;
   let cwd = "";
-  let texts: string[] = [];
-  let ended = false;
+  let lines = 0;
 
   /** Each model response once (it has one record; a repeat would not count twice). */
   function count(responseId: string, used: TokenCounts): void {
@@ -36,6 +39,8 @@ export function createCodexTranscriptReader(): TranscriptReader {
   }
 
   function fold(entry: RolloutEntry): void {
+    const place = { order: entry.ordinal, turn: "turnId" in entry ? entry.turnId : null };
+    const line = `line:${lines++}`;
     facts.startedAt ??= entry.timestamp;
     facts.lastEntryAt = entry.timestamp ?? facts.lastEntryAt;
     switch (entry.kind) {
@@ -44,12 +49,13 @@ export function createCodexTranscriptReader(): TranscriptReader {
         cwd = entry.cwd ?? cwd;
         if (entry.kind === "context") model = entry.model ?? model;
         return;
+      case "turn_start":
+        if (entry.turnId) ledger.begin({ id: entry.turnId, order: entry.ordinal });
+        return;
       case "prompt":
         facts.messages.user++;
         facts.turns++;
-        facts.lastUserMessage = entry.text;
-        texts = [];
-        ended = false;
+        ledger.begin({ id: entry.turnId ?? line, order: entry.ordinal, prompt: entry.text });
         return;
       case "interrupt":
       case "tool_result":
@@ -58,7 +64,7 @@ export function createCodexTranscriptReader(): TranscriptReader {
         return;
       case "text":
         facts.messages.assistant++;
-        texts.push(entry.text);
+        ledger.text(line, entry.text, place);
         facts.lastAssistantMessage = entry.text;
         return;
       case "thinking":
@@ -71,10 +77,10 @@ export function createCodexTranscriptReader(): TranscriptReader {
         for (const file of touched(entry)) files.add(isAbsolute(file) || !cwd ? file : join(cwd, file));
         return;
       case "turn_end":
-        ended = true;
+        ledger.mark(true, place);
         if (entry.how === "api_error") {
           facts.messages.assistant++;
-          texts.push(entry.error ?? "API error"); // as Codex's own last message would say
+          ledger.text(line, entry.error ?? "API error", place); // as Codex's own last message would say
         }
         return;
     }
@@ -93,11 +99,11 @@ export function createCodexTranscriptReader(): TranscriptReader {
       }
       return Number.isFinite(at) ? { ...meaning, at } : meaning;
     },
-    output: () => texts.join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
-    summary: () => summaryOf(facts, files),
+    summary: () => summaryOf({ ...facts, lastUserMessage: ledger.prompt() }, files),
   };
 }
 

@@ -9,14 +9,21 @@ import type { TokenCounts } from "../vocabulary.ts";
  * world_state…
  */
 
-export type RolloutEntry = { timestamp: string | null } & (
+export type RolloutEntry = {
+  timestamp: string | null;
+  /** The line's own sequence number in its rollout (`ordinal`): what happened when, whatever the file order. */
+  ordinal: number | null;
+} & (
   | { kind: "meta"; threadId: string; cwd: string | null; forkedFrom: string | null }
+  /** A turn begins (task_started): `turnId` names it, and every line of it. */
+  | { kind: "turn_start"; turnId: string | null }
   | { kind: "context"; model: string | null; cwd: string | null }
   /** A person's prompt; `turnId` is the hooks' turn_id (the prompt's id in both). */
   | { kind: "prompt"; text: string; turnId: string | null }
   /** Codex's note to the model that the user interrupted the turn. */
   | { kind: "interrupt"; text: string }
-  | { kind: "text"; text: string }
+  /** The model's text, in the turn `turnId` names. */
+  | { kind: "text"; text: string; turnId: string | null }
   | { kind: "thinking"; text: string }
   /** `id` is the call_id its result names. */
   | { kind: "tool_use"; id: string; name: string; input: unknown }
@@ -25,6 +32,7 @@ export type RolloutEntry = { timestamp: string | null } & (
   | { kind: "usage"; responseId: string; tokens: TokenCounts }
   | {
       kind: "turn_end";
+      turnId: string | null;
       how: "completed" | "interrupted" | "api_error";
       error: string | null;
       rateLimited: boolean;
@@ -36,6 +44,7 @@ export function parseRolloutLine(text: string): RolloutEntry | null {
   const line = parseJsonLine(text);
   if (!isObject(line) || !isObject(line.payload)) return null;
   const timestamp = str(line.timestamp);
+  const ordinal = typeof line.ordinal === "number" && Number.isFinite(line.ordinal) ? line.ordinal : null;
   const payload = line.payload;
   const entry = (() => {
     switch (line.type) {
@@ -53,7 +62,7 @@ export function parseRolloutLine(text: string): RolloutEntry | null {
         return { kind: "other" } as const;
     }
   })();
-  return { timestamp, ...entry };
+  return { timestamp, ordinal, ...entry };
 }
 
 function meta(payload: Json) {
@@ -81,7 +90,7 @@ function responseItem(payload: Json) {
   switch (payload.type) {
     case "message": {
       const text = contentText(payload.content);
-      if (payload.role === "assistant") return { kind: "text", text } as const;
+      if (payload.role === "assistant") return { kind: "text", text, turnId: str(meta.turn_id) } as const;
       if (payload.role !== "user") return { kind: "other" } as const; // developer: instructions
       const kinds = Array.isArray(meta.content_item_kinds) ? meta.content_item_kinds : [];
       if (kinds.includes("generic.turn_aborted")) return { kind: "interrupt", text } as const;
@@ -151,15 +160,17 @@ function failed(text: string): boolean {
 }
 
 function event(payload: Json) {
+  const turnId = str(payload.turn_id);
+  if (payload.type === "task_started") return { kind: "turn_start", turnId } as const;
   if (payload.type === "turn_aborted")
-    return { kind: "turn_end", how: "interrupted", error: null, rateLimited: false } as const;
+    return { kind: "turn_end", turnId, how: "interrupted", error: null, rateLimited: false } as const;
   if (payload.type !== "task_complete") return { kind: "other" } as const;
   if (!isObject(payload.error))
-    return { kind: "turn_end", how: "completed", error: null, rateLimited: false } as const;
+    return { kind: "turn_end", turnId, how: "completed", error: null, rateLimited: false } as const;
   const info = JSON.stringify(payload.error.codex_error_info ?? "");
   const error = str(payload.error.message) ?? "api_error";
   const rateLimited = /"http_status_code":429|usage_limit|rate_limit/.test(info) || /\b429\b/.test(error);
-  return { kind: "turn_end", how: "api_error", error, rateLimited } as const;
+  return { kind: "turn_end", turnId, how: "api_error", error, rateLimited } as const;
 }
 
 /**

@@ -3,6 +3,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { AcpEntry, AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
 import { launchTag, modelFlag, splitCommand } from "../launch-files.ts";
 import type { PermissionMode, TokenCounts } from "../vocabulary.ts";
+import { findTranscript, namedMinute } from "./files.ts";
 import { prepareGeminiHome } from "./home.ts";
 import { APPROVAL_MODES, geminiDir } from "./launch.ts";
 
@@ -52,6 +53,25 @@ function geminiUsage(response: { _meta?: Record<string, unknown> | null }) {
   return { model: quota?.model_usage?.[0]?.model ?? null, tokens };
 }
 
+/**
+ * 0.61.0's `session/load` starts a new recording of the loaded id before it looks for the
+ * conversation, in a file named after the current UTC minute and the id's first 8 characters
+ * (files.ts). Within the minute the conversation's own file is named after, that is the same
+ * file: the new recording's `$set` of the messages (its context alone) is appended to the
+ * conversation, which then reads as empty ("No previous sessions found for this project."), for
+ * good. A minute later it is a file of its own, passed over as empty, and the conversation is
+ * found. So a load waits for the minute after the one the conversation's file is named after.
+ */
+async function geminiLoadableAt(env: AgentEnvironment, sessionId: string): Promise<number> {
+  const file = await findTranscript(geminiDir(env), sessionId).catch(() => null);
+  const minute = file ? namedMinute(file) : null;
+  return minute === null ? 0 : minute + 60_000;
+}
+
 export function geminiAcp(env: AgentEnvironment): AcpEntry {
-  return { prepare: (request) => prepareGeminiAcp(request, env), usage: geminiUsage };
+  return {
+    prepare: (request) => prepareGeminiAcp(request, env),
+    usage: geminiUsage,
+    loadableAt: (sessionId) => geminiLoadableAt(env, sessionId),
+  };
 }

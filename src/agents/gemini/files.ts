@@ -31,6 +31,16 @@ export async function findTranscript(geminiDir: string, sessionId: string): Prom
   return best?.path ?? null;
 }
 
+/**
+ * The UTC minute (epoch ms) a session file is named after (`session-<YYYY-MM-DDTHH-MM>-…`), or
+ * null for a name of another form.
+ */
+export function namedMinute(path: string): number | null {
+  const named = /^session-(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-/.exec(basename(path));
+  const at = named ? Date.parse(`${named[1]}:${named[2]}:00Z`) : Number.NaN;
+  return Number.isNaN(at) ? null : at;
+}
+
 /** The first line of a session file, read. */
 function headerOf(path: string): { sessionId?: string; startTime?: string } | null {
   const fd = openSync(path, "r");

@@ -2,6 +2,7 @@ import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "
 import { emptySummary, summaryOf } from "../agent.ts";
 import { clip } from "../clip.ts";
 import { toolResultMessage, toolUseMessage } from "../messages.ts";
+import { createTurnLedger, type TurnPlace } from "../turn-ledger.ts";
 import { createUsageTally } from "../usage.ts";
 import type { TokenCounts } from "../vocabulary.ts";
 import { partsText, resultsOf } from "./parts.ts";
@@ -22,6 +23,10 @@ type Events = TranscriptLineMeaning["messages"];
  * Each message counts once (session-file.ts): its text when first written, each tool call once
  * it has run, each tool result once. A person's prompt is evidence of state; so is an API error
  * line, the turn's end (the CLI sends no hook for it but AfterAgent, which says nothing of it).
+ * `/read` and the turn's end are the latest turn's by meaning (turn-ledger.ts): each message
+ * falls in the turn of the latest prompt at or before its own timestamp (when it was made, which
+ * a rewrite keeps), so a reply written above its prompt, or a late rewrite of an earlier turn's
+ * reply, lands in its own turn.
  */
 export function createGeminiTranscriptReader(): TranscriptReader {
   const isMessage = createMessageFilter();
@@ -29,8 +34,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   const seen = new Set<string>(); // message ids and tool call ids already told
   const files = new Set<string>();
   const facts = emptySummary();
-  const texts = new Map<string, string>(); // the latest turn's replies by message id
-  let ended = false;
+  const ledger = createTurnLedger();
 
   function told(id: string): boolean {
     if (seen.has(id)) return true;
@@ -41,14 +45,12 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   function prompt(message: GeminiMessage, meta: Meta): Partial<TranscriptLineMeaning> {
     const results = resultsOf(message.content);
     if (results.length) {
-      ended = false;
+      ledger.mark(false, placeOf(message));
       return { messages: results.map((r) => toolResultEvent(r, meta)) };
     }
     const text = partsText(message.content);
     facts.turns++;
-    facts.lastUserMessage = text;
-    texts.clear();
-    ended = false;
+    ledger.begin({ id: message.id, order: placeOf(message).order, prompt: text });
     return {
       observation: { kind: "prompt-submitted", text, promptId: message.id },
       messages: [{ event: "message.user", detail: clip(text), meta }],
@@ -64,7 +66,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
     const text = typeof message.content === "string" ? message.content : "";
     if (text) {
       if (!told(`text:${message.id}`)) events.push({ event: "message.assistant", detail: clip(text), meta });
-      texts.set(message.id, text);
+      ledger.text(message.id, text, placeOf(message));
       facts.lastAssistantMessage = text;
     }
     for (const call of message.toolCalls) {
@@ -73,8 +75,9 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       events.push(toolUseMessage(meta, call.name, call.id, call.args));
     }
     // A reply without tool calls ends the turn; tool calls all refused or cancelled end it too.
-    ended =
+    const ends =
       message.toolCalls.length === 0 ? text !== "" : message.toolCalls.every((c) => c.status === "cancelled");
+    ledger.mark(ends, placeOf(message));
     return events;
   }
 
@@ -89,8 +92,8 @@ export function createGeminiTranscriptReader(): TranscriptReader {
   function note(message: GeminiMessage): Partial<TranscriptLineMeaning> {
     const text = typeof message.content === "string" ? message.content : partsText(message.content);
     if (message.type === "error") {
-      ended = true;
-      texts.set(message.id, text);
+      ledger.mark(true, placeOf(message));
+      ledger.text(message.id, text, placeOf(message));
       const observation: AgentObservation = {
         kind: "turn-failed",
         error: text,
@@ -98,7 +101,7 @@ export function createGeminiTranscriptReader(): TranscriptReader {
       };
       return { observation };
     }
-    if (message.type === "info" && text === "Request cancelled.") ended = true;
+    if (message.type === "info" && text === "Request cancelled.") ledger.mark(true, placeOf(message));
     return {};
   }
 
@@ -126,11 +129,11 @@ export function createGeminiTranscriptReader(): TranscriptReader {
         return { ...meaning, observation: { kind: "activity" }, messages: reply(message, meta) };
       return fresh ? { ...meaning, observation: { kind: "activity" }, ...note(message) } : meaning;
     },
-    output: () => [...texts.values()].join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => usage.tokens(),
     tokensByModel: () => usage.tokensByModel(),
-    summary: () => summaryOf(facts, files),
+    summary: () => summaryOf({ ...facts, lastUserMessage: ledger.prompt() }, files),
   };
 
   function usageOf(message: GeminiMessage): Pick<TranscriptLineMeaning, "usage"> {
@@ -142,6 +145,12 @@ export function createGeminiTranscriptReader(): TranscriptReader {
 }
 
 type Meta = { uuid: string; timestamp: string | null; sidechain: boolean };
+
+/** A message's place among the turns: when it was made (its timestamp; a rewrite keeps it). */
+function placeOf(message: GeminiMessage): TurnPlace & { order: number | null } {
+  const at = message.timestamp ? Date.parse(message.timestamp) : Number.NaN;
+  return { order: Number.isFinite(at) ? at : null };
+}
 
 function toolResultEvent(result: ReturnType<typeof resultsOf>[number], meta: Meta): Events[number] {
   return toolResultMessage(meta, result.id, result.text, result.isError);

@@ -98,6 +98,30 @@ function tokensOf(value: unknown): TokenCounts {
   return countsOf(value, ["input", "output", "cacheRead", "cacheCreation"]) ?? { ...NO_TOKENS };
 }
 
+/** OpenCode's message ids hold their creation time in 48 bits: ms × 4096 + a counter, wrapping. */
+const ID_TIME = /^msg_([0-9a-f]{12})/;
+const ID_WRAP_MS = 2 ** 36;
+
+/**
+ * Where a line falls in time, in OpenCode's own terms: a message line when its message was made
+ * (OpenCode's message ids are ascending: `msg_` and 12 hex digits of its creation ms × 4096 plus
+ * a counter, kept to 48 bits, so the ms are known up to 2^36 ms ≈ 795 days, placed as the latest
+ * such time not after the line was written); any other line when it was written (`at`, the same
+ * clock: the plugin runs in OpenCode's process). In ms, the counter as a fraction. Null: neither.
+ */
+export function orderOf(entry: Pick<LineBase, "message" | "at">): number | null {
+  const written = entry.at ? Date.parse(entry.at) : Number.NaN;
+  const hex = entry.message ? ID_TIME.exec(entry.message)?.[1] : undefined;
+  if (hex === undefined) return Number.isFinite(written) ? written + 4095 / 4096 : null;
+  const value = Number.parseInt(hex, 16);
+  const ms = Math.floor(value / 4096);
+  const counter = value % 4096;
+  const full = Number.isFinite(written)
+    ? written - ((((written - ms) % ID_WRAP_MS) + ID_WRAP_MS) % ID_WRAP_MS)
+    : ms;
+  return full + counter / 4096;
+}
+
 /** The OpenCode conversation (a main one, not a sub-agent's) the file names last, or null. */
 export async function lastConversation(file: string): Promise<string | null> {
   const text = await readFile(file, "utf8").catch(() => "");

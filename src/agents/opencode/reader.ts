@@ -2,8 +2,9 @@ import type { AgentObservation, TranscriptLineMeaning, TranscriptReader } from "
 import { emptySummary, summaryOf } from "../agent.ts";
 import { clip } from "../clip.ts";
 import { toolResultMessage, toolUseMessage } from "../messages.ts";
+import { createTurnLedger } from "../turn-ledger.ts";
 import { addTokens, NO_TOKENS, type TokenCounts } from "../vocabulary.ts";
-import { type ConversationEntry, parseConversationLine } from "./conversation.ts";
+import { type ConversationEntry, orderOf, parseConversationLine } from "./conversation.ts";
 
 /** OpenCode's tools that write files, and where their input names the file. */
 const WRITING_TOOLS = new Set(["write", "edit", "patch", "multiedit"]);
@@ -12,7 +13,9 @@ const WRITING_TOOLS = new Set(["write", "edit", "patch", "multiedit"]);
  * Folds the conversation file (conversation.ts) into what ag reports. Only a person's prompt is
  * evidence of the state; a fork's copied messages and a sub-agent's lines are history and
  * activity. Each line is written once by the plugin, so usage needs no de-duplication beyond a
- * line read twice (a file read again from its start).
+ * line read twice (a file read again from its start). `/read` and the turn's end are the latest
+ * turn's by meaning (turn-ledger.ts): each line falls in the turn of the latest prompt made
+ * before it, by OpenCode's ascending message ids (conversation.ts orderOf), not by line order.
  */
 export function createOpenCodeReader(): TranscriptReader {
   const usageIds = new Set<string>();
@@ -21,8 +24,7 @@ export function createOpenCodeReader(): TranscriptReader {
   const files = new Set<string>();
   const facts = emptySummary();
   let tokens = NO_TOKENS;
-  let texts: string[] = [];
-  let ended = false;
+  const ledger = createTurnLedger();
 
   function tally(entry: ConversationEntry): TranscriptLineMeaning["usage"] {
     if (entry.kind === "usage") {
@@ -45,16 +47,15 @@ export function createOpenCodeReader(): TranscriptReader {
     }
     if (entry.kind === "tool_result" && entry.isError) facts.toolErrors++;
     if (entry.sidechain) return undefined;
+    const order = orderOf(entry);
     if (entry.kind === "prompt") {
       facts.turns++;
-      facts.lastUserMessage = entry.text;
-      texts = [];
-      ended = false;
+      ledger.begin({ id: entry.message ?? entry.id, order, prompt: entry.text });
     } else if (entry.kind === "text" || entry.kind === "api_error") {
-      texts.push(entry.text);
+      ledger.text(entry.id, entry.text, { order });
       if (entry.kind === "text") facts.lastAssistantMessage = entry.text;
     } else if (entry.kind === "system" && entry.subtype === "turn_end") {
-      ended = true;
+      ledger.mark(true, { order });
     }
     return undefined;
   }
@@ -71,11 +72,11 @@ export function createOpenCodeReader(): TranscriptReader {
         ...(usage ? { usage } : {}),
       };
     },
-    output: () => texts.join("\n"),
-    turnEnded: () => ended,
+    output: () => ledger.output(),
+    turnEnded: () => ledger.ended(),
     tokens: () => ({ ...tokens }),
     tokensByModel: () => Object.fromEntries(Object.entries(byModel).map(([m, t]) => [m, { ...t }])),
-    summary: () => summaryOf(facts, files),
+    summary: () => summaryOf({ ...facts, lastUserMessage: ledger.prompt() }, files),
   };
 }
 

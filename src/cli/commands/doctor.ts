@@ -3,12 +3,12 @@ import { agentAdapters } from "../../agents/index.ts";
 import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import type { Health } from "../../health/service.ts";
 import { doctorPassed, runDoctor, type ServerHealth } from "../../init/doctor.ts";
-import type { UntrackedAgent } from "../../sessions/index.ts";
+import type { Session, UntrackedAgent } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { programHelp, programVersion } from "../../shared/program.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { type ApiClient, createApiClient, resolveServerUrl } from "../client.ts";
-import { printJson, printLine } from "../output.ts";
+import { printJson, printLine, printNote } from "../output.ts";
 
 const MARK = { ok: "✓", warn: "✗", fail: "✗" } as const;
 
@@ -23,6 +23,11 @@ export default defineCommand({
     "end-untracked": {
       type: "boolean",
       description: "End the agents running in ag's tmux windows without a record (a lost state database)",
+    },
+    "adopt-untracked": {
+      type: "boolean",
+      description:
+        "Adopt the agents running in ag's tmux windows without a record: each becomes a session again",
     },
   },
   async run({ args }) {
@@ -42,6 +47,11 @@ export default defineCommand({
         });
         const health = await client.get<Health>("/v1/health");
         let untracked = await listUntracked(client);
+        if (untracked && args["adopt-untracked"]) {
+          for (const id of new Set(untracked.map((a) => a.sessionId)))
+            await adoptUntracked(client, id, !args.json);
+          untracked = await listUntracked(client);
+        }
         if (untracked && args["end-untracked"]) {
           for (const id of new Set(untracked.map((a) => a.sessionId))) {
             await client.send("DELETE", `/v1/untracked/${encodeURIComponent(id)}`);
@@ -72,6 +82,29 @@ export default defineCommand({
     }
   },
 });
+
+/**
+ * Adopts one untracked agent. One that cannot be adopted (no agent CLI ag knows runs there, its
+ * agent exited) is said on stderr with its code and stays listed: the others are adopted still.
+ */
+async function adoptUntracked(client: ApiClient, id: string, say: boolean): Promise<void> {
+  try {
+    const { session, warnings } = await client.send<{ session: Session; warnings: string[] }>(
+      "POST",
+      `/v1/untracked/${encodeURIComponent(id)}/adopt`,
+      {},
+    );
+    if (!say) return;
+    printLine(
+      `adopted untracked agent ${id} as session ${session.name} (${session.agent}, ${session.workDir})`,
+    );
+    for (const warning of warnings) printNote(`warning: ${warning}`);
+  } catch (error) {
+    if (!(error instanceof AgError) || !["CONFLICT", "NOT_FOUND", "UNKNOWN_AGENT"].includes(error.code))
+      throw error;
+    printNote(`could not adopt untracked agent ${id}: ${error.message} [${error.code}]`);
+  }
+}
 
 /**
  * The untracked agents, or undefined when this credential may not list them (an admin's route)

@@ -133,6 +133,8 @@ const CAUSE_MAX = 16 * 1024;
  */
 const REPLAY_QUIET_MS = 500;
 const REPLAY_MAX_MS = 10_000;
+/** The longest ag waits for an agent to be able to load a conversation (AcpEntry.loadableAt). */
+const LOADABLE_MAX_MS = 61_000;
 
 /**
  * The whole cause of a failure, bounded to CAUSE_MAX: the error's message (its first 4 KB), then
@@ -400,11 +402,21 @@ export function createAcpDriver(deps: {
     }
   }
 
+  /** Until the agent can be sent `session/load` for its conversation (AcpEntry.loadableAt). */
+  async function untilLoadable(spec: HeadlessSpec, sessionId: string): Promise<void> {
+    const at = (await spec.agent.acp?.loadableAt?.(sessionId).catch(() => 0)) ?? 0;
+    const wait = Math.min(at - Date.now(), LOADABLE_MAX_MS);
+    if (wait <= 0) return;
+    deps.logger.info(`ACP session ${spec.id}: its agent can load the conversation in ${wait} ms: waiting`);
+    await Bun.sleep(wait);
+  }
+
   /** After a restart: `session/load` when the agent can (AcpDriver.reopen). */
   async function reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<Reopened> {
     await reapOrphan(spec.id, spec.sessionDir);
     const { sessionId } = readState(spec.sessionDir);
     if (!sessionId) return { reopened: false, cause: "no ACP session was recorded for it" };
+    await untilLoadable(spec, sessionId);
     let run: Running;
     try {
       run = await start(spec, sink);

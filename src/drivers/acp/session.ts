@@ -217,6 +217,13 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       );
     },
 
+    async adopt(record) {
+      throw new AgError(
+        "CONFLICT",
+        `session ${record.id} runs headless: ag no longer holds its agent's pipe, so it cannot be adopted; end it`,
+      );
+    },
+
     stop() {},
 
     async lastWords(session) {

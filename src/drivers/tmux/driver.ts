@@ -209,6 +209,8 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       await adopt(records);
     },
 
+    adopt: (record) => adopt([record]),
+
     stop() {
       unsubscribe?.();
       unsubscribe = null;

@@ -96,6 +96,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/diagnostics": ADMIN,
   "/v1/untracked": ADMIN,
   "/v1/untracked/:sessionId": ADMIN,
+  "/v1/untracked/:sessionId/adopt": ADMIN,
   "/v1/channels/health": ADMIN,
   "/v1/webhooks/dead-letter": ADMIN,
   "/v1/channels/:channel/dead-letters/retry": ADMIN,
