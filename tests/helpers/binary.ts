@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { authTokenPath, readTokenFile } from "../../src/config/auth-token.ts";
-import { atRunEnd } from "./cleanup.ts";
+import { atRunEndStop } from "./cleanup.ts";
 import { tempDir } from "./temp.ts";
 import { endTmuxServer } from "./tmux.ts";
 
@@ -57,7 +57,7 @@ export function agEnv(extra: Record<string, string> = {}): Record<string, string
   const home = tempDir("ag-e2e-home-");
   const socket = `ag-e2e-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // ag leaves its tmux server running on purpose (sessions outlive it): the test ends it.
-  atRunEnd(() => endTmuxServer(socket));
+  atRunEndStop(() => endTmuxServer(socket));
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
@@ -99,7 +99,7 @@ export async function startAg(
     stderr: "pipe",
   });
   // A failed test must not leave a server behind.
-  atRunEnd(() => {
+  atRunEndStop(() => {
     if (proc.exitCode === null) proc.kill("SIGKILL");
   });
   let log = "";

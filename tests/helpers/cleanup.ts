@@ -1,3 +1,4 @@
+const stops: Array<() => void | Promise<void>> = [];
 const pending: Array<() => void | Promise<void>> = [];
 
 /**
@@ -11,8 +12,26 @@ export function atRunEnd(fn: () => void | Promise<void>): void {
   pending.push(fn);
 }
 
-/** In the reverse order of registration, each awaited: what was made last goes first. */
+/**
+ * Like atRunEnd, for what stops processes (a tmux server and its agents): these all run first,
+ * together, and are awaited before anything is removed, so an agent still exiting cannot write
+ * into a HOME removed under it, and the waits do not add up.
+ */
+export function atRunEndStop(fn: () => void | Promise<void>): void {
+  stops.push(fn);
+}
+
+/** The stops together, then the rest in the reverse order of registration: what was made last goes first. */
 export async function runCleanups(): Promise<void> {
+  await Promise.all(
+    stops.splice(0).map(async (stop) => {
+      try {
+        await stop();
+      } catch {
+        // one failed stop must not stop the others
+      }
+    }),
+  );
   for (const cleanup of pending.splice(0).reverse()) {
     try {
       await cleanup();

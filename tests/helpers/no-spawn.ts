@@ -25,11 +25,17 @@ export const inUnitFile = (): boolean => !exempt && Bun.main.includes(UNIT_DIR);
  */
 export function unguarded<T>(fn: () => T): T {
   exempt = true;
+  let result: T;
   try {
-    return fn();
-  } finally {
+    result = fn();
+  } catch (error) {
     exempt = false;
+    throw error;
   }
+  // An async fn is exempt until it settles, not only for its first synchronous part.
+  if (result instanceof Promise) return result.finally(() => (exempt = false)) as T;
+  exempt = false;
+  return result;
 }
 
 export class UnitSpawnError extends Error {

@@ -1,13 +1,13 @@
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProgram } from "../contract/tmux.contract.ts";
-import { atRunEnd } from "./cleanup.ts";
+import { atRunEndStop } from "./cleanup.ts";
 import { isAlive } from "./stream.ts";
 
 /** A unique private tmux socket name, whose server is killed and socket removed after the file. */
 export function privateSocket(): string {
   const name = `ag-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  atRunEnd(() => endTmuxServer(name));
+  atRunEndStop(() => endTmuxServer(name));
   return name;
 }
 
@@ -28,7 +28,17 @@ export async function endTmuxServer(socket: string): Promise<void> {
   const pids = listed.exitCode === 0 ? listed.stdout.split("\n").filter(Boolean).map(Number) : [];
   killTmuxServer(socket);
   const deadline = Date.now() + 5_000;
-  while (pids.some(isAlive) && Date.now() < deadline) await Bun.sleep(50);
+  while (pids.some(isRunning) && Date.now() < deadline) await Bun.sleep(50);
+}
+
+/** Alive and not a zombie (one nobody has reaped yet has exited all the same). */
+function isRunning(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
 }
 
 export function tmux(socket: string, ...args: string[]): { exitCode: number; stdout: string } {
