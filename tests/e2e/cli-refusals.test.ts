@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AgProcess, agEnv, compiledBinary, runAg, startAg } from "../helpers/binary.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type AgProcess, agEnv, compiledBinary, freePort, runAg, startAg } from "../helpers/binary.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /**
@@ -60,4 +62,21 @@ test("a bad request: the server's refusal and its code, and nothing before it", 
   expect(refused.stderr).toBe(
     'ag: unknown agent "no-such-agent"; known agents: claude, codex, gemini, opencode [UNKNOWN_AGENT]\n',
   );
+}, 30_000);
+
+test("a flag ag can refuse by itself is refused before a server is looked for or started", async () => {
+  // Its own HOME and state dir, and a port nothing listens on: a server would be started there.
+  const alone = agEnv({ PATH: env.PATH! });
+  const port = String(await freePort());
+  const refused = await runAg(
+    binary,
+    ["run", "say hello", "--cwd", tempDir(), "--port", port, "--permission-mode", "bogus", "--yes"],
+    { env: alone },
+  );
+  expect(refused.exitCode).toBe(1);
+  expect(refused.stderr).toBe(
+    "ag: --permission-mode is one of default, bypassPermissions, plan, acceptEdits, dontAsk, auto, not bogus (ag agents lists each agent's) [USAGE_ERROR]\n",
+  );
+  // Nothing was set up: no config written, no server log.
+  expect(existsSync(join(alone.SVC_STATE_DIR!, "server.log"))).toBe(false);
 }, 30_000);

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { defineCommand } from "citty";
-import type { DriverName } from "../../agents/vocabulary.ts";
+import { DRIVER_NAMES, type DriverName } from "../../agents/vocabulary.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../../config/schema.ts";
 import type { CreatedSession } from "../../sessions/index.ts";
 import { sessionUrl } from "../../shared/dashboard-links.ts";
@@ -68,8 +68,8 @@ export interface SessionFlagValues {
  * (UNSUPPORTED_BY_AGENT). The model goes as given: the agent knows its models, ag does not.
  */
 export function createInput(args: SessionFlagValues, prompt: string): CreateInput {
-  if (args.driver !== undefined && args.driver !== "tmux" && args.driver !== "acp")
-    throw new AgError("USAGE_ERROR", `--driver is tmux or acp, not ${args.driver}`);
+  if (args.driver !== undefined && !isDriverName(args.driver))
+    throw new AgError("USAGE_ERROR", `--driver is ${DRIVER_NAMES.join(" or ")}, not ${args.driver}`);
   const mode = args["permission-mode"];
   if (mode !== undefined && !isPermissionMode(mode))
     throw new AgError(
@@ -92,6 +92,10 @@ export function createInput(args: SessionFlagValues, prompt: string): CreateInpu
 
 function isPermissionMode(value: string): value is PermissionMode {
   return (PERMISSION_MODES as readonly string[]).includes(value);
+}
+
+function isDriverName(value: string): value is DriverName {
+  return (DRIVER_NAMES as readonly string[]).includes(value);
 }
 
 /** The one line that says an idle session took the prompt instead of a new one. */

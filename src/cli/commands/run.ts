@@ -48,6 +48,8 @@ export default defineCommand({
     const portFlag = parsePortFlag(args.port);
     // Asked at each request: a server started below generates its token only when it starts.
     const token = () => currentAuthToken(loaded.config);
+    // Flags ag can refuse by itself are refused before a server is looked for or started.
+    const input = createInput(args, args.prompt);
     let baseUrl = resolveServerUrl(loaded, portFlag);
     if (!(await answers(baseUrl, token))) {
       await bootstrapConfig(args.yes === true);
@@ -58,7 +60,6 @@ export default defineCommand({
       token,
       timeoutMs: createTimeoutMs(loaded.config.createWaitMs),
     });
-    const input = createInput(args, args.prompt);
     const dashboard = dashboardUrl(loaded, baseUrl);
 
     if (!args.stream) {
