@@ -8,7 +8,9 @@ import { AgError } from "../../shared/errors.ts";
  * <first 8 of the id>.jsonl`, the project a short name the CLI keeps in projects.json (the folder's
  * name, made unique). The name holds only 8 characters of the id: a file is the session's when its
  * first line (the header) names the whole id. `--resume` also leaves a header-only file of the same
- * id behind (SessionStart names it); the conversation is in the oldest of them.
+ * id behind (SessionStart names it); the conversation is in the oldest of them. Within the
+ * conversation's first minute that is the conversation's own file, to which it appends a header,
+ * harmlessly: it read the conversation first, and writes the whole history again (docs/agents.md).
  */
 
 /** The session file of `sessionId` under the user's .gemini folder, or null. */
