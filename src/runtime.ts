@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { createAgents } from "./agents/index.ts";
 import { createAuditLog } from "./audit/index.ts";
@@ -17,6 +18,7 @@ import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts"
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
+import { createFleet, type Fleet, outsideFleet } from "./fleet/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
@@ -36,6 +38,7 @@ import { channelRoutes } from "./server/routes/channels.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
+import { fleetRoutes } from "./server/routes/fleet.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
@@ -53,7 +56,9 @@ import {
   createSessionRepo,
   createSessions,
   DEFAULT_DELIVERY,
+  type SessionRepo,
   type SessionService,
+  toSession,
   type UntrackedAgents,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
@@ -390,6 +395,10 @@ export async function startRuntime({
     });
     made.defer(() => void screenshots.close());
     made.defer(() => verification.dispose());
+    const fleet = config.fleet.databaseUrl
+      ? joinFleet(config, { bus, repo, sessions, available: host.available, logger })
+      : null;
+    if (fleet) made.defer(() => void fleet.close());
     const terminals = createTerminalService({
       tmux: control,
       sessions,
@@ -421,13 +430,15 @@ export async function startRuntime({
           agentsRss: async () =>
             [...(await sessions.agentProcesses()).values()].reduce((sum, p) => sum + p.rssBytes, 0),
         },
+        ...(fleet ? { fleet } : {}),
       }),
-      sessions,
+      sessions: fleet ? fleet.sessions(sessions) : sessions,
+      intercept: fleet?.intercept ?? outsideFleet,
       hooks,
       logger,
       audit,
       storage,
-      keys,
+      keys: fleet ? fleet.keys(keys) : keys,
       sseTokens,
       rateLimitPerMin: config.rateLimitPerMin,
       bodyLimits: { depth: config.maxBodyDepth, members: config.maxBodyMembers },
@@ -450,8 +461,9 @@ export async function startRuntime({
         routerRoutes(createRouterService({ models: tierModels(config) })),
         handshakeRoutes(),
         toolRoutes(),
+        fleetRoutes(fleet),
         eventRoutes({
-          bus,
+          bus: fleet?.feed ?? bus,
           sessions,
           clock: systemClock,
           settings: { idleMs: config.sseIdleMs, clientTimeoutMs: config.sseClientTimeoutMs },
@@ -492,6 +504,9 @@ export async function startRuntime({
     });
     for (const note of notes) logger[note.level](note.text);
     await Promise.race([adopting, Bun.sleep(TMUX_START_BOUND_MS)]);
+    // Joins once its sessions are re-adopted (what it publishes is then true), at its real URL;
+    // a fleet database that does not answer keeps nothing waiting: the fleet joins when it does.
+    if (fleet) await fleet.start(hookBaseUrl);
     // Answers from the chat and pipeline stages act on sessions: start them once the sessions
     // are re-adopted.
     chat?.start();
@@ -548,6 +563,40 @@ async function reportUntracked(
   const detail = `${ids.length} agent(s) run in ag's tmux windows without a record (${ids.join(", ")}): GET /v1/untracked lists them, POST /v1/untracked/:sessionId/adopt or \`ag doctor --adopt-untracked\` adopts them, DELETE /v1/untracked/:sessionId or \`ag doctor --end-untracked\` ends them`;
   logger.warn(detail);
   diagnostics.record("storage.untracked", detail);
+}
+
+/** A fleet member (fleet.databaseUrl set, docs/fleet.md): named for the machine unless configured. */
+function joinFleet(
+  config: Config,
+  deps: {
+    bus: EventBus;
+    repo: SessionRepo;
+    sessions: SessionService;
+    available(): Promise<number | null>;
+    logger: Logger;
+  },
+): Fleet {
+  const MB = 1024 * 1024;
+  return createFleet({
+    settings: { ...config.fleet, hostName: config.fleet.hostName || hostname() },
+    bus: deps.bus,
+    local: {
+      all: () => deps.sessions.list(),
+      find: (id) => {
+        const found = deps.repo.get(id);
+        return found && toSession(found);
+      },
+    },
+    async figures() {
+      const available = await deps.available().catch(() => null);
+      return {
+        availableMb: available === null ? null : Math.floor(available / MB),
+        reserveMb: config.memoryReserveMb,
+        running: deps.repo.live().length,
+      };
+    },
+    logger: deps.logger,
+  });
 }
 
 /** memoryBridge.persistPath: the memory bridge in a SQLite file of its own. */

@@ -57,7 +57,14 @@ type Layer = {
 
 const BY_KEY = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
 /** Values never echoed back in an error message. */
-const SECRET_KEYS = new Set(["authToken", "webhooks", "chatBotToken", "emailPass", "teamchatWebhookUrl"]);
+const SECRET_KEYS = new Set([
+  "authToken",
+  "webhooks",
+  "chatBotToken",
+  "emailPass",
+  "teamchatWebhookUrl",
+  "fleet",
+]);
 const PATH_KEYS = ["stateDir", "agentDataDir"] as const;
 
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
@@ -214,7 +221,32 @@ function readEnvironment(env: Record<string, string | undefined>): Layer {
     values[setting.key] = value;
     labels[setting.key] = label;
   }
+  for (const setting of SETTINGS as readonly Setting[]) {
+    const fields = readEnvFields(env, setting);
+    if (!fields) continue;
+    values[setting.key] = fields.value;
+    labels[setting.key] = fields.label;
+  }
   return { label: "environment", values, labels };
+}
+
+/** An object setting's fields given by their own variables (`SVC_FLEET_DATABASE_URL`), or null. */
+function readEnvFields(
+  env: Record<string, string | undefined>,
+  setting: Setting,
+): { value: Record<string, unknown>; label: string } | null {
+  const value: Record<string, unknown> = {};
+  const names: string[] = [];
+  for (const [field, { env: name, envKind }] of Object.entries(setting.envFields ?? {})) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    value[field] = coerce(raw, envKind, setting, `environment (${name})`);
+    names.push(name);
+  }
+  if (names.length === 0) return null;
+  const label = `environment (${names.join(", ")})`;
+  if (isObjectSchema(setting.schema)) check(setting, Type.Partial(setting.schema), value, label);
+  return { value, label };
 }
 
 function readFlags(flags: NonNullable<LoadOptions["flags"]>): Layer {

@@ -72,6 +72,8 @@ export interface Setting {
   /** The built-in default; undefined means "derived" (see load.ts) or "none". */
   default?: unknown;
   description: string;
+  /** An object setting's fields that an environment variable each can set (`fleet.databaseUrl`). */
+  envFields?: Record<string, { env: string; envKind: EnvKind }>;
 }
 
 const setting = (s: Setting): Setting => s;
@@ -632,6 +634,25 @@ export const SETTINGS = [
     default: {},
     description: "Tenant id → {root, allowedPaths?, runAs?} (runAs: the OS user its agents run as)",
   }),
+  setting({
+    key: "fleet",
+    schema: Type.Object(
+      {
+        databaseUrl: Type.String({ default: "" }),
+        hostName: Type.String({ default: "", pattern: "^$|^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$" }),
+        leaseMs: Type.Integer({ minimum: 500, maximum: 600_000, default: 15_000 }),
+      },
+      { additionalProperties: false },
+    ),
+    default: { databaseUrl: "", hostName: "", leaseMs: 15_000 },
+    envFields: {
+      databaseUrl: { env: "SVC_FLEET_DATABASE_URL", envKind: "string" },
+      hostName: { env: "SVC_FLEET_HOST_NAME", envKind: "string" },
+      leaseMs: { env: "SVC_FLEET_LEASE_MS", envKind: "integer" },
+    },
+    description:
+      "A fleet on PostgreSQL (docs/fleet.md): {databaseUrl (empty: no fleet), hostName (default: the machine's), leaseMs}",
+  }),
 ] as const satisfies readonly Setting[];
 
 export interface Config {
@@ -701,6 +722,7 @@ export interface Config {
   maxBodyDepth: number;
   maxBodyMembers: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
+  fleet: { databaseUrl: string; hostName: string; leaseMs: number };
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
   /**

@@ -99,7 +99,11 @@ export function formatGap(gap: Gap, timestamp: string): string {
   return `event: gap\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export function createSseStreams(deps: { bus: EventBus; clock: Clock; settings: SseSettings }): SseStreams {
+export function createSseStreams(deps: {
+  bus: Pick<EventBus, "subscribe" | "since">;
+  clock: Clock;
+  settings: SseSettings;
+}): SseStreams {
   // Every client sends the same bytes for an event: encode it once (kept while the event lives).
   const encoded = new WeakMap<AgEvent, Uint8Array>();
   const shared: Shared = {
@@ -122,7 +126,7 @@ export function createSseStreams(deps: { bus: EventBus; clock: Clock; settings: 
 }
 
 interface Shared {
-  bus: EventBus;
+  bus: Pick<EventBus, "subscribe" | "since">;
   clock: Clock;
   settings: SseSettings;
   maxQueued: number;

@@ -46,6 +46,19 @@ export const Health = Type.Object({
     { description: "null where the kernel does not say (no /proc)" },
   ),
   timestamp: Type.String({ format: "date-time" }),
+  fleet: Type.Optional(
+    Type.Object(
+      {
+        host: Type.String({ description: "this host's name in the fleet" }),
+        connected: Type.Boolean({ description: "the fleet database answers" }),
+        error: Type.Union([Type.String(), Type.Null()]),
+      },
+      {
+        description:
+          "in a fleet (docs/fleet.md): while the database is away the host serves its own sessions and catches up later",
+      },
+    ),
+  ),
   auth: Type.Union([Type.Literal("token"), Type.Literal("local")], {
     description:
       "token: every other request needs a credential (the dashboard asks for it before it sends one); " +
@@ -68,6 +81,8 @@ export function createHealthService(deps: {
   storage?: { check(): Pick<StorageHealth, "healthy" | "error" | "code"> };
   /** The host's memory and what the agents use (bytes); absent: memory is null. */
   memory?: { reserveMb: number; available(): Promise<number | null>; agentsRss(): Promise<number> };
+  /** In a fleet: whether its database answers (src/fleet). */
+  fleet?: { health(): NonNullable<Health["fleet"]> };
   now?: () => number;
 }): HealthService {
   const now = deps.now ?? Date.now;
@@ -102,6 +117,7 @@ export function createHealthService(deps: {
         storage,
         memory,
         timestamp: new Date(at).toISOString(),
+        ...(deps.fleet ? { fleet: deps.fleet.health() } : {}),
       };
     },
   };

@@ -68,6 +68,16 @@ export interface AppDeps {
   clock?: Pick<Clock, "now">;
   /** Scopes of routes that plugins add beyond ROUTE_SCOPES (a test's own routes). */
   scopes?: Record<string, RouteScope>;
+  /**
+   * Runs before every route's handler, once the caller is authorized: an answer it gives is the
+   * answer (a fleet member forwards another host's session to it, src/fleet/intercept.ts).
+   */
+  intercept?: (call: {
+    request: Request;
+    route: string;
+    params: Record<string, string | undefined>;
+    body: unknown;
+  }) => Promise<Response | undefined>;
 }
 
 /** Methods that never change state: never held back by a faulted store. */
@@ -235,6 +245,9 @@ export function createApp(deps: AppDeps): HttpApp {
         throw error;
       }
     })
+    .onBeforeHandle(({ request, route, params, body }) =>
+      deps.intercept?.({ request, route, params: params as Record<string, string | undefined>, body }),
+    )
     .use(healthRoutes(deps.health, deps.access.mode))
     .use(sessionRoutes(deps.sessions))
     .use(hookRoutes(deps.hooks))

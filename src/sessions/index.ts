@@ -29,7 +29,7 @@ export {
   SessionSummary,
 } from "./insight.ts";
 export { validateWorkDir } from "./lifecycle.ts";
-export { isConfined, type Owner } from "./lineage.ts";
+export { createLineage, isConfined, type Owner } from "./lineage.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";

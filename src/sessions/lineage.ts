@@ -33,7 +33,7 @@ export type Lineage = ReturnType<typeof createLineage>;
  * session a session key created under that key's session. Who sees what is decided here, once,
  * for every surface (lists, paths, body ids, event streams, batches, memories, reviews).
  */
-export function createLineage(repo: Pick<SessionRepo, "get" | "live">) {
+export function createLineage(repo: { get(id: string): Node | null; live: SessionRepo["live"] }) {
   /** `node` is `root` or below it. */
   function descends(node: Node, root: string): boolean {
     if (node.id === root) return true;

@@ -117,8 +117,25 @@ export const Session = Type.Object({
     description:
       "why it ended, as ag recorded it: killed, idle_timeout, driver_restart (an ACP agent ag could not reopen after a restart), agent exited…; null while it runs",
   }),
+  host: Type.Optional(
+    Type.String({ description: "in a fleet (docs/fleet.md): the host that runs it; absent outside a fleet" }),
+  ),
+  hostOnline: Type.Optional(
+    Type.Boolean({
+      description: "in a fleet: whether its host holds its lease (false: the session is as last known)",
+    }),
+  ),
 });
 export type Session = Static<typeof Session>;
+
+/** In a fleet: a host's name, or `auto` (the live host with the most memory headroom that has the workDir). */
+export const HostChoice = Type.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$",
+  description:
+    "in a fleet (docs/fleet.md): the host to run it on, or `auto`: the live host with the most memory headroom that has the workDir",
+});
 
 /** CONTRACT §2: name ≤ 128 characters; prompt ≤ 256 KiB (checked in bytes by the route). */
 export const SessionName = Type.String({
@@ -182,6 +199,7 @@ export const CreateSessionInput = Type.Object(
       Type.String({ minLength: 1, description: "apply this template; fields given here override it" }),
     ),
     reuse: Type.Optional(Reuse),
+    host: Type.Optional(HostChoice),
   },
   { additionalProperties: false },
 );
@@ -294,6 +312,7 @@ export const Pane = Type.Object({ id: Type.String(), content: Type.String() });
 export const SessionListQuery = Type.Object({
   status: Type.Optional(SessionStatusFilter),
   workDir: Type.Optional(Type.String({ description: "substring of the session's workDir" })),
+  host: Type.Optional(Type.String({ description: "in a fleet: only the sessions of this host" })),
 });
 export type SessionListQuery = Static<typeof SessionListQuery>;
 

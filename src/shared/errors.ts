@@ -50,6 +50,8 @@ export const ERROR_STATUS = {
   AGENT_UNAVAILABLE: 503,
   /** One more agent would not fit above the memory reserve (memoryReserveMb); Retry-After says when to try. */
   HOST_MEMORY_LOW: 503,
+  /** The session's host (a fleet member, docs/fleet.md) let its lease expire: its sessions are last known. */
+  HOST_OFFLINE: 503,
   /** ag's state store (its SQLite database or state directory) has no space left: nothing was done. */
   STORAGE_FULL: 507,
   /** ag's state store cannot be written (I/O error, read-only, cannot open): nothing was done. */

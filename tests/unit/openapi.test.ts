@@ -39,7 +39,7 @@ test("GET /v1/openapi.json documents the routes from their own schemas", async (
   expect(one.responses.default.content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
 
   const list = doc.paths["/v1/sessions"].get;
-  expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["status", "workDir"]);
+  expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["host", "status", "workDir"]);
 
   // An optional body is documented as optional; a wildcard route as one `key` parameter.
   expect(doc.paths["/v1/sessions/{id}/approve"].post.requestBody.required).toBe(false);

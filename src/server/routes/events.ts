@@ -54,7 +54,8 @@ export function lastEventIdOf(request: Request, query: { lastEventId?: number })
 }
 
 export function eventRoutes(deps: {
-  bus: EventBus;
+  /** The bus, or in a fleet every host's events (src/fleet). */
+  bus: Pick<EventBus, "subscribe" | "since">;
   sessions: Pick<SessionService, "get" | "sees">;
   clock: Clock;
   settings: SseSettings;

@@ -74,6 +74,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/dev/route-task": only("sessions:read"),
   "/v1/dev/model-tiers": SESSIONS,
   "/v1/auth/sse-token": only("sessions:read"),
+  "/v1/fleet": SESSIONS,
 
   "/v1/memory": domain("memory"),
   "/v1/memory/*": domain("memory"),
@@ -136,7 +137,14 @@ export function authorize(
  * letters: the server's own machinery, which records every tenant's doings) but the keys, which a
  * tenant's admin key manages for its own tenant only.
  */
-const SERVER_WIDE = new Set(["/v1/metrics", "/metrics", "/v1/swarm", "/v1/pipelines", "/v1/pipelines/:id"]);
+const SERVER_WIDE = new Set([
+  "/v1/metrics",
+  "/metrics",
+  "/v1/swarm",
+  "/v1/pipelines",
+  "/v1/pipelines/:id",
+  "/v1/fleet",
+]);
 const TENANT_ADMIN_ROUTES = new Set(["/v1/auth/keys", "/v1/auth/keys/:id"]);
 
 export function isServerWide(route: string, table: ScopeTable = ROUTE_SCOPES): boolean {

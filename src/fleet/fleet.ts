@@ -1,0 +1,184 @@
+import type { KeyStore } from "../auth/keys.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { SessionService } from "../sessions/index.ts";
+import { describeError } from "../shared/errors.ts";
+import type { Logger } from "../shared/log.ts";
+import { acceptForwarded, newHostSecret } from "./credential.ts";
+import { createInterceptor, type Interceptor } from "./intercept.ts";
+import { createMirror, type FleetEvent } from "./mirror.ts";
+import { createPublisher, type LocalSessions } from "./publisher.ts";
+import { createFleetStore, type HostFigures } from "./store.ts";
+import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
+
+/**
+ * A fleet member (docs/fleet.md): this host's row and lease in PostgreSQL, its sessions and
+ * events published there, every other host's read back through LISTEN/NOTIFY. No leader, no
+ * protocol of ours: the database's rows, leases and notifications are the membership. While
+ * the database is away the host serves its own sessions as before and says so; once it is back
+ * the host registers again, republishes and catches up.
+ */
+
+export interface FleetSettings {
+  databaseUrl: string;
+  hostName: string;
+  leaseMs: number;
+}
+
+export interface FleetHealth {
+  host: string;
+  connected: boolean;
+  error: string | null;
+}
+
+export interface Fleet {
+  readonly name: string;
+  /** Joins, waiting at most one lease for it; keeps trying in the background. */
+  start(url: string): Promise<void>;
+  /** The sessions as this member answers for them (view.ts). */
+  sessions(local: SessionService): SessionService;
+  intercept: Interceptor;
+  /** Every host's events in the fleet's order, for /v1/events. */
+  feed: Pick<EventBus, "subscribe" | "since">;
+  /** Accepts the credential of a request another host forwards here, then the API keys. */
+  keys(inner: Pick<KeyStore, "authenticate">): Pick<KeyStore, "authenticate">;
+  health(): FleetHealth;
+  view(): FleetView;
+  /** Ends the lease at once (a clean stop: offline everywhere now) and closes the connections. */
+  close(): Promise<void>;
+}
+
+export function createFleet(deps: {
+  settings: FleetSettings;
+  bus: Pick<EventBus, "subscribe">;
+  local: LocalSessions;
+  figures(): Promise<HostFigures>;
+  logger: Logger;
+}): Fleet {
+  const { settings, logger } = deps;
+  const name = settings.hostName;
+  const store = createFleetStore(settings.databaseUrl, {
+    connectionTimeoutS: Math.max(1, Math.ceil(settings.leaseMs / 1000)),
+  });
+  const secret = newHostSecret();
+  const mirror = createMirror({ store });
+  let url = "";
+  let connected = false;
+  let error: string | null = "not joined yet";
+  let listening = false;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let ticking: Promise<void> | null = null;
+
+  function failed(cause: unknown): void {
+    const why = describeError(cause);
+    if (connected || error !== why)
+      logger.warn(
+        `fleet: the fleet database does not answer (${why}); serving this host's sessions locally, catching up when it is back`,
+      );
+    connected = false;
+    error = why;
+  }
+
+  const publisher = createPublisher({ store, host: name, bus: deps.bus, sessions: deps.local, failed });
+
+  /** Notifications are handled one after another, in the order they came. */
+  let handled: Promise<void> = Promise.resolve();
+  function onNotify(payload: string): void {
+    handled = handled.then(() => mirror.notified(payload)).catch(failed);
+  }
+  /** Every (re)subscription may have missed notifications: read everything again. */
+  function onListen(): void {
+    handled = handled.then(() => mirror.reload()).catch(failed);
+  }
+
+  async function join(): Promise<void> {
+    await store.migrate();
+    await store.register({ name, url, secret, leaseMs: settings.leaseMs }, await deps.figures());
+    if (!listening) {
+      await store.listen(onNotify, onListen);
+      listening = true;
+    }
+    await mirror.reload();
+    await publisher.republish();
+    if (!connected) logger.info(`fleet: host ${name} joined the fleet (lease ${settings.leaseMs} ms)`);
+    connected = true;
+    error = null;
+  }
+
+  async function heartbeat(): Promise<boolean> {
+    return store.heartbeat(name, settings.leaseMs, await deps.figures());
+  }
+
+  async function tick(): Promise<void> {
+    if (!connected) return join();
+    // A row gone (someone cleaned the table) is a new registration.
+    if (!(await heartbeat())) return join();
+    await mirror.refreshHosts();
+    await publisher.flush();
+  }
+
+  function runTick(): Promise<void> {
+    ticking ??= tick()
+      .catch(failed)
+      .finally(() => {
+        ticking = null;
+      });
+    return ticking;
+  }
+
+  const feed: Fleet["feed"] = {
+    subscribe: (listener) => mirror.subscribe(listener as (event: FleetEvent) => void),
+    since: (id) => mirror.since(id),
+  };
+
+  return {
+    name,
+    async start(advertised) {
+      url = advertised;
+      timer = setInterval(() => void runTick(), Math.max(100, Math.floor(settings.leaseMs / 4)));
+      await Promise.race([runTick(), Bun.sleep(settings.leaseMs)]);
+    },
+    sessions: (local) => createFleetSessions({ self: name, local, mirror }),
+    intercept: createInterceptor({
+      self: name,
+      mirror,
+      isLocal: (id) => deps.local.find(id) !== null,
+    }),
+    feed,
+    keys: (inner) => ({
+      authenticate: (token) => acceptForwarded(token, secret) ?? inner.authenticate(token),
+    }),
+    health: () => ({ host: name, connected, error }),
+    view() {
+      const counts = new Map<string, number>();
+      for (const r of mirror.sessions()) counts.set(r.host, (counts.get(r.host) ?? 0) + 1);
+      counts.set(name, deps.local.all().length);
+      return {
+        host: name,
+        connected,
+        error,
+        leaseMs: settings.leaseMs,
+        hosts: mirror.hosts().map(({ secret: _secret, ...h }) => ({
+          ...h,
+          online: h.name === name ? true : h.online,
+          self: h.name === name,
+          headroomMb: headroomOf(h),
+          sessions: counts.get(h.name) ?? 0,
+        })),
+      };
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      publisher.stop();
+      await ticking;
+      try {
+        if (connected) {
+          await publisher.flush();
+          await store.release(name);
+        }
+      } catch (cause) {
+        logger.warn(`fleet: could not end the lease of ${name} cleanly: ${describeError(cause)}`);
+      }
+      await store.close().catch(() => {});
+    },
+  };
+}

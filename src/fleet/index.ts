@@ -1,0 +1,4 @@
+/** The fleet domain's public face (docs/fleet.md). */
+export { createFleet, type Fleet, type FleetHealth, type FleetSettings } from "./fleet.ts";
+export { type Interceptor, outsideFleet, type RouteCall } from "./intercept.ts";
+export { FleetView } from "./view.ts";
