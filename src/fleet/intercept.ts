@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { principalOf } from "../auth/principal.ts";
+import type { Session } from "../sessions/index.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import { type Forwarding, forward, hostOffline } from "./forward.ts";
 import type { Mirror } from "./mirror.ts";
@@ -23,6 +24,8 @@ export type Interceptor = (call: RouteCall) => Promise<Response | undefined>;
 
 const SESSION_ROUTE = "/v1/sessions/:id";
 const CREATE_ROUTE = "/v1/sessions";
+/** Routes whose answer is a session the owner just made. */
+const MAKING_ROUTES: ReadonlySet<string> = new Set([CREATE_ROUTE, "/v1/sessions/:id/fork"]);
 
 type CreateBody = { host?: string; workDir?: string } & Record<string, unknown>;
 
@@ -57,6 +60,21 @@ export function createInterceptor(deps: {
     return deps.mirror.host(found.host) ?? unknownHost(found.host);
   }
 
+  /** A session made elsewhere at this host's request is known here before its notification. */
+  async function made(call: RouteCall, host: HostRow, answer: Response): Promise<Response> {
+    if (MAKING_ROUTES.has(call.route) && answer.ok) {
+      const body = (await answer
+        .clone()
+        .json()
+        .catch(() => null)) as (Session & Record<string, unknown>) | null;
+      if (body?.id) {
+        const { reused: _r, promptDelivery: _p, warnings: _w, forkedFrom: _f, ...session } = body;
+        deps.mirror.learn(session as Session, host.name);
+      }
+    }
+    return answer;
+  }
+
   async function place(call: RouteCall): Promise<Response | undefined> {
     const body = call.body as CreateBody;
     const wanted = body.host;
@@ -68,13 +86,17 @@ export function createInterceptor(deps: {
       const host = deps.mirror.host(wanted);
       if (!host)
         throw new AgError("VALIDATION_ERROR", `host "${wanted}" is not in the fleet (GET /v1/fleet)`);
-      return forward(deps.self, host, how);
+      return made(call, host, await forward(deps.self, host, how));
     }
-    return placeAuto(body, how);
+    return placeAuto(call, body, how);
   }
 
   /** The live hosts by headroom, most first; the first that has the workDir takes the create. */
-  async function placeAuto(body: CreateBody, how: Forwarding): Promise<Response | undefined> {
+  async function placeAuto(
+    call: RouteCall,
+    body: CreateBody,
+    how: Forwarding,
+  ): Promise<Response | undefined> {
     const live = deps.mirror
       .hosts()
       .filter((h) => h.online || h.name === deps.self)
@@ -88,7 +110,7 @@ export function createInterceptor(deps: {
         if (isAgError(error) && error.code === "HOST_OFFLINE") return null;
         throw error;
       });
-      if (answer && !(await lacksWorkDir(answer))) return answer;
+      if (answer && !(await lacksWorkDir(answer))) return made(call, host, answer);
     }
     throw new AgError(
       "INVALID_WORKDIR",
@@ -106,11 +128,12 @@ export function createInterceptor(deps: {
     // One session's summary: every host answers it from the fleet database, owner online or not.
     if (call.route === SESSION_ROUTE && call.request.method === "GET") return undefined;
     if (!owner.online) throw hostOffline(owner);
-    return forward(deps.self, owner, {
+    const answer = await forward(deps.self, owner, {
       request: call.request,
       body: call.body,
       caller: principalOf(call.request),
     });
+    return made(call, owner, answer);
   };
 }
 

@@ -35,6 +35,11 @@ export interface Mirror {
   refreshHosts(): Promise<void>;
   /** A notification's payload (store.ts CHANNEL). */
   notified(payload: string): Promise<void>;
+  /**
+   * A session another host just made at this host's request (a forwarded create or fork): known
+   * here at once, before its notification, so the caller's next request finds it.
+   */
+  learn(session: Session, host: string): void;
 }
 
 export function createMirror(deps: {
@@ -111,6 +116,9 @@ export function createMirror(deps: {
       await catchUp();
     },
     refreshHosts,
+    learn(session, host) {
+      if (!sessions.has(session.id)) sessions.set(session.id, { session, host });
+    },
     async notified(payload) {
       const kind = payload.slice(0, 2);
       const key = payload.slice(2);
