@@ -107,6 +107,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Kill a session (its agent window closes)",
     load: command(() => import("./commands/kill.ts").then((m) => m.default)),
   },
+  fleet: {
+    group: "server",
+    description: "The fleet's hosts (a fleet on PostgreSQL): online, lease, headroom, sessions",
+    load: command(() => import("./commands/fleet.ts").then((m) => m.default)),
+  },
   status: {
     group: "server",
     description: "Version, status, uptime, port and session counts of the running server",

@@ -88,6 +88,24 @@ export function sessionRows(
   });
 }
 
+/**
+ * In a fleet: a HOST column after NAME, `offline` beside a host whose lease expired (its sessions
+ * are as last known).
+ */
+export function withHostColumn(
+  headers: readonly string[],
+  rows: readonly string[][],
+  sessions: readonly Pick<Session, "host" | "hostOnline">[],
+): [string[], string[][]] {
+  const at = headers.indexOf("NAME") + 1;
+  const host = (s: Pick<Session, "host" | "hostOnline">) =>
+    s.host === undefined ? "" : s.hostOnline === false ? `${s.host} (offline)` : s.host;
+  return [
+    [...headers.slice(0, at), "HOST", ...headers.slice(at)],
+    rows.map((row, i) => [...row.slice(0, at), host(sessions[i]!), ...row.slice(at)]),
+  ];
+}
+
 /** 950 → "950", 12_345 → "12.3k", 4_200_000 → "4.2M". */
 export function formatCount(n: number): string {
   if (n < 1000) return String(n);

@@ -139,6 +139,8 @@ const NewSession = Type.Composite(
   ],
   strict,
 );
+/** `create_session` alone may name a fleet's host (docs/fleet.md); a batch runs where it is asked. */
+const NewSessionOnHost = Type.Composite([NewSession, Type.Pick(CreateSessionInput, ["host"])], strict);
 const batchLimits = BatchCreateInput.properties.sessions;
 const NewSessions = Type.Object(
   {
@@ -214,12 +216,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_sessions",
     title: "List sessions",
     description:
-      "List sessions, newest first; filter by status (a state, or running) and a workDir substring",
+      "List sessions, newest first; filter by status (a state, or running), a workDir substring and, in a fleet, a host",
     input: SessionListQuery,
     ...listOf("sessions", Session),
     hints: READS,
-    rest: { method: "GET", path: "/v1/sessions", note: "with `?status&workDir`" },
-    call: (api, args) => api.get(`/v1/sessions${query({ status: args.status, workDir: args.workDir })}`),
+    rest: { method: "GET", path: "/v1/sessions", note: "with `?status&workDir&host`" },
+    call: (api, args) =>
+      api.get(`/v1/sessions${query({ status: args.status, workDir: args.workDir, host: args.host })}`),
   }),
   sessionTool({
     name: "get_status",
@@ -233,8 +236,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_session",
     title: "Create a session",
     description:
-      "Start an agent session in workDir and deliver the prompt; answers once the prompt is confirmed. An idle session there may take the prompt instead (reused: true) unless reuse is false, and never one of another name than the name given",
-    input: NewSession,
+      "Start an agent session in workDir and deliver the prompt; answers once the prompt is confirmed. An idle session there may take the prompt instead (reused: true) unless reuse is false, and never one of another name than the name given. In a fleet, host names the host to run it on, or auto",
+    input: NewSessionOnHost,
     output: CreatedSession,
     hints: ADDS,
     rest: { method: "POST", path: "/v1/sessions" },

@@ -31,7 +31,8 @@ const FILTERS = [
 ] as const;
 type Filter = (typeof FILTERS)[number];
 
-function matches(s: Session, filter: Filter, search: string): boolean {
+function matches(s: Session, filter: Filter, search: string, host = ""): boolean {
+  if (host && s.host !== host) return false;
   if (filter === "running" && (TERMINAL_STATES as readonly SessionStatus[]).includes(s.status)) return false;
   if (filter !== "running" && filter !== "all" && s.status !== filter) return false;
   if (!search) return true;
@@ -48,8 +49,14 @@ function byUrgency(a: Session, b: Session): number {
 export function SessionList() {
   const filter = useSignal<Filter>("running");
   const search = useSignal("");
+  // In a fleet (docs/fleet.md) every session names its host: a HOST column and a host filter.
+  const host = useSignal("");
+  const hosts = useComputed(() =>
+    [...new Set(sessions.value.flatMap((s) => (s.host ? [s.host] : [])))].sort(),
+  );
+  const fleet = hosts.value.length > 0;
   const shown = useComputed(() =>
-    sessions.value.filter((s) => matches(s, filter.value, search.value.trim())).sort(byUrgency),
+    sessions.value.filter((s) => matches(s, filter.value, search.value.trim(), host.value)).sort(byUrgency),
   );
   const waiting = useComputed(() => sessions.value.filter(waitsForHuman).length);
   return (
@@ -77,6 +84,25 @@ export function SessionList() {
                 ))}
               </select>
             </label>
+            {fleet && (
+              <label>
+                Host{" "}
+                <select
+                  id="host-filter"
+                  value={host.value}
+                  onChange={(e) => {
+                    host.value = (e.currentTarget as HTMLSelectElement).value;
+                  }}
+                >
+                  <option value="">all</option>
+                  {hosts.value.map((h) => (
+                    <option value={h} key={h}>
+                      {h}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
             <label>
               Search{" "}
               <input
@@ -106,6 +132,7 @@ export function SessionList() {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Status</th>
+              {fleet && <th scope="col">Host</th>}
               <th scope="col">Work dir</th>
               <th scope="col">Agent · mode</th>
               <th scope="col">Tokens</th>
@@ -119,7 +146,9 @@ export function SessionList() {
               <th scope="col">Age</th>
             </tr>
           </thead>
-          <tbody>{shown.value.flatMap((s) => rows(s, usage.value[s.id], agentUsage.value[s.id]))}</tbody>
+          <tbody>
+            {shown.value.flatMap((s) => rows(s, usage.value[s.id], agentUsage.value[s.id], fleet))}
+          </tbody>
         </table>
       </section>
     </>
@@ -129,7 +158,7 @@ export function SessionList() {
 /** Columns of a row, for the pending row that spans them all. */
 const COLUMNS = 9;
 
-function rows(s: Session, used: SessionUsage | undefined, usage: AgentUsage | undefined) {
+function rows(s: Session, used: SessionUsage | undefined, usage: AgentUsage | undefined, fleet = false) {
   // Tokens and cost from one reading (the metrics); the session's own count until there is one.
   const tokens = used?.tokens ?? s.tokenUsage;
   const processes =
@@ -144,6 +173,11 @@ function rows(s: Session, used: SessionUsage | undefined, usage: AgentUsage | un
           {STATE_WORDS[s.status]}
         </span>
       </td>
+      {fleet && (
+        <td class="host" data-online={String(s.hostOnline !== false)}>
+          {s.hostOnline === false ? `${s.host} (offline)` : s.host}
+        </td>
+      )}
       <td class="workdir">{s.workDir}</td>
       <td class="agent">{agentMode(s)}</td>
       <td class="tokens" title={`${tokens.input} in, ${tokens.output} out`}>
@@ -165,7 +199,7 @@ function rows(s: Session, used: SessionUsage | undefined, usage: AgentUsage | un
   return [
     row,
     <tr key={`${s.id}-pending`} class="pending-row" data-id={s.id}>
-      <td colSpan={COLUMNS}>
+      <td colSpan={COLUMNS + Number(fleet)}>
         <a href={sessionHref(s.id)} class="pending-link">
           <strong>{s.status === "asking" ? "Asks:" : "Wants to:"}</strong> {pendingSummary(s)}
         </a>

@@ -48,6 +48,8 @@ export interface CreateInput {
   model?: string;
   /** false: never reuse an idle session (CLI --new). */
   reuse?: false;
+  /** In a fleet: the host to run it on, or `auto` (CLI --host). */
+  host?: string;
 }
 
 /** The session flags as given on the command line (SESSION_FLAGS). */
@@ -59,6 +61,7 @@ export interface SessionFlagValues {
   "permission-mode"?: string;
   model?: string;
   new?: boolean;
+  host?: string;
 }
 
 /**
@@ -87,6 +90,7 @@ export function createInput(args: SessionFlagValues, prompt: string): CreateInpu
     ...(mode ? { permissionMode: mode } : {}),
     ...(args.model ? { model: args.model.trim() } : {}),
     ...(args.new ? { reuse: false as const } : {}),
+    ...(args.host ? { host: args.host } : {}),
   };
 }
 
@@ -189,6 +193,12 @@ export default defineCommand({
     ...GLOBAL_ARGS,
     brief: { type: "positional", required: true, description: "The first prompt" },
     ...SESSION_FLAGS,
+    host: {
+      type: "string",
+      description:
+        "In a fleet (docs/fleet.md): the host to run it on, or auto (the live host with the most memory headroom that has --cwd)",
+      valueHint: "name|auto",
+    },
     json: { type: "boolean", description: "Machine-readable output" },
   },
   async run({ args }) {

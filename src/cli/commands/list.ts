@@ -5,7 +5,7 @@ import { GLOBAL_ARGS } from "../args.ts";
 import type { ApiClient } from "../client.ts";
 import { connect } from "../connect.ts";
 import { colourEnabled, printJson, printLine, printNote, printTable } from "../output.ts";
-import { SESSION_HEADERS, type SessionCost, sessionRows } from "../views.ts";
+import { SESSION_HEADERS, type SessionCost, sessionRows, withHostColumn } from "../views.ts";
 
 const STATUSES = [...SESSION_STATES, "running"] as const;
 
@@ -35,6 +35,11 @@ export default defineCommand({
       description: `Only sessions in this state: ${STATUSES.join(", ")} (running = any live state)`,
       valueHint: "state",
     },
+    host: {
+      type: "string",
+      description: "In a fleet: only the sessions of this host (ag fleet lists the hosts)",
+      valueHint: "name",
+    },
     json: { type: "boolean", description: "Machine-readable output" },
   },
   async run({ args }) {
@@ -46,7 +51,11 @@ export default defineCommand({
     }
     const { client } = connect(args);
     const status = args.status ?? (args.all ? undefined : "running");
-    const query = status ? `?status=${encodeURIComponent(status)}` : "";
+    const params = new URLSearchParams({
+      ...(status ? { status } : {}),
+      ...(args.host ? { host: args.host } : {}),
+    }).toString();
+    const query = params ? `?${params}` : "";
     const [sessions, costs] = await Promise.all([
       client.get<Session[]>(`/v1/sessions${query}`),
       args.json ? new Map<string, SessionCost>() : sessionCosts(client),
@@ -57,6 +66,8 @@ export default defineCommand({
       if (status === "running" && !args.status) printNote("ended sessions: ag list --all");
       return;
     }
-    printTable(SESSION_HEADERS, sessionRows(sessions, Date.now(), colourEnabled(), costs));
+    const rows = sessionRows(sessions, Date.now(), colourEnabled(), costs);
+    if (!sessions.some((s) => s.host !== undefined)) return printTable(SESSION_HEADERS, rows);
+    printTable(...withHostColumn(SESSION_HEADERS, rows, sessions));
   },
 });
