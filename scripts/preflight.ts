@@ -1,6 +1,6 @@
 /**
- * `npm test`'s first step: the suite needs tmux (every session test) and Chromium (the browser
- * tests). Checked here, before anything runs, instead of failing deep inside the suite. What is
+ * `npm test`'s first step: the suite needs tmux (every session test), Chromium (the browser
+ * tests) and PostgreSQL's server binaries (the fleet tests). Checked here, before anything runs, instead of failing deep inside the suite. What is
  * missing is installed with apt-get the way .ci/run does it, when this user is root or sudo works
  * without a password; otherwise the script stops at once with the exact command to run. Then the
  * agent CLIs that live outside the lock and the further pinned versions of agents
@@ -8,9 +8,10 @@
  */
 import { findChromium } from "../src/screenshot/index.ts";
 import { currentInstallEnv, type InstallEnv, installCommand } from "../src/shared/install.ts";
+import { postgresBinDir } from "../tests/helpers/postgres.ts";
 import { installPins } from "./agent-tools.ts";
 
-export type TestNeed = "tmux" | "chromium";
+export type TestNeed = "tmux" | "chromium" | "postgresql";
 
 export interface PreflightFacts {
   missing: TestNeed[];
@@ -67,6 +68,8 @@ function missingNow(): TestNeed[] {
   if (!findChromium(process.env.SVC_CHROMIUM_PATH || null, (c) => Bun.which(c, { PATH })).path) {
     missing.push("chromium");
   }
+  // The fleet tests start their own server from Debian's binaries (tests/helpers/postgres.ts).
+  if (!postgresBinDir()) missing.push("postgresql");
   return missing;
 }
 

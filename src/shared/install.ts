@@ -4,7 +4,8 @@
  * managers exist are parameters.
  */
 
-export type Needed = "tmux" | "chromium";
+/** postgresql: only the fleet's tests need it (a fleet's database is the user's own server). */
+export type Needed = "tmux" | "chromium" | "postgresql";
 
 export interface InstallEnv {
   platform: NodeJS.Platform;
@@ -28,13 +29,33 @@ export function agentNotFound(cli: { command: string; package: string }): string
 const SYSTEM_PACKAGES: ReadonlyArray<{
   manager: string;
   install: string;
-  names: Record<"tmux" | "chromium", string>;
+  names: Record<Needed, string>;
 }> = [
-  { manager: "apt-get", install: "apt-get install -y", names: { tmux: "tmux", chromium: "chromium" } },
-  { manager: "dnf", install: "dnf install -y", names: { tmux: "tmux", chromium: "chromium" } },
-  { manager: "apk", install: "apk add", names: { tmux: "tmux", chromium: "chromium" } },
-  { manager: "pacman", install: "pacman -S --noconfirm", names: { tmux: "tmux", chromium: "chromium" } },
-  { manager: "brew", install: "brew install", names: { tmux: "tmux", chromium: "--cask chromium" } },
+  {
+    manager: "apt-get",
+    install: "apt-get install -y",
+    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
+  },
+  {
+    manager: "dnf",
+    install: "dnf install -y",
+    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql-server" },
+  },
+  {
+    manager: "apk",
+    install: "apk add",
+    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
+  },
+  {
+    manager: "pacman",
+    install: "pacman -S --noconfirm",
+    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
+  },
+  {
+    manager: "brew",
+    install: "brew install",
+    names: { tmux: "tmux", chromium: "--cask chromium", postgresql: "postgresql" },
+  },
 ];
 
 /** `apt-get install -y tmux`, `sudo dnf install -y tmux`, `brew install tmux`… */

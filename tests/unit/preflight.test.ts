@@ -33,6 +33,23 @@ describe("npm test's preflight", () => {
     });
   });
 
+  test("PostgreSQL's server missing (the fleet tests): Debian's postgresql package is installed", () => {
+    const plan = planPreflight(
+      facts({ missing: ["postgresql"], isRoot: true, install: linux(["apt-get"], true) }),
+    );
+    expect(plan).toEqual({
+      kind: "install",
+      commands: [
+        ["apt-get", "update", "-qq"],
+        ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq", "postgresql"],
+      ],
+    });
+    const stop = planPreflight(facts({ missing: ["postgresql"], hasAptGet: false, install: linux(["dnf"]) }));
+    expect(stop.kind === "stop" && stop.message.split("\n").at(-1)).toBe(
+      "  sudo dnf install -y postgresql-server",
+    );
+  });
+
   test("password-less sudo: installs with sudo -n (never a password prompt)", () => {
     const plan = planPreflight(facts({ missing: ["tmux"], sudoWorks: true }));
     expect(plan).toEqual({
