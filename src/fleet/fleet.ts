@@ -125,6 +125,8 @@ export function createFleet(deps: {
     return ticking;
   }
 
+  const isLocal = (id: string) => deps.local.find(id) !== null;
+
   const feed: Fleet["feed"] = {
     subscribe: (listener) => mirror.subscribe(listener as (event: FleetEvent) => void),
     since: (id) => mirror.since(id),
@@ -137,12 +139,8 @@ export function createFleet(deps: {
       timer = setInterval(() => void runTick(), Math.max(100, Math.floor(settings.leaseMs / 4)));
       await Promise.race([runTick(), Bun.sleep(settings.leaseMs)]);
     },
-    sessions: (local) => createFleetSessions({ self: name, local, mirror }),
-    intercept: createInterceptor({
-      self: name,
-      mirror,
-      isLocal: (id) => deps.local.find(id) !== null,
-    }),
+    sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
+    intercept: createInterceptor({ self: name, mirror, isLocal }),
     feed,
     keys: (inner) => ({
       authenticate: (token) => acceptForwarded(token, secret) ?? inner.authenticate(token),

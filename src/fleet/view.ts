@@ -53,25 +53,14 @@ export function createFleetSessions(deps: {
   self: string;
   local: SessionService;
   mirror: Mirror;
+  /** Whether this host has the session (it answers for it itself). */
+  isLocal(id: string): boolean;
 }): SessionService {
   const { self, local, mirror } = deps;
-  function exists(id: string): boolean {
-    try {
-      local.get(id);
-      return true;
-    } catch {
-      return false;
-    }
-  }
+  const exists = deps.isLocal;
   const others = () => mirror.sessions().filter((r) => r.host !== self && !exists(r.session.id));
   const lineage = createLineage({
-    get: (id) => {
-      try {
-        return local.get(id);
-      } catch {
-        return mirror.session(id)?.session ?? null;
-      }
-    },
+    get: (id) => (exists(id) ? local.get(id) : (mirror.session(id)?.session ?? null)),
     live: () => [],
   });
   const own = (s: Session): Session => ({ ...s, host: self, hostOnline: true });

@@ -29,6 +29,8 @@ export interface TestPostgres {
   /** The server's own database URL (user `ag`, trust on 127.0.0.1). */
   url: string;
   port: number;
+  /** Its folder (data and socket): removed at the run's end, or by a script that used it. */
+  dir: string;
   /** A fresh database of its own for one test, and its URL. */
   database(name: string): Promise<string>;
   /** Stops the server (fast shutdown), keeping its data. */
@@ -128,6 +130,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   return {
     url,
     port,
+    dir,
     async database(name) {
       const admin = new SQL({ url, max: 1 });
       try {
