@@ -202,9 +202,15 @@ describe("what ag mcp offers", () => {
         driver: create.properties.driver,
         permissionMode: create.properties.permissionMode,
         model: create.properties.model,
+        host: create.properties.host,
       },
     });
-    expect(byName.batch_create_sessions.properties.sessions.items).toEqual(byName.create_session);
+    // A batch runs where it is asked: its items are create_session's but for the fleet's host.
+    const { host: _host, ...itemProperties } = byName.create_session.properties;
+    expect(byName.batch_create_sessions.properties.sessions.items).toEqual({
+      ...byName.create_session,
+      properties: itemProperties,
+    });
     expect(byName.send_message.properties.text).toEqual((jsonSchema(SendInput) as Json).properties.text);
     expect(byName.send_message.required).toEqual(["sessionId", "text"]);
     const memory = jsonSchema(MemoryInput) as Json;
