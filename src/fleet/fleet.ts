@@ -18,6 +18,9 @@ import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
  * the host registers again, republishes and catches up.
  */
 
+/** The longest a start waits to join (a fleet database that does not answer delays nothing more). */
+const JOIN_WAIT_MS = 5_000;
+
 export interface FleetSettings {
   databaseUrl: string;
   hostName: string;
@@ -32,7 +35,7 @@ export interface FleetHealth {
 
 export interface Fleet {
   readonly name: string;
-  /** Joins, waiting at most one lease for it; keeps trying in the background. */
+  /** Joins, waiting at most one lease (5 s at most) for it; keeps trying in the background. */
   start(url: string): Promise<void>;
   /** The sessions as this member answers for them (view.ts). */
   sessions(local: SessionService): SessionService;
@@ -137,7 +140,7 @@ export function createFleet(deps: {
     async start(advertised) {
       url = advertised;
       timer = setInterval(() => void runTick(), Math.max(100, Math.floor(settings.leaseMs / 4)));
-      await Promise.race([runTick(), Bun.sleep(settings.leaseMs)]);
+      await Promise.race([runTick(), Bun.sleep(Math.min(settings.leaseMs, JOIN_WAIT_MS))]);
     },
     sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
     intercept: createInterceptor({ self: name, mirror, isLocal }),

@@ -136,6 +136,38 @@ describe("a session created through b on a", () => {
   });
 });
 
+describe("a caller's own key, checked as if the session were local", () => {
+  test("a tenant's key on c neither lists, reads nor acts on a's untenanted session; a read-only key cannot act", async () => {
+    const created = await api("a", "POST", "/v1/sessions", {
+      name: "untenanted",
+      workDir,
+      agentCommand: SLEEPER,
+      reuse: false,
+    });
+    const id = created.body.id as string;
+    await until(seenOn("c", id), 5_000);
+    const key = async (body: Json) => (await api("c", "POST", "/v1/auth/keys", body)).body.key as string;
+    const tenant = await key({ name: "acme", scopes: ["sessions:read", "sessions:write"], tenantId: "acme" });
+    const reader = await key({ name: "reader", scopes: ["sessions:read"] });
+    const as = (token: string, method: string, path: string) =>
+      callApi<Json>({ url: hosts.c!.url, token: () => token }, method, path);
+    expect((await as(tenant, "GET", "/v1/sessions")).body.map((s: Json) => s.id)).not.toContain(id);
+    for (const [method, path] of [
+      ["GET", `/v1/sessions/${id}`],
+      ["GET", `/v1/sessions/${id}/read`],
+      ["POST", `/v1/sessions/${id}/interrupt`],
+    ] as const) {
+      const refused = await as(tenant, method, path);
+      expect([refused.status, refused.body.code]).toEqual([404, "SESSION_NOT_FOUND"]);
+    }
+    expect((await as(reader, "GET", `/v1/sessions/${id}/read`)).status).toBe(200);
+    const denied = await as(reader, "DELETE", `/v1/sessions/${id}`);
+    expect([denied.status, denied.body.code]).toEqual([403, "FORBIDDEN"]);
+    expect((await api("a", "GET", `/v1/sessions/${id}`)).body.status).not.toBe("killed");
+    await api("a", "DELETE", `/v1/sessions/${id}`);
+  });
+});
+
 describe("events", () => {
   test("c's /v1/events carries a's events, numbered by the fleet, with Last-Event-ID replay", async () => {
     const c = hosts.c!;
