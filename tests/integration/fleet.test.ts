@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { ag, cliEnv } from "../helpers/cli.ts";
 import { startPostgres, type TestPostgres } from "../helpers/postgres.ts";
 import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { type SseMessage, sseReader } from "../helpers/sse.ts";
@@ -165,6 +166,54 @@ describe("a caller's own key, checked as if the session were local", () => {
     expect([denied.status, denied.body.code]).toEqual([403, "FORBIDDEN"]);
     expect((await api("a", "GET", `/v1/sessions/${id}`)).body.status).not.toBe("killed");
     await api("a", "DELETE", `/v1/sessions/${id}`);
+  });
+});
+
+describe("the CLI", () => {
+  test("ag fleet names the hosts (this one marked); ag list shows a HOST column and filters by --host", async () => {
+    const c = hosts.c!;
+    const port = new URL(c.url).port;
+    const env = cliEnv({ stateDir: c.stateDir });
+    const created = await api("a", "POST", "/v1/sessions", {
+      name: "listed",
+      workDir,
+      agentCommand: SLEEPER,
+      reuse: false,
+    });
+    await until(seenOn("c", created.body.id), 5_000);
+    const [fleet, listed, onB] = await Promise.all([
+      ag(["fleet", "--port", port], undefined, env),
+      ag(["list", "--port", port], undefined, env),
+      ag(["list", "--host", "b", "--port", port], undefined, env),
+    ]);
+    expect(fleet.exitCode).toBe(0);
+    expect(fleet.stdout).toMatch(/^HOST\s+ONLINE\s+HEARTBEAT\s+HEADROOM\s+RUNNING\s+SESSIONS\s+URL$/m);
+    expect(fleet.stdout).toMatch(/^a\s+yes\s+\S+ ago\s+7900 MB\s/m);
+    expect(fleet.stdout).toMatch(/^c \(this\)\s+yes\s/m);
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+HOST\s+AGENT/m);
+    expect(listed.stdout).toMatch(new RegExp(`^${created.body.id.slice(0, 8)}\\s+listed\\s+a\\s`, "m"));
+    expect(onB.stdout).not.toContain("listed");
+    await api("a", "DELETE", `/v1/sessions/${created.body.id}`);
+  });
+
+  test("outside a fleet: ag fleet says so (FEATURE_DISABLED), ag list has no HOST column", async () => {
+    const single = await startTestRuntime({ SVC_IDLE_TIMEOUT_MS: "0" });
+    const port = new URL(single.url).port;
+    const env = cliEnv({ stateDir: single.stateDir });
+    const created = await callApi<Json>(single, "POST", "/v1/sessions", { workDir, agentCommand: SLEEPER });
+    const [fleet, listed] = await Promise.all([
+      ag(["fleet", "--port", port], undefined, env),
+      ag(["list", "--port", port], undefined, env),
+    ]);
+    expect(fleet.exitCode).not.toBe(0);
+    expect(fleet.stderr).toContain(
+      "this ag is not in a fleet (fleet.databaseUrl is not set) [FEATURE_DISABLED]",
+    );
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+AGENT/m);
+    expect((await callApi<Json>(single, "GET", "/v1/health")).body.fleet).toBeUndefined();
+    await callApi(single, "DELETE", `/v1/sessions/${created.body.id}`);
+    await single.drain(100);
+    single.close();
   });
 });
 
