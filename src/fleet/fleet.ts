@@ -117,6 +117,7 @@ export function createFleet(deps: {
     if (!(await heartbeat())) return join();
     await mirror.refreshHosts();
     await publisher.flush();
+    await publisher.sync();
   }
 
   function runTick(): Promise<void> {

@@ -23,6 +23,11 @@ export interface Publisher {
   flush(): Promise<void>;
   /** Every session of this host written again, and the rows of sessions it no longer has removed. */
   republish(): Promise<void>;
+  /**
+   * The sessions that changed without an event (token counts, activity) written, and those gone
+   * (pruned) removed: what a renewal of the lease does too.
+   */
+  sync(): Promise<void>;
   /** Events waiting and dropped while the database was away. */
   backlog(): { pending: number; dropped: number };
   stop(): void;
@@ -39,6 +44,8 @@ export function createPublisher(deps: {
   let events: AgEvent[] = [];
   let dropped = 0;
   const dirty = new Set<string>();
+  /** Each session as last written (its JSON): a sync writes only what changed since. */
+  const written = new Map<string, string>();
   let running: Promise<void> | null = null;
   let again = false;
 
@@ -83,7 +90,23 @@ export function createPublisher(deps: {
       const session = deps.sessions.find(id);
       return session ? [row(session)] : [];
     });
-    await deps.store.upsertSessions(deps.host, found);
+    await upsert(found);
+  }
+
+  async function upsert(rows: ReturnType<typeof row>[]): Promise<void> {
+    await deps.store.upsertSessions(deps.host, rows);
+    for (const r of rows) written.set(r.id, r.data);
+  }
+
+  /** `all`: every session written, and every row of this host's that is not one of them removed. */
+  async function sync(all: boolean): Promise<void> {
+    const sessions = deps.sessions.all().map(row);
+    await upsert(all ? sessions : sessions.filter((r) => written.get(r.id) !== r.data));
+    const have = new Set(sessions.map((r) => r.id));
+    const gone = [...written.keys()].filter((id) => !have.has(id));
+    if (!all && gone.length === 0) return;
+    await deps.store.pruneSessions(deps.host, [...have]);
+    for (const id of gone) written.delete(id);
   }
 
   /** One write at a time; events arriving meanwhile go out in the next. */
@@ -108,14 +131,10 @@ export function createPublisher(deps: {
   return {
     flush,
     async republish() {
-      const all = deps.sessions.all();
-      await deps.store.upsertSessions(deps.host, all.map(row));
-      await deps.store.pruneSessions(
-        deps.host,
-        all.map((s) => s.id),
-      );
+      await sync(true);
       await flush();
     },
+    sync: () => sync(false),
     backlog: () => ({ pending: events.length, dropped }),
     stop: unsubscribe,
   };

@@ -217,6 +217,28 @@ describe("the CLI", () => {
   });
 });
 
+describe("what changes without an event", () => {
+  test("a session's token counts, and its removal (pruned), reach the other hosts with the next renewal", async () => {
+    const created = await api("a", "POST", "/v1/sessions", {
+      name: "quiet",
+      workDir,
+      agentCommand: SLEEPER,
+      reuse: false,
+    });
+    const id = created.body.id as string;
+    await until(seenOn("c", id), 5_000);
+    // As the transcript's usage lines do: the record changes, no event is published.
+    hosts.a!.db.run("UPDATE sessions SET token_input = 4321 WHERE id = ?", [id]);
+    await until(
+      async () => (await api("c", "GET", `/v1/sessions/${id}`)).body.tokenUsage?.input === 4321,
+      5_000,
+    );
+    await api("a", "DELETE", `/v1/sessions/${id}`);
+    hosts.a!.db.run("DELETE FROM sessions WHERE id = ?", [id]);
+    await until(async () => !(await seenOn("c", id)()), 5_000);
+  });
+});
+
 describe("events", () => {
   test("c's /v1/events carries a's events, numbered by the fleet, with Last-Event-ID replay", async () => {
     const c = hosts.c!;
@@ -264,13 +286,13 @@ describe("host loss", () => {
     await sql`INSERT INTO fleet_hosts (name, url, secret, started_at, heartbeat_at, lease_until)
       VALUES ('ghost', 'http://127.0.0.1:9', 'agf_x', now(), now(), now() + interval '1000 milliseconds')`;
     await sql`INSERT INTO fleet_sessions (id, host, tenant_id, data) VALUES (${ghost.id}, 'ghost', null, ${JSON.stringify(ghost)})`;
+    await sql`SELECT pg_notify('ag_fleet', 'h:ghost')`;
     await sql`SELECT pg_notify('ag_fleet', ${`s:${ghost.id}`})`;
-    await until(seenOn("b", ghost.id), 5_000);
+    const hostOnline = async (host: string) =>
+      (await api(host, "GET", `/v1/sessions/${ghost.id}`)).body.hostOnline;
+    await until(async () => (await hostOnline("b")) === true && (await hostOnline("c")) === true, 5_000);
     const started = Date.now();
-    await until(
-      async () => (await api("b", "GET", `/v1/sessions/${ghost.id}`)).body.hostOnline === false,
-      LEASE_MS + 2_000,
-    );
+    await until(async () => (await hostOnline("b")) === false, LEASE_MS + 2_000);
     expect(Date.now() - started).toBeLessThan(LEASE_MS + 1_000);
     const refused = await api("b", "POST", `/v1/sessions/${ghost.id}/interrupt`);
     expect([refused.status, refused.body.code]).toEqual([503, "HOST_OFFLINE"]);
