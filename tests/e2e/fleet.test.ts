@@ -35,8 +35,17 @@ function fleetEnv(name: string): Record<string, string> {
   };
 }
 
+/**
+ * b and c run no agent here: a reserve above the machine's memory leaves them no headroom, so
+ * `host: auto` has one answer (a) although every host of this machine has every folder.
+ */
 async function startHost(name: string): Promise<AgProcess> {
-  const env = agEnv({ ...fleetEnv(name), SVC_PORT: String(freePort()), SVC_HOST: "127.0.0.1" });
+  const env = agEnv({
+    ...fleetEnv(name),
+    SVC_PORT: String(freePort()),
+    SVC_HOST: "127.0.0.1",
+    SVC_MEMORY_RESERVE_MB: String(1024 * 1024),
+  });
   return startAg(await compiledBinary(), [], { env });
 }
 
@@ -117,7 +126,10 @@ test("created through b onto a (named), listed and read on c, its permission app
   expect(mine.every((m) => m.data?.host === "a")).toBe(true);
 }, 150_000);
 
-test("auto lands on a live host that has the workDir: a (only a has it)", async () => {
+test("auto lands on the live host with the most headroom that has the workDir: a", async () => {
+  const fleet = (await call(c, "GET", "/v1/fleet")).body.hosts as Json[];
+  const headroom = Object.fromEntries(fleet.map((h) => [h.name, h.headroomMb]));
+  expect(headroom.a).toBeGreaterThan(Math.max(headroom.b, headroom.c));
   const created = await call(c, "POST", "/v1/sessions", {
     workDir: a.workDir,
     agentCommand: "sh -c 'sleep 600'",
