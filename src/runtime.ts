@@ -51,6 +51,7 @@ import { terminalRoutes } from "./server/routes/terminal.ts";
 import { toolRoutes } from "./server/routes/tools.ts";
 import { untrackedRoutes } from "./server/routes/untracked.ts";
 import { verificationRoutes } from "./server/routes/verification.ts";
+import { socketOfferOf } from "./server/sockets.ts";
 import { defaultDashboardRoot } from "./server/static.ts";
 import {
   createSessionRepo,
@@ -399,13 +400,15 @@ export async function startRuntime({
       ? joinFleet(config, { bus, repo, sessions, available: host.available, logger })
       : null;
     if (fleet) made.defer(() => void fleet.close());
+    // In a fleet, a request another host forwards here carries its caller in its credential.
+    const fleetKeys = fleet ? fleet.keys(keys) : keys;
     const terminals = createTerminalService({
       tmux: control,
       sessions,
       bus,
       audit,
       logger,
-      current: (principal) => currentPrincipal(principal, keys),
+      current: (principal) => currentPrincipal(principal, fleetKeys),
     });
     const app = createApp({
       version: VERSION,
@@ -438,7 +441,7 @@ export async function startRuntime({
       logger,
       audit,
       storage,
-      keys: fleet ? fleet.keys(keys) : keys,
+      keys: fleetKeys,
       sseTokens,
       rateLimitPerMin: config.rateLimitPerMin,
       bodyLimits: { depth: config.maxBodyDepth, members: config.maxBodyMembers },
@@ -595,6 +598,7 @@ function joinFleet(
         running: deps.repo.live().length,
       };
     },
+    sockets: socketOfferOf,
     logger: deps.logger,
   });
 }

@@ -1,3 +1,4 @@
+import type { ApiKey } from "../auth/key.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { SessionService } from "../sessions/index.ts";
@@ -8,6 +9,7 @@ import { createInterceptor, type Interceptor } from "./intercept.ts";
 import { createMirror, type FleetEvent } from "./mirror.ts";
 import { createPublisher, type LocalSessions } from "./publisher.ts";
 import { createFleetStore, type HostFigures } from "./store.ts";
+import type { SocketOffers } from "./terminal.ts";
 import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
 
 /**
@@ -17,6 +19,9 @@ import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
  * the database is away the host serves its own sessions as before and says so; once it is back
  * the host registers again, republishes and catches up.
  */
+
+/** Forwarded callers remembered for `keys().active`; past this many the oldest are forgotten. */
+const MAX_CALLERS = 1000;
 
 /** The longest a start waits to join (a fleet database that does not answer delays nothing more). */
 const JOIN_WAIT_MS = 5_000;
@@ -42,8 +47,12 @@ export interface Fleet {
   intercept: Interceptor;
   /** Every host's events in the fleet's order, for /v1/events. */
   feed: Pick<EventBus, "subscribe" | "since">;
-  /** Accepts the credential of a request another host forwards here, then the API keys. */
-  keys(inner: Pick<KeyStore, "authenticate">): Pick<KeyStore, "authenticate">;
+  /**
+   * Accepts the credential of a request another host forwards here, then the API keys. `active`
+   * knows a forwarded caller as it was last accepted (a relayed terminal checks its caller again
+   * at each input; its own key is checked by the host it asked).
+   */
+  keys(inner: Pick<KeyStore, "authenticate" | "active">): Pick<KeyStore, "authenticate" | "active">;
   health(): FleetHealth;
   view(): FleetView;
   /** Ends the lease at once (a clean stop: offline everywhere now) and closes the connections. */
@@ -55,6 +64,8 @@ export function createFleet(deps: {
   bus: Pick<EventBus, "subscribe">;
   local: LocalSessions;
   figures(): Promise<HostFigures>;
+  /** The WebSocket upgrades the listener offers (another host's terminal is relayed). */
+  sockets?: SocketOffers;
   logger: Logger;
 }): Fleet {
   const { settings, logger } = deps;
@@ -130,6 +141,8 @@ export function createFleet(deps: {
   }
 
   const isLocal = (id: string) => deps.local.find(id) !== null;
+  /** Forwarded callers as last accepted, by their key id (`fleet:<host>/<actor>`). */
+  const callers = new Map<string, ApiKey>();
 
   const feed: Fleet["feed"] = {
     subscribe: (listener) => mirror.subscribe(listener as (event: FleetEvent) => void),
@@ -144,11 +157,20 @@ export function createFleet(deps: {
       await Promise.race([runTick(), Bun.sleep(Math.min(settings.leaseMs, JOIN_WAIT_MS))]);
     },
     sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
-    intercept: createInterceptor({ self: name, mirror, isLocal }),
+    intercept: createInterceptor({ self: name, mirror, isLocal, sockets: deps.sockets }),
     feed,
-    keys: (inner) => ({
-      authenticate: (token) => acceptForwarded(token, secret) ?? inner.authenticate(token),
-    }),
+    keys(inner) {
+      return {
+        authenticate(token) {
+          const forwarded = acceptForwarded(token, secret);
+          if (!forwarded) return inner.authenticate(token);
+          callers.set(forwarded.id, forwarded);
+          if (callers.size > MAX_CALLERS) callers.delete(callers.keys().next().value!);
+          return forwarded;
+        },
+        active: (id) => callers.get(id) ?? inner.active(id),
+      };
+    },
     health: () => ({ host: name, connected, error }),
     view() {
       const counts = new Map<string, number>();

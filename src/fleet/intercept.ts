@@ -5,6 +5,7 @@ import { AgError, isAgError } from "../shared/errors.ts";
 import { type Forwarding, forward, hostOffline } from "./forward.ts";
 import type { Mirror } from "./mirror.ts";
 import type { HostRow } from "./store.ts";
+import { relayTerminal, type SocketOffers } from "./terminal.ts";
 import { headroomOf } from "./view.ts";
 
 /**
@@ -23,6 +24,7 @@ export interface RouteCall {
 export type Interceptor = (call: RouteCall) => Promise<Response | undefined>;
 
 const SESSION_ROUTE = "/v1/sessions/:id";
+const TERMINAL_ROUTE = "/v1/sessions/:id/terminal";
 const CREATE_ROUTE = "/v1/sessions";
 /** Routes whose answer is a session the owner just made. */
 const MAKING_ROUTES: ReadonlySet<string> = new Set([CREATE_ROUTE, "/v1/sessions/:id/fork"]);
@@ -50,6 +52,8 @@ export function createInterceptor(deps: {
   isLocal(id: string): boolean;
   /** Whether a folder exists here (placement on this host). */
   hasDir?(path: string): boolean;
+  /** The WebSocket upgrades the listener offers (another host's terminal is relayed). */
+  sockets?: SocketOffers;
 }): Interceptor {
   const hasDir = deps.hasDir ?? isDirectory;
 
@@ -128,6 +132,8 @@ export function createInterceptor(deps: {
     // One session's summary: every host answers it from the fleet database, owner online or not.
     if (call.route === SESSION_ROUTE && call.request.method === "GET") return undefined;
     if (!owner.online) throw hostOffline(owner);
+    if (call.route === TERMINAL_ROUTE && deps.sockets && isUpgrade(call.request))
+      return relayTerminal(call.request, deps.sockets, deps.self, owner, principalOf(call.request));
     const answer = await forward(deps.self, owner, {
       request: call.request,
       body: call.body,
@@ -160,6 +166,10 @@ function unknownHost(name: string): HostRow {
     reserveMb: 0,
     running: 0,
   };
+}
+
+function isUpgrade(request: Request): boolean {
+  return request.method === "GET" && request.headers.get("upgrade")?.toLowerCase() === "websocket";
 }
 
 function isDirectory(path: string): boolean {

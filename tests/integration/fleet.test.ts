@@ -5,6 +5,7 @@ import { startPostgres, type TestPostgres } from "../helpers/postgres.ts";
 import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { type SseMessage, sseReader } from "../helpers/sse.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { openTerminal } from "../helpers/terminal.ts";
 import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -236,6 +237,30 @@ describe("what changes without an event", () => {
     await api("a", "DELETE", `/v1/sessions/${id}`);
     hosts.a!.db.run("DELETE FROM sessions WHERE id = ?", [id]);
     await until(async () => !(await seenOn("c", id)()), 5_000);
+  });
+});
+
+describe("another host's live terminal", () => {
+  test("c relays a's terminal WebSocket: the snapshot, control, and keystrokes echoed back", async () => {
+    const created = await api("a", "POST", "/v1/sessions", {
+      name: "terminal",
+      workDir,
+      agentCommand: SLEEPER,
+      reuse: false,
+    });
+    const id = created.body.id as string;
+    await until(seenOn("c", id), 5_000);
+    const c = hosts.c!;
+    const url = `${c.url.replace(/^http/, "ws")}/v1/sessions/${id}/terminal`;
+    const terminal = await openTerminal(url, { authorization: `Bearer ${c.token()}` });
+    await terminal.until((t) => t.texts().some((m) => m.type === "snapshot"));
+    terminal.send({ type: "control" });
+    await terminal.until((t) => t.texts().some((m) => m.type === "control" && m.granted === true));
+    terminal.send({ type: "input", data: "relayed-keys" });
+    await terminal.until((t) => t.output().includes("relayed-keys"));
+    terminal.close();
+    await terminal.closed;
+    await api("a", "DELETE", `/v1/sessions/${id}`);
   });
 });
 
