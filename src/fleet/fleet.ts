@@ -99,8 +99,16 @@ export function createFleet(deps: {
   function onNotify(payload: string): void {
     handled = handled.then(() => mirror.notified(payload)).catch(failed);
   }
-  /** Every (re)subscription may have missed notifications: read everything again. */
+  /**
+   * Every resubscription (the listening connection came back) may have missed notifications: read
+   * everything again. The first is the join's own, which reads everything itself.
+   */
+  let subscribed = false;
   function onListen(): void {
+    if (!subscribed) {
+      subscribed = true;
+      return;
+    }
     handled = handled.then(() => mirror.reload()).catch(failed);
   }
 

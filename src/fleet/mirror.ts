@@ -63,6 +63,8 @@ export function createMirror(deps: {
   }
 
   function hold(event: FleetEvent): void {
+    // Two reads that overlap (a reload beside a notification's catch-up) hand out an event once.
+    if (lastSeq !== null && event.id <= lastSeq) return;
     ring.push(event);
     if (ring.length > FLEET_RING_SIZE) ring.shift();
     lastSeq = event.id;
@@ -110,8 +112,10 @@ export function createMirror(deps: {
       await refreshHosts();
       sessions = new Map((await deps.store.sessions()).map((row) => [row.id, parseSession(row)]));
       if (lastSeq === null) {
-        for (const row of await deps.store.latestEvents(FLEET_RING_SIZE)) hold(toEvent(row));
-        lastSeq ??= 0;
+        const latest = await deps.store.latestEvents(FLEET_RING_SIZE);
+        // The ring starts from the newest held before this host came; later ones come by catch-up.
+        lastSeq ??= (latest[0]?.seq ?? 1) - 1;
+        for (const row of latest) hold(toEvent(row));
       }
       await catchUp();
     },
