@@ -446,7 +446,7 @@ export async function startRuntime({
       rateLimitPerMin: config.rateLimitPerMin,
       bodyLimits: { depth: config.maxBodyDepth, members: config.maxBodyMembers },
       plugins: [
-        authRoutes({ keys, sseTokens }),
+        authRoutes({ keys: fleetKeys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),

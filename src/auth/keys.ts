@@ -139,6 +139,9 @@ function instant(text: string): number {
   return at;
 }
 
+/** How a key's secret is stored (a fleet publishes it so, src/fleet/keys.ts). */
+export { digest as keyDigest };
+
 function digest(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }

@@ -6,6 +6,7 @@ import { describeError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { acceptForwarded, newHostSecret } from "./credential.ts";
 import { createInterceptor, type Interceptor } from "./intercept.ts";
+import { createFleetKeys } from "./keys.ts";
 import { createMirror, type FleetEvent } from "./mirror.ts";
 import { createPublisher, type LocalSessions } from "./publisher.ts";
 import { createFleetStore, type HostFigures } from "./store.ts";
@@ -48,11 +49,12 @@ export interface Fleet {
   /** Every host's events in the fleet's order, for /v1/events. */
   feed: Pick<EventBus, "subscribe" | "since">;
   /**
-   * Accepts the credential of a request another host forwards here, then the API keys. `active`
+   * Accepts the credential of a request another host forwards here, then this host's API keys,
+   * then every other host's (keys.ts); the keys this host makes are published. `active`
    * knows a forwarded caller as it was last accepted (a relayed terminal checks its caller again
    * at each input; its own key is checked by the host it asked).
    */
-  keys(inner: Pick<KeyStore, "authenticate" | "active">): Pick<KeyStore, "authenticate" | "active">;
+  keys(inner: KeyStore): KeyStore;
   health(): FleetHealth;
   view(): FleetView;
   /** Ends the lease at once (a clean stop: offline everywhere now) and closes the connections. */
@@ -93,11 +95,15 @@ export function createFleet(deps: {
   }
 
   const publisher = createPublisher({ store, host: name, bus: deps.bus, sessions: deps.local, failed });
+  const fleetKeys = createFleetKeys({ store, host: name, failed });
 
   /** Notifications are handled one after another, in the order they came. */
   let handled: Promise<void> = Promise.resolve();
   function onNotify(payload: string): void {
-    handled = handled.then(() => mirror.notified(payload)).catch(failed);
+    const read = payload.startsWith("k:")
+      ? () => fleetKeys.notified(payload.slice(2))
+      : () => mirror.notified(payload);
+    handled = handled.then(read).catch(failed);
   }
   /**
    * Every resubscription (the listening connection came back) may have missed notifications: read
@@ -109,7 +115,7 @@ export function createFleet(deps: {
       subscribed = true;
       return;
     }
-    handled = handled.then(() => mirror.reload()).catch(failed);
+    handled = handled.then(() => Promise.all([mirror.reload(), fleetKeys.reload()])).then(() => {}, failed);
   }
 
   async function join(): Promise<void> {
@@ -120,6 +126,7 @@ export function createFleet(deps: {
       listening = true;
     }
     await mirror.reload();
+    await fleetKeys.reload();
     await publisher.republish();
     if (!connected) logger.info(`fleet: host ${name} joined the fleet (lease ${settings.leaseMs} ms)`);
     connected = true;
@@ -167,8 +174,10 @@ export function createFleet(deps: {
     sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
     intercept: createInterceptor({ self: name, mirror, isLocal, sockets: deps.sockets }),
     feed,
-    keys(inner) {
+    keys(own) {
+      const inner = fleetKeys.wrap(own);
       return {
+        ...inner,
         authenticate(token) {
           const forwarded = acceptForwarded(token, secret);
           if (!forwarded) return inner.authenticate(token);

@@ -6,7 +6,10 @@ import { SQL } from "bun";
  * own `now()`, so the hosts' clocks never have to agree.
  */
 
-/** The one NOTIFY channel: `s:<id>` a session changed, `d:<id>` one went, `e:<seq>` an event, `h:<name>` a host. */
+/**
+ * The one NOTIFY channel: `s:<id>` a session changed, `d:<id>` one went, `e:<seq>` an event,
+ * `h:<name>` a host, `k:<id>` an API key was made or revoked.
+ */
 export const CHANNEL = "ag_fleet";
 
 /** Append-only, like the SQLite migrations: a new step is a new entry, never an edit. */
@@ -38,6 +41,12 @@ const MIGRATIONS: readonly string[] = [
      data text NOT NULL,
      UNIQUE (host, event_id)
    );`,
+  `CREATE TABLE fleet_keys (
+     id text PRIMARY KEY,
+     host text NOT NULL,
+     hash text NOT NULL UNIQUE,
+     data text NOT NULL
+   );`,
 ];
 
 /** Serialises migrations between hosts that start together, and event numbering (see insertEvents). */
@@ -66,6 +75,14 @@ export interface SessionRow {
 export interface EventRow {
   seq: number;
   host: string;
+  data: string;
+}
+
+export interface KeyRow {
+  id: string;
+  host: string;
+  /** SHA-256 of the secret, hex: the secret itself is never stored. */
+  hash: string;
   data: string;
 }
 
@@ -236,6 +253,28 @@ export function createFleetStore(url: string, options: { connectionTimeoutS?: nu
         host: r.host,
         data: r.data,
       }));
+    },
+
+    /** An API key made on `host`, by the hash of its secret, so it works on every host. */
+    async upsertKey(key: KeyRow): Promise<void> {
+      await sql`
+        INSERT INTO fleet_keys (id, host, hash, data) VALUES (${key.id}, ${key.host}, ${key.hash}, ${key.data})
+        ON CONFLICT (id) DO UPDATE SET data = excluded.data`;
+      await sql.notify(CHANNEL, `k:${key.id}`);
+    },
+
+    async deleteKey(id: string): Promise<void> {
+      await sql`DELETE FROM fleet_keys WHERE id = ${id}`;
+      await sql.notify(CHANNEL, `k:${id}`);
+    },
+
+    async key(id: string): Promise<KeyRow | null> {
+      const [row] = await sql`SELECT id, host, hash, data FROM fleet_keys WHERE id = ${id}`;
+      return row ?? null;
+    },
+
+    async keys(): Promise<KeyRow[]> {
+      return [...(await sql`SELECT id, host, hash, data FROM fleet_keys`)];
     },
 
     listen(onNotify: (payload: string) => void, onListen: () => void) {

@@ -170,6 +170,29 @@ describe("a caller's own key, checked as if the session were local", () => {
   });
 });
 
+describe("API keys", () => {
+  test("a key made on a works on c, with its tenant and scopes; revoked on a, refused on c", async () => {
+    const made = await api("a", "POST", "/v1/auth/keys", {
+      name: "everywhere",
+      scopes: ["sessions:read"],
+      tenantId: "acme",
+    });
+    expect(made.status).toBe(201);
+    const as = (host: string, method: string, path: string) =>
+      callApi<Json>({ url: hosts[host]!.url, token: () => made.body.key }, method, path);
+    await until(async () => (await as("c", "GET", "/v1/sessions")).status === 200, 5_000);
+    // Its tenant's sessions only (none), and no more than its scopes.
+    expect((await as("c", "GET", "/v1/sessions")).body).toEqual([]);
+    const denied = await as("c", "POST", "/v1/sessions");
+    expect([denied.status, denied.body.code]).toEqual([403, "FORBIDDEN"]);
+    // Not c's to revoke; revoked where it was made, refused everywhere.
+    expect((await api("c", "DELETE", `/v1/auth/keys/${made.body.id}`)).status).toBe(404);
+    expect((await api("a", "DELETE", `/v1/auth/keys/${made.body.id}`)).status).toBe(200);
+    await until(async () => (await as("c", "GET", "/v1/sessions")).status === 401, 5_000);
+    expect((await as("b", "GET", "/v1/sessions")).status).toBe(401);
+  });
+});
+
 describe("the CLI", () => {
   test("ag fleet names the hosts (this one marked); ag list shows a HOST column and filters by --host", async () => {
     const c = hosts.c!;
