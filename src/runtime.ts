@@ -186,7 +186,8 @@ export async function startRuntime({
     const keys = createKeyStore({ db, clock: systemClock });
     const sseTokens = createSseTokenStore({
       clock: systemClock,
-      keys,
+      // In a fleet, another host's key may mint one too (fleetKeys, below).
+      keys: { active: (id) => fleetKeys.active(id) },
     });
     const probe = createTmuxProbe({ socket: config.tmuxSocket, binary: tmuxBinary });
     // Probe now, while the server binds: the first health answer is then cached, and a missing

@@ -185,6 +185,12 @@ describe("API keys", () => {
     expect((await as("c", "GET", "/v1/sessions")).body).toEqual([]);
     const denied = await as("c", "POST", "/v1/sessions");
     expect([denied.status, denied.body.code]).toEqual([403, "FORBIDDEN"]);
+    // An SSE token minted on c with it opens c's stream.
+    const minted = await as("c", "POST", "/v1/auth/sse-token");
+    expect(minted.status).toBe(201);
+    const stream = await fetch(`${hosts.c!.url}/v1/events?token=${minted.body.token}`);
+    expect(stream.status).toBe(200);
+    await stream.body?.cancel();
     // Not c's to revoke; revoked where it was made, refused everywhere.
     expect((await api("c", "DELETE", `/v1/auth/keys/${made.body.id}`)).status).toBe(404);
     expect((await api("a", "DELETE", `/v1/auth/keys/${made.body.id}`)).status).toBe(200);
