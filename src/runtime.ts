@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { createAgents } from "./agents/index.ts";
 import { createAuditLog } from "./audit/index.ts";
@@ -24,6 +25,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
+import { createSearchService, createSearchStore } from "./search/index.ts";
 import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
@@ -42,6 +44,7 @@ import { metricsRoutes } from "./server/routes/metrics.ts";
 import { pipelineRoutes } from "./server/routes/pipelines.ts";
 import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
+import { searchRoutes } from "./server/routes/search.ts";
 import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
 import { terminalRoutes } from "./server/routes/terminal.ts";
@@ -67,7 +70,7 @@ import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { storageFault } from "./store/faults.ts";
 import { assertStateDirWritable, createStorageGuard } from "./store/guard.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
-import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
+import { MEMORY_MIGRATIONS, SEARCH_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
 import { tracingEnabled } from "./telemetry/index.ts";
 import { traceAgentTurns } from "./telemetry/turns.ts";
@@ -362,6 +365,22 @@ export async function startRuntime({
       diagnostics,
     });
     made.defer(() => void dispatcher.close());
+    // Every turn searchable: the index (its own file, rebuilt from the transcripts) follows the bus.
+    const searchDb = made.adopt(
+      startupStep(config.stateDir, () => openDatabase(join(config.stateDir, "search.db"), SEARCH_MIGRATIONS)),
+      (open) => open.close(),
+    );
+    const search = createSearchService({
+      store: createSearchStore(searchDb),
+      repo,
+      agents,
+      owners,
+      bus,
+      logger,
+      host: hostname(),
+      visibleSessions: (owner) => sessions.list(undefined, owner).map((s) => s.id),
+    });
+    made.defer(() => search.stop());
     const { hooks, supervisor } = domain;
     memory.start();
     made.defer(() => memory.stop());
@@ -373,6 +392,9 @@ export async function startRuntime({
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
     void adopting.then(() => reportUntracked(domain.untracked, logger, diagnostics));
+    void adopting
+      .then(() => search.start({ importHistory: config.searchImportHistory }))
+      .catch((error) => logger.warn("search: catching up with the transcripts failed", error));
     const screenshots = createScreenshotService({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
@@ -434,6 +456,7 @@ export async function startRuntime({
       plugins: [
         authRoutes({ keys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
+        searchRoutes(search, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
         templateRoutes(templates),

@@ -3,6 +3,7 @@ import type { MessageEventName } from "../events/names.ts";
 import type { RunAs } from "../shared/run-as.ts";
 
 import type { TranscriptFormat } from "../transcript/cursor.ts";
+import type { HistoryConversation } from "./history.ts";
 import type { DriverName, PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
 
 /**
@@ -350,6 +351,11 @@ export interface AgentAdapter {
     /** The session's transcript file, if it exists yet. */
     find(workDir: string, sessionId: string): Promise<string | null>;
     createReader(): TranscriptReader;
+    /**
+     * Every conversation the CLI keeps on this host, whoever started it: search's opt-in import
+     * of the user's own history (read only). Absent: ag cannot read this agent's own store.
+     */
+    history?(): Promise<HistoryConversation[]>;
   };
   /** What ag needs to enforce a session's permission policy in the agent's pre-tool hook. */
   policy: {

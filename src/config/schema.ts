@@ -632,6 +632,14 @@ export const SETTINGS = [
     default: {},
     description: "Tenant id → {root, allowedPaths?, runAs?} (runAs: the OS user its agents run as)",
   }),
+  setting({
+    key: "searchImportHistory",
+    env: "SVC_SEARCH_IMPORT_HISTORY",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "Index the agent CLIs' own history on this host (read only) at each start (docs/search.md)",
+  }),
 ] as const satisfies readonly Setting[];
 
 export interface Config {
@@ -701,6 +709,7 @@ export interface Config {
   maxBodyDepth: number;
   maxBodyMembers: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
+  searchImportHistory: boolean;
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
   /**

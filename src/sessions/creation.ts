@@ -56,6 +56,16 @@ const NO_ROOM_HELD: AdmissionHold = { bind() {}, release() {} };
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
 const BATCH_CONCURRENCY = 3;
 
+/** A conversation of an agent CLI that no ag session holds, to continue as a new session. */
+export interface ConversationToFork {
+  agent: string;
+  workDir: string;
+  /** The agent CLI's own id of the conversation (its --resume argument). */
+  conversationId: string;
+  transcriptPath: string;
+  name?: string;
+}
+
 /** Sessions coming to be: created (or reused), in batches, forked, spawned, resumed. */
 export function createSessionCreation(
   deps: SessionServiceDeps & {
@@ -329,6 +339,35 @@ export function createSessionCreation(
     return result(session, undefined, warnings, false);
   }
 
+  /**
+   * A new session of `from.agent` in `from.workDir` continuing a conversation ag did not start
+   * (the agent CLI's own history, found by search), as a fork: the agent writes a conversation of
+   * its own, and the user's file is never written (docs/search.md).
+   */
+  async function forkConversationNow(from: ConversationToFork, owner?: Owner): Promise<CreateResult> {
+    const agent = deps.agents.get(from.agent);
+    if (!agent.capabilities.includes("fork"))
+      throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot fork a conversation`);
+    const tenantId = tenantOf(owner);
+    deps.tenants?.check(tenantId, from.workDir);
+    const input = agentFor({ agent: from.agent, workDir: validateWorkDir(from.workDir) });
+    const parentId = creatorOf(owner);
+    const warnings: string[] = [];
+    const session = await deps.offspring.within(owner, parentId, () =>
+      withRoom(agent.name, undefined, async (room) => {
+        const fresh = await freshRecord({ ...input, name: from.name, tenantId, managedBy: null, parentId });
+        deps.repo.insert(fresh);
+        room.bind(fresh.id);
+        return launchSession(launcher, {
+          record: record(fresh.id),
+          resume: { conversationId: from.conversationId, fork: true, transcriptPath: from.transcriptPath },
+          warnings,
+        });
+      }),
+    );
+    return result(session, undefined, warnings, false);
+  }
+
   async function spawnNow(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {
     live.running(id);
     const parent = record(id);
@@ -422,6 +461,12 @@ export function createSessionCreation(
     fork(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
         forkNow(id, owner),
+      );
+    },
+
+    forkConversation(from: ConversationToFork, owner?: Owner): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "fork" }, () =>
+        forkConversationNow(from, owner),
       );
     },
 

@@ -6,6 +6,7 @@ import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts"
 import { createSessionActions, type SendResult } from "./actions.ts";
 import {
   type BatchResult,
+  type ConversationToFork,
   type CreateOptions,
   type CreateResult,
   createSessionCreation,
@@ -63,6 +64,8 @@ export interface SessionService {
    * (asked with a session key: a child of the key's session, within its bounds).
    */
   fork(id: string, owner?: Owner): Promise<CreateResult>;
+  /** A new session continuing a conversation ag did not start (search's external history), as a fork. */
+  forkConversation(from: ConversationToFork, owner?: Owner): Promise<CreateResult>;
   /** A child session in a new pane of this one's window, same workDir and permission mode. */
   spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult>;
   /** Relaunches an ended session's conversation in a new window (same session id). */
@@ -190,6 +193,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     create: creation.create,
     createBatch: creation.createBatch,
     fork: creation.fork,
+    forkConversation: creation.forkConversation,
     spawn: creation.spawn,
     resume: creation.resume,
     send: actions.send,

@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   DRIVER_UNSUPPORTED: 400,
   /** Something the session's agent has no equivalent of (a permission mode, fork, resume). */
   UNSUPPORTED_BY_AGENT: 400,
+  /** A search query that has no words or an unclosed quote (GET /v1/search). */
+  SEARCH_QUERY_INVALID: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,
@@ -32,6 +34,8 @@ export const ERROR_STATUS = {
   CONSENSUS_NOT_FOUND: 404,
   KEY_NOT_FOUND: 404,
   FEATURE_DISABLED: 404,
+  /** A search hit (`<source>#<message>`) that names no conversation in the index. */
+  SEARCH_HIT_NOT_FOUND: 404,
   CONFLICT: 409,
   SESSION_BUSY: 409,
   NO_PENDING_PERMISSION: 409,

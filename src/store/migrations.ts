@@ -251,3 +251,51 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
+
+/**
+ * The search index's own file (<stateDir>/search.db, src/search/): derived from the transcripts,
+ * rebuilt from them on demand. `search_text` is an FTS5 index over `search_turns.text` (external
+ * content: the text is stored once), kept in step by the triggers.
+ */
+export const SEARCH_MIGRATIONS: readonly Migration[] = [
+  {
+    name: "search index",
+    sql: `
+      CREATE TABLE search_sources (
+        id               TEXT PRIMARY KEY,
+        origin           TEXT NOT NULL,
+        agent            TEXT NOT NULL,
+        host             TEXT NOT NULL,
+        work_dir         TEXT,
+        tenant_id        TEXT,
+        status           TEXT,
+        conversation_id  TEXT,
+        title            TEXT,
+        path             TEXT NOT NULL,
+        indexed_id       INTEGER NOT NULL DEFAULT 0,
+        file_size        INTEGER NOT NULL DEFAULT 0,
+        file_mtime_ms    INTEGER NOT NULL DEFAULT 0,
+        updated_at       TEXT NOT NULL
+      );
+      CREATE INDEX search_sources_origin ON search_sources(origin);
+      CREATE TABLE search_turns (
+        id          INTEGER PRIMARY KEY,
+        source_id   TEXT NOT NULL REFERENCES search_sources(id) ON DELETE CASCADE,
+        message_id  INTEGER NOT NULL,
+        role        TEXT NOT NULL,
+        at          TEXT,
+        text        TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX search_turns_message ON search_turns(source_id, message_id);
+      CREATE VIRTUAL TABLE search_text USING fts5(
+        text, content='search_turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER search_turns_ai AFTER INSERT ON search_turns BEGIN
+        INSERT INTO search_text(rowid, text) VALUES (new.id, new.text);
+      END;
+      CREATE TRIGGER search_turns_ad AFTER DELETE ON search_turns BEGIN
+        INSERT INTO search_text(search_text, rowid, text) VALUES ('delete', old.id, old.text);
+      END;
+    `,
+  },
+];

@@ -122,7 +122,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["config", "store", "telemetry"],
   ["drivers", "router"],
   ["sessions"],
-  ["channels", "consensus", "health", "metrics", "pipelines", "swarm", "templates", "terminal", "verify"],
+  ["channels", "consensus", "health", "metrics", "pipelines", "search", "swarm", "templates", "terminal", "verify"],
   ["mcp"],
   ["server"],
   ["init", "runtime.ts"],

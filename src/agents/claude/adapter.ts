@@ -1,4 +1,6 @@
+import { basename, join } from "node:path";
 import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts";
+import { conversationFiles } from "../history.ts";
 import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import { screenQuestion } from "../questions.ts";
@@ -74,6 +76,10 @@ function claudeAdapter(
       format: claudeTranscriptFormat,
       find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
       createReader: createClaudeTranscriptReader,
+      history: () =>
+        conversationFiles(join(claudeDataDir(env), "projects"), "*/*.jsonl", (path) =>
+          basename(path, ".jsonl"),
+        ),
     },
     policy: {
       tool: (event, payload) => hookTool(event, payload, toolCategory),

@@ -101,6 +101,11 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/webhooks/dead-letter": ADMIN,
   "/v1/channels/:channel/dead-letters/retry": ADMIN,
   "/v1/channels/:channel/dead-letters": ADMIN,
+
+  "/v1/search": only("sessions:read"),
+  "/v1/search/continue": only("sessions:write"),
+  "/v1/search/rebuild": ADMIN,
+  "/v1/search/import": ADMIN,
 };
 
 type ScopeTable = Readonly<Record<string, RouteScope>>;

@@ -55,7 +55,7 @@ function deliveryBody(result: DeliveryResult & { answered?: boolean }) {
 }
 
 /** The answer to anything that starts a session: the session, how its prompt went, warnings. */
-function createdBody(result: CreateResult) {
+export function createdBody(result: CreateResult) {
   return {
     ...result.session,
     reused: result.reused,
