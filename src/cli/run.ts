@@ -67,6 +67,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "A session's messages, a page at a time (page 1 = newest)",
     load: command(() => import("./commands/read.ts").then((m) => m.default)),
   },
+  search: {
+    group: "sessions",
+    description: "Search every conversation's turns; a hit is what read, open, resume and fork take",
+    load: command(() => import("./commands/search.ts").then((m) => m.default)),
+  },
   tail: {
     group: "sessions",
     description: "Follow what a session does, a line each, until Ctrl+C or its end",

@@ -4,6 +4,7 @@ import { Consensus, StartConsensusInput } from "../consensus/consensus.ts";
 import { Health } from "../health/service.ts";
 import { MemoryDeleted, MemoryEntry, MemoryInput, MemoryKey } from "../memory/entry.ts";
 import { CreatePipelineInput, Pipeline } from "../pipelines/pipeline.ts";
+import { ContinuedSession, SearchContinueInput, SearchQuery, SearchResult } from "../search/index.ts";
 import {
   BatchCreated,
   BatchCreateInput,
@@ -527,6 +528,28 @@ export const TOOLS: readonly ToolDefinition[] = [
     hints: acts({ destructive: true, idempotent: true }),
     rest: { method: "DELETE", path: "/v1/memory/:key" },
     call: (api, { key }) => api.send("DELETE", memoryPath(key)),
+  }),
+  tool({
+    name: "search_sessions",
+    title: "Search every conversation",
+    description:
+      'Turns of every session (live, ended; an admin also sees the agents\' own imported history) matching q, best first, with redacted snippets. q: words (all must match), "a phrase", pre* (prefix), OR. Each hit names its session and message (get_transcript pages it); continue_from_hit picks it up',
+    input: Type.Omit(SearchQuery, ["limit"]),
+    output: SearchResult,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/search", note: "the arguments as its query" },
+    call: (api, args) => api.get(`/v1/search${query(args as Record<string, string | undefined>)}`),
+  }),
+  tool({
+    name: "continue_from_hit",
+    title: "Pick up from a search hit",
+    description:
+      "Resume the hit's ended session (fork: a new session on a copy), or continue an external conversation as a new session of its agent (always a fork: the user's file is never written)",
+    input: SearchContinueInput,
+    output: ContinuedSession,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/search/continue" },
+    call: (api, args) => api.send("POST", "/v1/search/continue", args),
   }),
 ];
 

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { CreatedSession } from "../sessions/index.ts";
 import { literalUnion } from "../shared/schema.ts";
 
 /** What a turn part is to a reader: a person's prompt, the agent's answer, or a tool call/result. */
@@ -81,6 +82,24 @@ export const SearchIndexStats = Type.Object({
   took_ms: Type.Number(),
 });
 export type SearchIndexStats = Static<typeof SearchIndexStats>;
+
+export const SearchContinueInput = Type.Object(
+  {
+    hit: Type.String({ minLength: 3, maxLength: 512, description: "a hit's `hit` (`<source>#<messageId>`)" }),
+    fork: Type.Optional(
+      Type.Boolean({
+        description: "a new session on a copy (an ended session is otherwise resumed as itself)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The session a hit was picked up in (POST /v1/search/continue). */
+export const ContinuedSession = Type.Composite([
+  CreatedSession,
+  Type.Object({ continuedFrom: Type.String({ description: "the hit" }) }),
+]);
 
 /** A hit's reference, `<source>#<messageId>`. */
 export function hitRef(sourceId: string, messageId: number): string {

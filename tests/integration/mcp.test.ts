@@ -160,9 +160,17 @@ const pasted = (paneId: string) =>
 
 /**
  * Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with
- * tool-named hints, and consensus review (CONTRACT §7).
+ * tool-named hints, consensus review (CONTRACT §7), and search (docs/search.md).
  */
-const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health", "start_consensus", "get_consensus"];
+const TOOLS = [
+  ...SPEC_TOOLS,
+  "answer_question",
+  "get_session_health",
+  "start_consensus",
+  "get_consensus",
+  "search_sessions",
+  "continue_from_hit",
+];
 
 describe("what ag mcp offers", () => {
   test("SPEC's tools, answer_question, get_session_health and the consensus tools, the four resources, the three prompts with their arguments", async () => {
@@ -314,6 +322,16 @@ describe("each tool is one call of the REST API", () => {
       ],
       ["state_get", { key: "team/a b" }, "GET /v1/memory/team/a%20b"],
       ["state_delete", { key: "team/x" }, "DELETE /v1/memory/team/x"],
+      [
+        "search_sessions",
+        { q: '"flaky test" fix*', role: "answer", workDir: "/w" },
+        "GET /v1/search?q=%22flaky+test%22+fix*&role=answer&workDir=%2Fw",
+      ],
+      [
+        "continue_from_hit",
+        { hit: "s1#4", fork: true },
+        'POST /v1/search/continue {"hit":"s1#4","fork":true}',
+      ],
     ];
     expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...TOOLS].sort());
     for (const [name, args, expected] of cases) {
@@ -730,6 +748,18 @@ describe("output schemas, annotations and structured results", () => {
     await checked("state_set", { key: "team/schemas", value: "v" });
     await checked("state_get", { key: "team/schemas" });
     await checked("state_delete", { key: "team/schemas" });
+    // Its conversation (a captured Claude Code transcript), indexed: found, and forked from a hit.
+    const transcript = join(tempDir(), `${sessionId}.jsonl`);
+    await Bun.write(
+      transcript,
+      Bun.file(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl")),
+    );
+    app.repo.update(sessionId, { transcriptPath: transcript });
+    await app.search.index(sessionId);
+    const found = await checked("search_sessions", { q: "hello", role: "prompt" });
+    expect(found.hits[0]).toMatchObject({ sessionId, role: "prompt" });
+    const forked = await checked("continue_from_hit", { hit: found.hits[0].hit, fork: true });
+    expect(forked).toMatchObject({ continuedFrom: found.hits[0].hit, workDir });
     await checked("kill_session", s);
     expect([...called].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
   });

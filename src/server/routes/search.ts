@@ -3,6 +3,8 @@ import { Elysia } from "elysia";
 import { principalOf } from "../../auth/principal.ts";
 import { grants } from "../../auth/scopes.ts";
 import {
+  ContinuedSession,
+  SearchContinueInput,
   type Searcher,
   SearchIndexStats,
   SearchQuery,
@@ -10,25 +12,12 @@ import {
   SearchResult,
   type SearchService,
 } from "../../search/index.ts";
-import { CreatedSession, type SessionService } from "../../sessions/index.ts";
+import type { SessionService } from "../../sessions/index.ts";
 import { AgError } from "../../shared/errors.ts";
 import { wholeNumberQuery } from "./params.ts";
 import { createdBody } from "./sessions.ts";
 
 const tags = ["search"];
-
-const ContinueInput = Type.Object(
-  {
-    hit: Type.String({ minLength: 3, maxLength: 512, description: "a hit's `hit` (`<source>#<messageId>`)" }),
-    fork: Type.Optional(
-      Type.Boolean({
-        description: "a new session on a copy (an ended session is otherwise resumed as itself)",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-const ContinuedSession = Type.Composite([CreatedSession, Type.Object({ continuedFrom: Type.String() })]);
 
 /** The query as it arrives: `limit` is text that Elysia turns into a number before validating. */
 const SearchQueryParams = Type.Object({
@@ -93,7 +82,7 @@ export function searchRoutes(
         return { ...createdBody(result), continuedFrom: body.hit };
       },
       {
-        body: ContinueInput,
+        body: SearchContinueInput,
         response: { 201: ContinuedSession },
         detail: {
           summary:
