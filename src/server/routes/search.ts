@@ -78,12 +78,13 @@ export function searchRoutes(
       "/v1/search/continue",
       async ({ body, set, request }) => {
         const result = await continueFrom(request, body.hit, body.fork === true);
-        set.status = 201;
+        // Resumed under its own id, as POST /resume answers (200); a new session otherwise (201).
+        set.status = result.session.id === body.hit.slice(0, body.hit.lastIndexOf("#")) ? 200 : 201;
         return { ...createdBody(result), continuedFrom: body.hit };
       },
       {
         body: SearchContinueInput,
-        response: { 201: ContinuedSession },
+        response: { 200: ContinuedSession, 201: ContinuedSession },
         detail: {
           summary:
             "Pick up from a hit: resume (or fork) its session, or continue an external conversation as a new session",
