@@ -75,10 +75,13 @@ export function createSearchService(deps: SearchServiceDeps) {
 
   /** The session's indexer, made when its transcript is first known; null while it has none. */
   async function sessionIndexer(id: string): Promise<SourceIndexer | null> {
+    const found = deps.repo.get(id);
+    if (!found) return null;
+    const file = await transcriptFileOf(found, deps.agents, deps.owners);
+    // Read again after the wait: a status saved meanwhile (its event already applied) must not be
+    // written back as it was before.
     const rec = deps.repo.get(id);
-    if (!rec) return null;
-    const file = await transcriptFileOf(rec, deps.agents, deps.owners);
-    if (!file) return null;
+    if (!file || !rec) return null;
     let indexer = indexers.get(id);
     if (!indexer || indexer.path !== file.path) {
       indexer = createSourceIndexer(store, id, file);

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeProjectDir } from "../../src/agents/claude/transcript-files.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { launchChromium } from "../helpers/browser.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
 type Json = Record<string, any>;
@@ -83,6 +84,8 @@ describe("search over real Claude Code sessions", () => {
 
     ended = await create({ prompt: "document the walrusplinth rollout" });
     expect((await world.api("DELETE", `/v1/sessions/${ended}`)).status).toBe(200);
+    // Its answer indexed: the turn is in the file whole before the file is copied below.
+    expect(await found("q=walrusplinth&role=answer", 1)).toHaveLength(1);
     const endedHits = await found("q=walrusplinth&role=prompt", 1);
     expect(endedHits[0]).toMatchObject({ sessionId: ended, status: "killed" });
     expect(text(endedHits[0]!)).toBe("document the walrusplinth rollout");
@@ -149,6 +152,29 @@ describe("search over real Claude Code sessions", () => {
     for (const word of ["zebraquartz", "walrusplinth", "quokkaledger", "narwhalbeacon"])
       expect(await search(`q=${word}`, key.body.key)).toEqual([]);
   });
+
+  test("the console's search box: hits with their words marked, ↓ and Enter open the chosen one", async () => {
+    const browser = await launchChromium();
+    try {
+      // ag on loopback with its own token: the page is served to this machine's browser as it is.
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(e.message));
+      page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+      await page.goto(`${world.ag.url}/dashboard/#/search/zebraquartz`);
+      await page.waitForFunction(() => document.querySelectorAll("#search-hits li").length === 2);
+      expect(await page.locator("#search-hits li mark").first().textContent()).toBe("zebraquartz");
+      expect(await page.getAttribute("#hit-0", "aria-current")).toBe("true");
+      await page.focus("#search-box");
+      await page.keyboard.press("ArrowDown");
+      expect(await page.getAttribute("#hit-1", "aria-current")).toBe("true");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction((id) => location.hash === `#/sessions/${id}`, live);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   test("picked up from a hit, the model sees the earlier turns: an ended session resumed, the user's conversation forked", async () => {
     const [endedHit] = await search("q=walrusplinth&role=prompt");
