@@ -146,34 +146,56 @@ export function createSearchStore(db: Database) {
       return { ...row, turns };
     },
 
-    /** The best `limit` turn parts for an FTS5 MATCH expression (query.ts), BM25 first. */
+    /**
+     * The best `limit` turn parts for an FTS5 MATCH expression (query.ts), BM25 first. In two
+     * steps: the ranking reads only rowids and scores (joined to the rows only when a filter needs
+     * them), then the few winners are highlighted — highlight() in the ranking query would run on
+     * every match of a common word before the sort cut them to `limit`.
+     */
     match(expression: string, filters: MatchFilters, limit: number): MatchRow[] {
       const { where, params } = filterSql(filters);
-      const sql = `
-        SELECT ${SOURCE_COLUMNS}, t.message_id AS messageId, t.role, t.at,
-          highlight(search_text, 0, '${HIT_OPEN}', '${HIT_CLOSE}') AS marked, bm25(search_text) AS rank
-        FROM search_text
-        JOIN search_turns t ON t.id = search_text.rowid
-        JOIN search_sources s ON s.id = t.source_id
-        WHERE search_text MATCH $match ${where}
-        ORDER BY rank LIMIT $limit`;
-      try {
-        return db.query<MatchRow, Record<string, string | number>>(sql).all({
-          ...params,
-          $match: expression,
-          $limit: limit,
-        });
-      } catch (error) {
-        // query.ts quotes every term, so this is a last line of defence, never a 500.
-        if (/fts5|syntax/i.test((error as Error).message))
-          throw new AgError(
-            "SEARCH_QUERY_INVALID",
-            `the query cannot be searched: ${(error as Error).message}`,
-          );
-        throw error;
-      }
+      const joins = where
+        ? "JOIN search_turns t ON t.id = search_text.rowid JOIN search_sources s ON s.id = t.source_id"
+        : "";
+      const ranked = guarded(() =>
+        db
+          .query<{ id: number; rank: number }, Record<string, string | number>>(
+            `SELECT search_text.rowid AS id, search_text.rank AS rank FROM search_text ${joins}
+             WHERE search_text MATCH $match ${where} ORDER BY search_text.rank LIMIT $limit`,
+          )
+          .all({ ...params, $match: expression, $limit: limit }),
+      );
+      if (ranked.length === 0) return [];
+      const rows = guarded(() =>
+        db
+          .query<Omit<MatchRow, "rank"> & { rowid: number }, Record<string, string>>(
+            `SELECT search_text.rowid AS rowid, ${SOURCE_COLUMNS}, t.message_id AS messageId, t.role, t.at,
+               highlight(search_text, 0, '${HIT_OPEN}', '${HIT_CLOSE}') AS marked
+             FROM search_text
+             JOIN search_turns t ON t.id = search_text.rowid
+             JOIN search_sources s ON s.id = t.source_id
+             WHERE search_text MATCH $match AND search_text.rowid IN (SELECT value FROM json_each($ids))`,
+          )
+          .all({ $match: expression, $ids: JSON.stringify(ranked.map((r) => r.id)) }),
+      );
+      const byId = new Map(rows.map(({ rowid, ...row }) => [rowid, row]));
+      return ranked.flatMap(({ id, rank }) => {
+        const row = byId.get(id);
+        return row ? [{ ...row, rank }] : [];
+      });
     },
   };
+}
+
+/** Runs an FTS5 query; query.ts quotes every term, so a syntax error here is a last line of defence, never a 500. */
+function guarded<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (/fts5|syntax/i.test((error as Error).message))
+      throw new AgError("SEARCH_QUERY_INVALID", `the query cannot be searched: ${(error as Error).message}`);
+    throw error;
+  }
 }
 
 function prefixed(meta: SourceMeta): Record<string, string | null> {
