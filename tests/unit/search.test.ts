@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { hitLines, parseHit, sessionOfHit } from "../../src/cli/hits.ts";
 import {
   createSearchStore,
   REDACTED,
@@ -179,5 +180,49 @@ describe("the index (in-memory SQLite)", () => {
     expect(ids(s.match('"fix"', {}, 10))).toEqual(["a#1"]);
     s.remove("a");
     expect(s.counts()).toEqual({ sources: 2, external: 0, turns: 2 });
+  });
+});
+
+describe("a hit on the command line", () => {
+  test("`<session>#<id>` and `<agent>:<conversation>#<id>` are hits; anything else is a session name", () => {
+    expect(parseHit("0b5e55ed-1#12")).toEqual({ source: "0b5e55ed-1", messageId: 12, isSession: true });
+    expect(parseHit("claude:5ea2c400#3")).toEqual({
+      source: "claude:5ea2c400",
+      messageId: 3,
+      isSession: false,
+    });
+    for (const notAHit of ["greeter", "a#", "#3", "a#0", "a#1.5", "a b#2", `a#${"9".repeat(20)}`])
+      expect(parseHit(notAHit)).toBeNull();
+    expect(codeOf(() => sessionOfHit(parseHit("claude:x#1")!, "read"))).toBe("USAGE_ERROR");
+  });
+
+  test("a hit prints as where it is, then its snippet on one line", () => {
+    const [head, snippet] = hitLines(
+      {
+        hit: "s1#4",
+        origin: "session",
+        sessionId: "s1",
+        conversationId: null,
+        title: "greeter",
+        agent: "claude",
+        host: "here",
+        workDir: "/w",
+        tenantId: null,
+        status: "idle",
+        messageId: 4,
+        role: "answer",
+        at: "2026-11-29T09:00:00.000Z",
+        rank: -1,
+        snippet: [
+          { text: "the ", hit: false },
+          { text: "flaky", hit: true },
+          { text: "\ntest", hit: false },
+        ],
+      },
+      false,
+      Date.parse("2026-11-29T10:00:00.000Z"),
+    );
+    expect(head).toBe("s1#4  claude · answer · 1h ago · greeter · /w");
+    expect(snippet).toBe("  the flaky test");
   });
 });
