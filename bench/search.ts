@@ -231,9 +231,12 @@ try {
     delays.push(performance.now() - writtenAt);
   }
   console.log(`line → searchable over ${lineCount} answers: ${line(delays)}`);
+  await callApi(runtime, "DELETE", `/v1/sessions/${id}`);
 } finally {
   await runtime.drain(100);
   runtime.close();
   await runCleanups();
   rmSync(home, { recursive: true, force: true });
 }
+// Nothing of the run is left to wait for (an agent child a failed run left would keep Bun alive).
+process.exit(0);

@@ -66,6 +66,8 @@ beforeAll(async () => {
   ag = await startTestRuntime({}, { home });
 });
 afterAll(async () => {
+  // The headless session's agent is ag's child: ended with its session, not left behind.
+  if (ag && sessionId) await callApi(ag, "DELETE", `/v1/sessions/${sessionId}`);
   await ag?.drain(100);
   ag?.close();
 });
