@@ -8,6 +8,7 @@ import { currentPrincipal } from "./auth/principal.ts";
 import { createSessionKeys } from "./auth/session-keys.ts";
 import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
+import { createBudgetRepo, createBudgetService, guardSessions } from "./budgets/index.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
 import { readChildEnv } from "./config/load.ts";
@@ -32,6 +33,7 @@ import { admissionRoutes } from "./server/routes/admission.ts";
 import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
+import { budgetRoutes } from "./server/routes/budgets.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
@@ -57,6 +59,7 @@ import {
   type UntrackedAgents,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
+import { sessionUrl } from "./shared/dashboard-links.ts";
 import { AgError } from "./shared/errors.ts";
 import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
@@ -285,6 +288,7 @@ export async function startRuntime({
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
         prices,
+        defaultPrice: config.budgets.defaultPrice,
         maxSessions: config.maxSessions,
         sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
@@ -292,7 +296,21 @@ export async function startRuntime({
     });
     // Stops following sessions before their ACP children go: their ends are ag's stop, not crashes.
     made.defer(() => domain.supervisor.stop());
-    const sessions = domain.service;
+    // Budgets see every turn's end and every prompt: every surface reaches the guarded service.
+    const budgets = createBudgetService({
+      repo: createBudgetRepo(db),
+      bus,
+      clock: systemClock,
+      logger,
+      settings: config.budgets,
+      sessions: domain.service,
+      link: (id) => sessionUrl(config.dashboardUrl, id),
+    });
+    made.defer(() => budgets.close());
+    const sessions = guardSessions(domain.service, {
+      budgets,
+      templateBudget: (id) => templates.get(id).budget,
+    });
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -346,6 +364,7 @@ export async function startRuntime({
           verbose: config.chatVerbose,
           dashboardUrl: config.dashboardUrl,
           sessions,
+          budgets,
           db,
           logger,
           clock: systemClock,
@@ -437,6 +456,7 @@ export async function startRuntime({
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
         templateRoutes(templates),
+        budgetRoutes(budgets, sessions),
         diagnosticsRoutes(diagnostics),
         untrackedRoutes(domain.untracked),
         auditRoutes(audit),
@@ -466,6 +486,8 @@ export async function startRuntime({
             clock: systemClock,
             logger,
             prices,
+            defaultPrice: config.budgets.defaultPrice,
+            budgets: () => budgets.overview(),
             version: VERSION,
             startedAt,
           }),

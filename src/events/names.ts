@@ -159,6 +159,16 @@ const MESSAGE = {
   sidechain: Type.Boolean({ description: "written by a sub-agent" }),
 };
 
+/** A budget event's meta: which budget, its cap and spend, and the session's budget state now. */
+const BudgetMeta = Type.Object({
+  budget: Type.String({ description: "session, tenant:<id>:day|month, server:day|month" }),
+  usd: Type.Union([Type.Number(), Type.Null()], { description: "the cap, in US dollars (null: cleared)" }),
+  spentUsd: Type.Number({ description: "what was spent against it" }),
+  share: Type.Number({ description: "spent / cap (0 without a cap)" }),
+  state: oneOf(["ok", "warning", "reached"] as const, "the session's budget state now"),
+  url: Type.Optional(Type.String({ description: "the session's budget card in the console" })),
+});
+
 const statusWith = <T extends TProperties>(extra: T) => Type.Object({ ...STATUS, ...extra });
 const message = <T extends TProperties>(extra: T) => Type.Object({ ...MESSAGE, ...extra });
 
@@ -226,6 +236,15 @@ export const EVENT_PAYLOADS = {
     }),
   }),
   "status.recovered": StatusMeta,
+  "budget.warning": BudgetMeta,
+  "budget.reached": BudgetMeta,
+  "budget.raised": BudgetMeta,
+  "session.handoff": Type.Object({
+    from: Type.String({ description: "the session that handed its task off" }),
+    to: Type.String({ description: "the new session, of another agent, in the same folder" }),
+    agent: Type.String({ description: "the new session's agent" }),
+    trigger: oneOf(["manual", "rate_limit", "usage_limit", "budget"] as const, "why it was handed off"),
+  }),
   "swarm.teammate_spawned": Type.Object({
     parentId: Type.String({ description: "the session that spawned the teammate" }),
   }),
@@ -292,6 +311,8 @@ export const NEEDS_HUMAN_EVENTS = [
   "status.error",
   "status.rate_limited",
   "status.dead",
+  "budget.warning",
+  "budget.reached",
 ] as const satisfies readonly EventName[];
 
 export function needsHuman(name: EventName): boolean {

@@ -17,7 +17,7 @@ import type { RunAs, TenantUsers } from "../shared/run-as.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
-import type { PriceTable } from "./pricing.ts";
+import type { Price, PriceTable } from "./pricing.ts";
 import type { SessionRepo } from "./repo.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
@@ -114,6 +114,8 @@ export interface SessionServiceDeps {
     delivery?: DeliveryOptions;
     /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
     prices?: PriceTable;
+    /** What a model with no price costs (budgets.defaultPrice): flagged, never free. */
+    defaultPrice?: Price;
     /**
      * The environment every agent starts from (shared/environment.ts `declaredEnvironment`); a
      * session's own variables go over it. Absent: a terminal agent gets its session's variables

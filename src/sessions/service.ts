@@ -139,6 +139,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     drivers,
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
+    defaultPrice: deps.settings.defaultPrice,
     processes: deps.processes,
   });
   const offspring = createOffspring({

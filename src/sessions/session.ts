@@ -71,6 +71,39 @@ export const Driver = literalUnion(DRIVER_NAMES, {
     "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
 });
 
+/** What a session may spend (docs/budgets.md): a cap in US dollars, optionally in tokens. */
+export const BUDGET_STATES = ["ok", "warning", "reached"] as const;
+export const SessionBudget = Type.Object({
+  usd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+    description: "the session's own cap in US dollars (null: none of its own)",
+  }),
+  tokens: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description: "the session's own cap in tokens, input and output together (null: none)",
+  }),
+  spentUsd: Type.Number({ description: "what it spent, priced by ag's price table" }),
+  spentTokens: Type.Integer({ description: "input and output tokens it spent" }),
+  state: literalUnion(BUDGET_STATES, {
+    description:
+      "ok; warning: past the warning share of a budget; reached: a budget that applies to it is spent, prompts are refused (BUDGET_REACHED) until it is raised",
+  }),
+  reachedBy: Type.Union([Type.String(), Type.Null()], {
+    description: "the budget that paused it: session, tenant:<id>:day|month, server:day|month",
+  }),
+  heldPrompt: Type.Boolean({
+    description: "a refused prompt waits to be delivered once when the budget is raised",
+  }),
+  unpriced: Type.Array(Type.String(), {
+    description: "models with no price of their own: priced by budgets.defaultPrice",
+  }),
+});
+export type SessionBudget = Static<typeof SessionBudget>;
+
+/** The session a handoff links: the one it handed its task to, or took it from. */
+export const HandoffLinks = Type.Object({
+  handedOffTo: Type.Union([Type.String(), Type.Null()]),
+  handedOffFrom: Type.Union([Type.String(), Type.Null()]),
+});
+
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
   id: Type.String({ format: "uuid" }),
@@ -117,6 +150,17 @@ export const Session = Type.Object({
     description:
       "why it ended, as ag recorded it: killed, idle_timeout, driver_restart (an ACP agent ag could not reopen after a restart), agent exited…; null while it runs",
   }),
+  budget: Type.Optional(
+    Type.Union([SessionBudget, Type.Null()], {
+      description: "what it may spend and spent (docs/budgets.md)",
+    }),
+  ),
+  handedOffTo: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "the session it handed its task to" }),
+  ),
+  handedOffFrom: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "the session that handed it its task" }),
+  ),
 });
 export type Session = Static<typeof Session>;
 
@@ -154,6 +198,22 @@ export const StallThreshold = Type.Integer({
   description: "no agent activity this long while working means stalled",
 });
 
+/** A session's budget as asked for: at create, by template, or POST /v1/sessions/:id/budget. */
+export const BudgetInput = Type.Object(
+  {
+    usd: Type.Union([Type.Number({ minimum: 0, maximum: 1_000_000 }), Type.Null()], {
+      description: "cap in US dollars; null clears it",
+    }),
+    tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+        description: "cap in tokens; null clears it",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BudgetInput = Static<typeof BudgetInput>;
+
 export const CreateSessionInput = Type.Object(
   {
     name: Type.Optional(SessionName),
@@ -182,6 +242,7 @@ export const CreateSessionInput = Type.Object(
       Type.String({ minLength: 1, description: "apply this template; fields given here override it" }),
     ),
     reuse: Type.Optional(Reuse),
+    budget: Type.Optional(BudgetInput),
   },
   { additionalProperties: false },
 );

@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   /** Something the session's agent has no equivalent of (a permission mode, fork, resume). */
   UNSUPPORTED_BY_AGENT: 400,
   UNAUTHORIZED: 401,
+  /** A budget that applies to the session is spent: it is paused until the budget is raised. */
+  BUDGET_REACHED: 402,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,
   /** A session key asked for a permission mode more permissive than its own session's. */

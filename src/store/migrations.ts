@@ -240,6 +240,50 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN model TEXT;
     `,
   },
+  {
+    // Budgets (src/budgets): each session's cap, what ag last counted it spent, its state and the
+    // prompt held while it is paused; every increase of spend as a row (day and month totals);
+    // the sessions a handoff links.
+    name: "budgets and handoff",
+    sql: `
+      CREATE TABLE session_budgets (
+        session_id   TEXT PRIMARY KEY,
+        tenant_id    TEXT,
+        usd          REAL,
+        tokens       INTEGER,
+        spent_usd    REAL NOT NULL DEFAULT 0,
+        spent_tokens INTEGER NOT NULL DEFAULT 0,
+        unpriced     TEXT NOT NULL DEFAULT '[]',
+        state        TEXT NOT NULL DEFAULT 'ok',
+        reached_by   TEXT,
+        held_prompt  TEXT,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE TABLE budget_spend (
+        id           INTEGER PRIMARY KEY,
+        session_id   TEXT NOT NULL,
+        tenant_id    TEXT,
+        at           TEXT NOT NULL,
+        usd          REAL NOT NULL,
+        tokens       INTEGER NOT NULL
+      );
+      CREATE INDEX budget_spend_at ON budget_spend(at);
+      CREATE INDEX budget_spend_session ON budget_spend(session_id, at);
+      CREATE TABLE budget_overrides (
+        scope        TEXT PRIMARY KEY,
+        usd          REAL,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE TABLE session_handoffs (
+        from_id      TEXT NOT NULL,
+        to_id        TEXT NOT NULL PRIMARY KEY,
+        trigger      TEXT NOT NULL,
+        brief        TEXT NOT NULL,
+        created_at   TEXT NOT NULL
+      );
+      CREATE INDEX session_handoffs_from ON session_handoffs(from_id);
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */
