@@ -18,6 +18,7 @@ import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts"
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
+import { createHandoffRepo, createHandoffService, linkHandoffs } from "./handoff/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
@@ -38,6 +39,7 @@ import { channelRoutes } from "./server/routes/channels.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
+import { handoffRoutes } from "./server/routes/handoff.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
@@ -307,10 +309,21 @@ export async function startRuntime({
       link: (id) => sessionUrl(config.dashboardUrl, id),
     });
     made.defer(() => budgets.close());
-    const sessions = guardSessions(domain.service, {
-      budgets,
-      templateBudget: (id) => templates.get(id).budget,
+    const handoffRepo = createHandoffRepo(db);
+    const sessions = linkHandoffs(
+      guardSessions(domain.service, { budgets, templateBudget: (id) => templates.get(id).budget }),
+      { repo: handoffRepo, templatePolicy: (id) => templates.get(id).handoff },
+    );
+    const handoffs = createHandoffService({
+      repo: handoffRepo,
+      sessions,
+      bus,
+      clock: systemClock,
+      logger,
+      policy: config.handoff,
+      owners,
     });
+    made.defer(() => handoffs.close());
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -457,6 +470,7 @@ export async function startRuntime({
         memoryRoutes(memory, sessions),
         templateRoutes(templates),
         budgetRoutes(budgets, sessions),
+        handoffRoutes(handoffs),
         diagnosticsRoutes(diagnostics),
         untrackedRoutes(domain.untracked),
         auditRoutes(audit),

@@ -151,7 +151,7 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     if (event) announce(event, next, by);
     if (state === "reached" && previous !== "reached") await interruptIfAsked(next);
     if (event === "budget.raised") await deliverHeld(next);
-    return next;
+    return repo.get(next.sessionId) ?? next;
   }
 
   function announce(

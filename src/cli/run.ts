@@ -107,6 +107,16 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Kill a session (its agent window closes)",
     load: command(() => import("./commands/kill.ts").then((m) => m.default)),
   },
+  budget: {
+    group: "sessions",
+    description: "Show, raise (--usd N), clear (--clear) or stop (--stop) a session's budget",
+    load: command(() => import("./commands/budget.ts").then((m) => m.default)),
+  },
+  handoff: {
+    group: "sessions",
+    description: "Hand a session's task to a new session of another agent (--agent) in the same folder",
+    load: command(() => import("./commands/handoff.ts").then((m) => m.default)),
+  },
   status: {
     group: "server",
     description: "Version, status, uptime, port and session counts of the running server",

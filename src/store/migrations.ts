@@ -243,7 +243,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     // Budgets (src/budgets): each session's cap, what ag last counted it spent, its state and the
     // prompt held while it is paused; every increase of spend as a row (day and month totals);
-    // the sessions a handoff links.
+    // the sessions a handoff links, and a session's own handoff policy (its template's).
     name: "budgets and handoff",
     sql: `
       CREATE TABLE session_budgets (
@@ -282,6 +282,10 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at   TEXT NOT NULL
       );
       CREATE INDEX session_handoffs_from ON session_handoffs(from_id);
+      CREATE TABLE handoff_policies (
+        session_id   TEXT PRIMARY KEY,
+        policy       TEXT NOT NULL
+      );
     `,
   },
 ];

@@ -124,7 +124,9 @@ describe("ag list", () => {
     const table = await ag(["list", "--port", port]);
     expect(table.exitCode).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/);
+    expect(lines[0]).toMatch(
+      /^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+BUDGET\s+WORKDIR\s+WAITS FOR$/,
+    );
     expect(lines).toHaveLength(3);
     const row = lines.find((l) => l.startsWith(idle.id.slice(0, 8)))!;
     expect(row).toMatch(/^\w{8}\s+alpha\s+claude\s+idle\s+\d+[smhd]\s+0\s+-\s+\/work\/alpha$/);

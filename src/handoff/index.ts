@@ -1,0 +1,9 @@
+export { type BriefParts, composeBrief } from "./brief.ts";
+export { linkHandoffs } from "./guard.ts";
+export { createHandoffRepo, type HandoffRepo } from "./repo.ts";
+export {
+  createHandoffService,
+  type HandoffInput,
+  type HandoffResult,
+  type HandoffService,
+} from "./service.ts";
