@@ -320,6 +320,10 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     attach(session, input) {
       const row = rowOf(session.id);
       repo.save({ ...row, tenantId: session.tenantId, usd: input.usd, tokens: input.tokens ?? null }, now());
+      // The first prompt went in with the create: its turn may have ended already.
+      void measureNow(session.id).catch((error) =>
+        deps.logger.warn(`budget: counting session ${session.id} failed`, error),
+      );
     },
     async admit(sessionId, text) {
       let row = rowOf(sessionId);

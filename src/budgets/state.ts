@@ -65,7 +65,8 @@ export function windowsOf(now: number): { day: string; month: string } {
 
 /** "$0.0123": dollars with enough digits that a small spend is not shown as nothing. */
 export function usd(value: number): string {
-  return `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`;
+  const digits = value >= 1 ? 2 : value >= 0.0001 || value === 0 ? 4 : 6;
+  return `$${value.toFixed(digits)}`;
 }
 
 /** What a refusal or an event says of a budget: "session budget $0.0100 ($0.0123 spent)". */

@@ -80,7 +80,8 @@ export function createHandoffService(deps: HandoffDeps) {
       detail: `session ${from.name} (${from.agent}) handed its task to ${to.session.name} (${input.agent}): ${trigger}`,
       meta: { from: from.id, to: to.session.id, agent: input.agent, trigger },
     });
-    return { from: { ...from, ...repo.links(from.id) }, to, brief };
+    const linked = { ...to, session: { ...to.session, ...repo.links(to.session.id) } };
+    return { from: { ...from, ...repo.links(from.id) }, to: linked, brief };
   }
 
   /** A handoff nobody asked for (a policy's) acts for the session's own tenant. */
@@ -116,7 +117,7 @@ export function createHandoffService(deps: HandoffDeps) {
     let before: number | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const got = await deps.sessions
-        .cursor(id, { role: "user", limit: PAGE, ...(before ? { before_id: before } : {}) })
+        .cursor(id, { role: "user", limit: PAGE, ...(before ? { beforeId: before } : {}) })
         .catch(() => null);
       if (!got) break;
       found.unshift(...got.messages.filter((m) => m.kind === "prompt").map((m) => m.text));
@@ -193,6 +194,7 @@ export function createHandoffService(deps: HandoffDeps) {
     if (isTerminal(session.status) || repo.links(id).handedOffTo) return;
     const agent = nextAgent(session, policyOf(id));
     if (!agent) return;
+    deps.logger.info(`handoff: session ${session.name} (${trigger}) goes to ${agent}`);
     await handoff(id, { agent }, undefined, trigger).catch((error) =>
       deps.logger.warn(
         `handoff: session ${session.name} could not be handed to ${agent}: ${describeError(error)}`,
@@ -200,22 +202,45 @@ export function createHandoffService(deps: HandoffDeps) {
     );
   }
 
-  /** A provider limit: hand off once it has lasted `afterMs` with no reply in between. */
+  /**
+   * A provider limit: once it has lasted `afterMs`, the session is handed off if the last thing its
+   * provider gave it is still an error (the agent's own retries may still run: then it looks again
+   * after `afterMs`); a reply since the limit ends the watch.
+   */
   function onLimit(id: string, detail: string): void {
     const trigger: HandoffTrigger = /usage limit|quota|credit/i.test(detail) ? "usage_limit" : "rate_limit";
     const policy = policyOf(id);
     if (!policy.on.includes(trigger) || limited.has(id)) return;
+    const since = deps.clock.now();
     const afterMs = policy.afterMs ?? 0;
-    const cancel = deps.clock.setTimer(() => void byPolicy(id, trigger), afterMs);
-    limited.set(id, { cancel });
+    const check = async (): Promise<void> => {
+      const outcome = await stillLimited(id, since);
+      if (outcome === "limited") return byPolicy(id, trigger);
+      if (outcome === "replied") {
+        limited.delete(id);
+        return;
+      }
+      if (limited.has(id))
+        limited.set(id, { cancel: deps.clock.setTimer(() => void check(), afterMs || 1_000) });
+    };
+    limited.set(id, { cancel: deps.clock.setTimer(() => void check(), afterMs) });
+  }
+
+  /** The newest answer of the session's provider: still an error, a reply since `since`, or none yet. */
+  async function stillLimited(id: string, since: number): Promise<"limited" | "replied" | "waiting"> {
+    const page = await deps.sessions.cursor(id, { role: "assistant", limit: 20 }).catch(() => null);
+    const last = page?.messages.filter((m) => m.kind === "api_error" || m.kind === "text").at(-1);
+    if (!last) return "waiting";
+    if (last.kind === "api_error") return "limited";
+    const at = last.timestamp ? Date.parse(last.timestamp) : Number.NaN;
+    return !Number.isNaN(at) && at >= since ? "replied" : "waiting";
   }
 
   const unsubscribe = deps.bus.subscribe((event) => {
     const id = event.session?.id;
     if (!id) return;
     if (event.event === "status.rate_limited") onLimit(id, event.detail);
-    else if (event.event === "message.assistant" || event.event === "session.ended") {
-      // A reply came: the limit is over (or the session is).
+    else if (event.event === "session.ended") {
       limited.get(id)?.cancel();
       limited.delete(id);
     } else if (
