@@ -1,12 +1,14 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { AgentInfo } from "../agents/index.ts";
 import { Consensus, StartConsensusInput } from "../consensus/consensus.ts";
+import { HandoffAnswer, HandoffBody } from "../handoff/handoff.ts";
 import { Health } from "../health/service.ts";
 import { MemoryDeleted, MemoryEntry, MemoryInput, MemoryKey } from "../memory/entry.ts";
 import { CreatePipelineInput, Pipeline } from "../pipelines/pipeline.ts";
 import {
   BatchCreated,
   BatchCreateInput,
+  BudgetInput,
   CreatedSession,
   CreateSessionInput,
   Delivery,
@@ -15,6 +17,7 @@ import {
   QuestionAnswerInput,
   SendInput,
   Session,
+  SessionBudget,
   SessionHealth,
   SessionLatency,
   SessionListQuery,
@@ -527,6 +530,28 @@ export const TOOLS: readonly ToolDefinition[] = [
     hints: acts({ destructive: true, idempotent: true }),
     rest: { method: "DELETE", path: "/v1/memory/:key" },
     call: (api, { key }) => api.send("DELETE", memoryPath(key)),
+  }),
+  tool({
+    name: "set_budget",
+    title: "Raise or clear a session's budget",
+    description:
+      "Set the session's budget in US dollars (null clears it); a session paused at its budget takes prompts again and gets the prompt it refused, once",
+    input: sessionWith({ usd: BudgetInput.properties.usd, tokens: BudgetInput.properties.tokens }),
+    output: SessionBudget,
+    hints: acts({ destructive: false, idempotent: true }),
+    rest: { method: "POST", path: "/v1/sessions/:id/budget", note: "with `{usd, tokens?}`" },
+    call: (api, { sessionId, ...budget }) => api.send("POST", path(sessionId, "/budget"), budget),
+  }),
+  tool({
+    name: "handoff_session",
+    title: "Hand the task to another agent",
+    description:
+      "Start a session of another agent in the same folder whose first prompt is a brief of this one (task, digest, last turns, files changed, what it waits on, your note); both sessions link each other",
+    input: sessionWith(HandoffBody.properties),
+    output: HandoffAnswer,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/sessions/:id/handoff", note: "with `{agent, driver?, note?}`" },
+    call: (api, { sessionId, ...body }) => api.send("POST", path(sessionId, "/handoff"), body),
   }),
 ];
 

@@ -1,26 +1,7 @@
-import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { principalOf } from "../../auth/principal.ts";
-import type { HandoffService } from "../../handoff/index.ts";
-import { AgentId, CreatedSession, Driver, Session } from "../../sessions/index.ts";
+import { HandoffAnswer, HandoffBody, type HandoffService } from "../../handoff/index.ts";
 import { IdParams } from "./params.ts";
-
-export const HandoffBody = Type.Object(
-  {
-    agent: AgentId,
-    driver: Type.Optional(Driver),
-    note: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 8192, description: "a word for the next agent" }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const Handoff = Type.Object({
-  from: Session,
-  to: CreatedSession,
-  brief: Type.String({ description: "the new session's first prompt, as it was typed" }),
-});
 
 /** Hand a session's task to another agent in the same folder (docs/budgets.md, Handoff). */
 export function handoffRoutes(handoffs: HandoffService) {
@@ -49,7 +30,7 @@ export function handoffRoutes(handoffs: HandoffService) {
     {
       params: IdParams,
       body: HandoffBody,
-      response: { 201: Handoff },
+      response: { 201: HandoffAnswer },
       detail: {
         summary: "Hand the session's task to a new session of another agent in the same folder",
         description:
