@@ -637,6 +637,8 @@ export const SETTINGS = [
       "status.error",
       "status.permission_timeout",
       "consensus.completed",
+      "budget.reached",
+      "session.handoff",
     ],
     description: "Events sent by email (JSON array)",
   }),
