@@ -13,6 +13,8 @@ export interface BudgetRow {
   state: BudgetState;
   reachedBy: string | null;
   heldPrompt: string | null;
+  /** The session's own interruptAtCap (null: the server's). */
+  interrupt: boolean | null;
 }
 
 interface Row {
@@ -26,6 +28,7 @@ interface Row {
   state: string;
   reached_by: string | null;
   held_prompt: string | null;
+  interrupt: number | null;
 }
 
 /** Prepared statements over session_budgets, budget_spend and budget_overrides; no rules. */
@@ -33,11 +36,11 @@ export function createBudgetRepo(db: Database) {
   const getOne = db.query<Row, [string]>("SELECT * FROM session_budgets WHERE session_id = ?");
   const all = db.query<Row, []>("SELECT * FROM session_budgets ORDER BY updated_at DESC");
   const upsert = db.query(
-    `INSERT INTO session_budgets (session_id, tenant_id, usd, tokens, spent_usd, spent_tokens, unpriced, state, reached_by, held_prompt, updated_at)
-     VALUES ($sessionId, $tenantId, $usd, $tokens, $spentUsd, $spentTokens, $unpriced, $state, $reachedBy, $heldPrompt, $updatedAt)
+    `INSERT INTO session_budgets (session_id, tenant_id, usd, tokens, spent_usd, spent_tokens, unpriced, state, reached_by, held_prompt, interrupt, updated_at)
+     VALUES ($sessionId, $tenantId, $usd, $tokens, $spentUsd, $spentTokens, $unpriced, $state, $reachedBy, $heldPrompt, $interrupt, $updatedAt)
      ON CONFLICT(session_id) DO UPDATE SET tenant_id = $tenantId, usd = $usd, tokens = $tokens,
        spent_usd = $spentUsd, spent_tokens = $spentTokens, unpriced = $unpriced, state = $state,
-       reached_by = $reachedBy, held_prompt = $heldPrompt, updated_at = $updatedAt`,
+       reached_by = $reachedBy, held_prompt = $heldPrompt, interrupt = $interrupt, updated_at = $updatedAt`,
   );
   const spend = db.query(
     "INSERT INTO budget_spend (session_id, tenant_id, at, usd, tokens) VALUES (?, ?, ?, ?, ?)",
@@ -79,6 +82,7 @@ export function createBudgetRepo(db: Database) {
         $state: row.state,
         $reachedBy: row.reachedBy,
         $heldPrompt: row.heldPrompt,
+        $interrupt: row.interrupt === null ? null : row.interrupt ? 1 : 0,
         $updatedAt: at,
       });
     },
@@ -120,5 +124,6 @@ function fromRow(row: Row): BudgetRow {
     state: row.state as BudgetState,
     reachedBy: row.reached_by,
     heldPrompt: row.held_prompt,
+    interrupt: row.interrupt === null ? null : row.interrupt === 1,
   };
 }

@@ -79,6 +79,7 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
       state: "ok",
       reachedBy: null,
       heldPrompt: null,
+      interrupt: null,
     };
   }
 
@@ -136,6 +137,7 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
       spentTokens: row.spentTokens,
       state: row.state,
       reachedBy: row.state === "reached" ? row.reachedBy : null,
+      interruptAtCap: interrupts(row),
       heldPrompt: row.heldPrompt !== null,
       unpriced: row.unpriced,
     };
@@ -189,9 +191,14 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     });
   }
 
+  /** Whether a turn past the cap is interrupted: the session's own choice, else the server's. */
+  function interrupts(row: BudgetRow): boolean {
+    return row.interrupt ?? settings.interruptAtCap;
+  }
+
   /** interruptAtCap: a turn that spends past the cap is stopped at once, not let finish. */
   async function interruptIfAsked(row: BudgetRow): Promise<void> {
-    if (!settings.interruptAtCap) return;
+    if (!interrupts(row)) return;
     const status = safeGet(row.sessionId)?.status;
     if (status !== "working" && status !== "stalled") return;
     await deps.sessions
@@ -275,7 +282,8 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     return serial(async () => {
       const row = rowOf(sessionId);
       const tokens = input.tokens === undefined ? row.tokens : input.tokens;
-      const set: BudgetRow = { ...row, usd: input.usd, tokens };
+      const interrupt = input.interruptAtCap ?? row.interrupt;
+      const set: BudgetRow = { ...row, usd: input.usd, tokens, interrupt };
       repo.save(set, now());
       return toView(await evaluate(set));
     });
@@ -300,12 +308,20 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     return raise(sessionId, { usd: round((row.usd ?? row.spentUsd) + add) });
   }
 
+  /** A turn's spend is counted at each assistant message (text or tool call) only where a cap would interrupt it. */
+  function interruptsMidTurn(sessionId: string): boolean {
+    const row = repo.get(sessionId);
+    if (row) return interrupts(row) && capped(row);
+    return settings.interruptAtCap;
+  }
+
   const unsubscribe = deps.bus.subscribe((event) => {
     if (!event.session) return;
     const counts =
       event.event === "session.turn_ended" ||
       event.event === "session.idle" ||
-      (settings.interruptAtCap && event.event === "message.assistant");
+      ((event.event === "message.assistant" || event.event === "message.tool_use") &&
+        interruptsMidTurn(event.session.id));
     if (!counts) return;
     void measureNow(event.session.id).catch((error) =>
       deps.logger.warn(`budget: counting session ${event.session?.id} failed`, error),
@@ -319,7 +335,9 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     },
     attach(session, input) {
       const row = rowOf(session.id);
-      repo.save({ ...row, tenantId: session.tenantId, usd: input.usd, tokens: input.tokens ?? null }, now());
+      const interrupt = input.interruptAtCap ?? null;
+      const tokens = input.tokens ?? null;
+      repo.save({ ...row, tenantId: session.tenantId, usd: input.usd, tokens, interrupt }, now());
       // The first prompt went in with the create: its turn may have ended already.
       void measureNow(session.id).catch((error) =>
         deps.logger.warn(`budget: counting session ${session.id} failed`, error),

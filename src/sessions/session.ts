@@ -89,6 +89,7 @@ export const SessionBudget = Type.Object({
   reachedBy: Type.Union([Type.String(), Type.Null()], {
     description: "the budget that paused it: session, tenant:<id>:day|month, server:day|month",
   }),
+  interruptAtCap: Type.Boolean({ description: "a turn past the cap is interrupted at once, not let finish" }),
   heldPrompt: Type.Boolean({
     description: "a refused prompt waits to be delivered once when the budget is raised",
   }),
@@ -207,6 +208,12 @@ export const BudgetInput = Type.Object(
     tokens: Type.Optional(
       Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
         description: "cap in tokens; null clears it",
+      }),
+    ),
+    interruptAtCap: Type.Optional(
+      Type.Boolean({
+        description:
+          "interrupt the turn at once when it passes the cap, instead of letting it finish (default: the server's budgets.interruptAtCap)",
       }),
     ),
   },

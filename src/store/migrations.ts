@@ -257,6 +257,7 @@ export const MIGRATIONS: readonly Migration[] = [
         state        TEXT NOT NULL DEFAULT 'ok',
         reached_by   TEXT,
         held_prompt  TEXT,
+        interrupt    INTEGER,
         updated_at   TEXT NOT NULL
       );
       CREATE TABLE budget_spend (

@@ -166,6 +166,31 @@ describe("a session's budget", () => {
   }, 90_000);
 });
 
+describe("interruptAtCap", () => {
+  test("a session that asks for it is interrupted at once when its turn passes the cap", async () => {
+    const created = await world.api<Json>("POST", "/v1/sessions", {
+      workDir: world.workDir,
+      name: "budget-now",
+      prompt: "run cmd: sleep 60 && touch late.txt",
+      permissionMode: "bypassPermissions",
+      reuse: false,
+      budget: { usd: 0.000001, interruptAtCap: true },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const reached = await sseEvent((e) => e.event === "budget.reached" && e.session?.id === id);
+    expect(reached.meta.state).toBe("reached");
+    // The command's sixty seconds never run out: the turn is interrupted.
+    const ended = await sseEvent((e) => e.event === "session.turn_ended" && e.session?.id === id, 30_000);
+    expect(ended.meta.reason).toBe("interrupted");
+    expect((await world.api<Json>("GET", `/v1/sessions/${id}`)).body.budget).toMatchObject({
+      state: "reached",
+      interruptAtCap: true,
+    });
+    await world.api("DELETE", `/v1/sessions/${id}`);
+  }, 90_000);
+});
+
 describe("a tenant's monthly budget", () => {
   test("spent by one session, it pauses every session of the tenant", async () => {
     const key = await world.api<Json>("POST", "/v1/auth/keys", {

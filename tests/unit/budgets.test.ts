@@ -286,6 +286,7 @@ test("ag list's BUDGET column: spent of the cap, paused with the budget that pau
     spentTokens: 10,
     state: "ok" as const,
     reachedBy: null,
+    interruptAtCap: false,
     heldPrompt: false,
     unpriced: [],
   };
@@ -298,6 +299,29 @@ test("ag list's BUDGET column: spent of the cap, paused with the budget that pau
   expect(budgetCell({ ...budget, state: "reached", reachedBy: "tenant:acme:month" })).toBe(
     "paused (tenant:acme:month)",
   );
+});
+
+test("a session's own interruptAtCap goes over the server's: its turn is interrupted, another's is let finish", async () => {
+  const { budgets, events, fake, bus } = world();
+  fake.add("own", null, "working");
+  fake.add("other", null, "working");
+  budgets.attach(fake.service.get("own"), { usd: 0.1, interruptAtCap: true });
+  budgets.attach(fake.service.get("other"), { usd: 0.1 });
+  expect(budgets.view("own")!.interruptAtCap).toBe(true);
+  expect(budgets.view("other")!.interruptAtCap).toBe(false);
+  fake.spent.set("own", 0.3);
+  fake.spent.set("other", 0.3);
+  for (const id of ["own", "other"])
+    bus.publish({
+      event: "message.assistant",
+      session: { id, name: `s-${id}`, workDir: "/work" },
+      detail: "partial",
+      meta: { uuid: `m-${id}`, timestamp: null, sidechain: false },
+    });
+  // Both are paused; only the one that asked for it is interrupted.
+  await until(() => events.filter((e) => e.event === "budget.reached").length === 2);
+  await until(() => fake.interrupted.length === 1);
+  expect(fake.interrupted).toEqual(["own"]);
 });
 
 describe("tenant and server budgets", () => {
