@@ -21,6 +21,14 @@ export function guardSessions(
     session: withBudget(result.session),
   });
 
+  /** Whether a session paused by its budget waits idle in `workDir` (a reuse would pick it). */
+  function pausedIn(workDir: string | undefined, owner: Parameters<SessionService["list"]>[1]): boolean {
+    if (workDir === undefined) return false;
+    return inner
+      .list({ status: "idle", workDir }, owner)
+      .some((s) => s.workDir === workDir && budgets.view(s.id)?.state === "reached");
+  }
+
   return {
     ...inner,
     list: (query, owner) => inner.list(query, owner).map(withBudget),
@@ -28,7 +36,9 @@ export function guardSessions(
     async create(input, owner, options) {
       const { budget, ...rest } = input;
       const asked = budget ?? (input.templateId ? deps.templateBudget?.(input.templateId) : undefined);
-      const result = await inner.create(rest, owner, options);
+      // A paused session never takes a prompt by reuse: the prompt starts a new session instead.
+      const reuse = rest.reuse === false || !pausedIn(rest.workDir, owner) ? rest.reuse : false;
+      const result = await inner.create(reuse === undefined ? rest : { ...rest, reuse }, owner, options);
       if (asked) budgets.attach(result.session, asked);
       return created(result);
     },

@@ -4,6 +4,7 @@ import {
   createBudgetRepo,
   createBudgetService,
   describeCap,
+  guardSessions,
   shareOf,
   standing,
   transition,
@@ -383,5 +384,44 @@ describe("tenant and server budgets", () => {
   test("a scope that is neither server nor tenant, day nor month, is refused", async () => {
     const { budgets } = world();
     expect(() => budgets.setScope("galaxy:year", 1)).toThrow(AgError);
+  });
+});
+
+describe("the guard every surface reaches the sessions through", () => {
+  function guarded(paused: boolean) {
+    const { fake, budgets } = world();
+    fake.add("p");
+    const created: unknown[] = [];
+    const inner = {
+      ...fake.service,
+      async create(input: unknown) {
+        created.push(input);
+        return {
+          session: fake.service.get("p"),
+          created: true,
+          reused: false,
+          promptDelivery: null,
+          warnings: [],
+        };
+      },
+    } as unknown as SessionService;
+    const view = (id: string) =>
+      paused && id === "p" ? { ...budgets.view(id)!, state: "reached" as const } : budgets.view(id);
+    budgets.attach(fake.service.get("p"), { usd: 1 });
+    const service = guardSessions(inner, { budgets: { ...budgets, view } });
+    return { service, created };
+  }
+
+  test("a paused idle session in the folder is never reused: the create asks for a new session", async () => {
+    const { service, created } = guarded(true);
+    await service.create({ workDir: "/work", prompt: "go" });
+    expect(created).toEqual([{ workDir: "/work", prompt: "go", reuse: false }]);
+  });
+
+  test("otherwise reuse is left as asked, and the budget is not passed on to the sessions domain", async () => {
+    const { service, created } = guarded(false);
+    await service.create({ workDir: "/work", prompt: "go", budget: { usd: 2 } });
+    expect(created).toEqual([{ workDir: "/work", prompt: "go" }]);
+    expect(service.get("p").budget).toMatchObject({ usd: 2 });
   });
 });
