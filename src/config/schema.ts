@@ -110,7 +110,13 @@ export const HandoffPolicy = Type.Object(
       maxItems: 8,
       description: "agents to hand off to, the first that is not the session's own",
     }),
-    afterMs: Type.Optional(Type.Integer({ minimum: 0, description: "how long a rate limit lasts first" })),
+    afterMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 24 * 60 * 60 * 1000,
+        description: "how long a rate limit lasts first",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -206,7 +206,7 @@ export const BudgetInput = Type.Object(
       description: "cap in US dollars; null clears it",
     }),
     tokens: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }), Type.Null()], {
         description: "cap in tokens; null clears it",
       }),
     ),
