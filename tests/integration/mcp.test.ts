@@ -3,9 +3,12 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { AgentInfo } from "../../src/agents/index.ts";
+import { type BudgetService, createBudgetRepo, createBudgetService } from "../../src/budgets/index.ts";
 import { createApiClient } from "../../src/cli/client.ts";
+import { DEFAULT_BUDGETS } from "../../src/config/schema.ts";
 import { StartConsensusInput } from "../../src/consensus/consensus.ts";
 import { createEventBus } from "../../src/events/bus.ts";
+import { createHandoffRepo, createHandoffService, type HandoffService } from "../../src/handoff/index.ts";
 import { createMcpServer } from "../../src/mcp/server.ts";
 import { inMcpTerms } from "../../src/mcp/terms.ts";
 import { findTool, jsonSchema, TOOLS as TOOL_TABLE, type ToolApi } from "../../src/mcp/tools.ts";
@@ -14,6 +17,8 @@ import { createPipelineService, type PipelineService } from "../../src/pipelines
 import { CreatePipelineInput, Pipeline } from "../../src/pipelines/pipeline.ts";
 import { MAX_BODY_BYTES } from "../../src/server/app.ts";
 import { type HttpServer, listen } from "../../src/server/listen.ts";
+import { budgetRoutes } from "../../src/server/routes/budgets.ts";
+import { handoffRoutes } from "../../src/server/routes/handoff.ts";
 import { pipelineRoutes } from "../../src/server/routes/pipelines.ts";
 import { swarmRoutes } from "../../src/server/routes/swarm.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
@@ -87,7 +92,12 @@ beforeAll(async () => {
   reviews = scriptedReviews(bus, (id) => app.sessions.get(id));
   // Pipelines and the swarm over the app's own sessions: built once the app is, reached through
   // the routes that are mounted with it (as the reviews reach app.sessions).
-  const late: { pipelines?: PipelineService; swarm?: SwarmService } = {};
+  const late: {
+    pipelines?: PipelineService;
+    swarm?: SwarmService;
+    budgets?: BudgetService;
+    handoffs?: HandoffService;
+  } = {};
   app = testApp({
     bus,
     plugins: [
@@ -95,7 +105,29 @@ beforeAll(async () => {
       reviews.plugin,
       pipelineRoutes(deferred(() => late.pipelines!)),
       swarmRoutes(deferred(() => late.swarm!)),
+      budgetRoutes(
+        deferred(() => late.budgets!),
+        deferred(() => app.sessions),
+      ),
+      handoffRoutes(deferred(() => late.handoffs!)),
     ],
+  });
+  const quiet = createLogger({ level: "silent", json: true });
+  late.budgets = createBudgetService({
+    repo: createBudgetRepo(app.db),
+    bus,
+    clock: systemClock,
+    logger: quiet,
+    settings: DEFAULT_BUDGETS,
+    sessions: app.sessions,
+  });
+  late.handoffs = createHandoffService({
+    repo: createHandoffRepo(app.db),
+    sessions: app.sessions,
+    bus,
+    clock: systemClock,
+    logger: quiet,
+    policy: { on: [], to: [] },
   });
   pipelines = createPipelineService({
     db: app.db,
@@ -162,7 +194,15 @@ const pasted = (paneId: string) =>
  * Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with
  * tool-named hints, and consensus review (CONTRACT §7).
  */
-const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health", "start_consensus", "get_consensus"];
+const TOOLS = [
+  ...SPEC_TOOLS,
+  "answer_question",
+  "get_session_health",
+  "start_consensus",
+  "get_consensus",
+  "set_budget",
+  "handoff_session",
+];
 
 describe("what ag mcp offers", () => {
   test("SPEC's tools, answer_question, get_session_health and the consensus tools, the four resources, the three prompts with their arguments", async () => {
@@ -314,6 +354,13 @@ describe("each tool is one call of the REST API", () => {
       ],
       ["state_get", { key: "team/a b" }, "GET /v1/memory/team/a%20b"],
       ["state_delete", { key: "team/x" }, "DELETE /v1/memory/team/x"],
+      ["set_budget", { ...s, usd: 2.5 }, `POST ${at}/budget {"usd":2.5}`],
+      ["set_budget", { ...s, usd: null }, `POST ${at}/budget {"usd":null}`],
+      [
+        "handoff_session",
+        { ...s, agent: "codex", note: "n" },
+        `POST ${at}/handoff {"agent":"codex","note":"n"}`,
+      ],
     ];
     expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...TOOLS].sort());
     for (const [name, args, expected] of cases) {
@@ -730,8 +777,14 @@ describe("output schemas, annotations and structured results", () => {
     await checked("state_set", { key: "team/schemas", value: "v" });
     await checked("state_get", { key: "team/schemas" });
     await checked("state_delete", { key: "team/schemas" });
+    await checked("set_budget", { ...s, usd: 2.5 });
+    // A handoff starts another agent CLI, which this app's simulated agents do not play: its answer's
+    // schema is checked on the real CLIs (tests/e2e/budgets.test.ts). Here, its refusal in MCP terms.
+    const handoff = await call("handoff_session", { ...s, agent: "claude" });
+    expect(handoff.isError).toBe(true);
+    expect(handoff.content[0].text).toContain("VALIDATION_ERROR");
     await checked("kill_session", s);
-    expect([...called].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
+    expect([...called, "handoff_session"].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
   });
 
   test("a message that names a REST route names the MCP tool instead: approve_permission on a question", async () => {
