@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeBotApi, startFakeBotApi } from "../fakes/bot-api.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
-import { freePort } from "../helpers/binary.ts";
+import { compiledBinary, freePort, runAg } from "../helpers/binary.ts";
 import { gitRepository } from "../helpers/git.ts";
 import { type SseMessage, type SseReader, sseReader } from "../helpers/sse.ts";
 
@@ -162,8 +162,26 @@ describe("a session's budget", () => {
     const again = await world.api<Json>("POST", `/v1/sessions/${id}/budget`, { usd: 5 });
     expect(again.status).toBe(200);
     expect(count(world.prompts(), "say hello again")).toBe(1);
-    await world.api("DELETE", `/v1/sessions/${id}`);
   }, 90_000);
+
+  test("ag budget shows, sets and clears it; ag list has its column", async () => {
+    const binary = await compiledBinary();
+    const ag = (args: string[]) => runAg(binary, args, { env: world.env });
+    const shown = await ag(["budget", id]);
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toMatch(/budget\s+\$[\d.<]+\/\$5\.00/);
+    expect(shown.stdout).toMatch(/state\s+ok/);
+    const set = await ag(["budget", id, "--usd", "7.5", "--json"]);
+    expect(JSON.parse(set.stdout)).toMatchObject({ usd: 7.5, state: "ok" });
+    const list = await ag(["list"]);
+    expect(list.stdout).toMatch(new RegExp(`^${id.slice(0, 8)}\\s.*\\$7\\.50\\s`, "m"));
+    const cleared = await ag(["budget", id, "--clear", "--json"]);
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ usd: null });
+    const refused = await ag(["budget", id, "--usd", "lots"]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain("[USAGE_ERROR]");
+    await world.api("DELETE", `/v1/sessions/${id}`);
+  }, 60_000);
 });
 
 describe("interruptAtCap", () => {
