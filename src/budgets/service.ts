@@ -7,15 +7,8 @@ import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import { type BudgetOverview, SCOPE_PATTERN, type ScopeBudget } from "./budget.ts";
 import type { BudgetRepo, BudgetRow } from "./repo.ts";
-import {
-  type BudgetState,
-  type Cap,
-  describeCap,
-  shareOf,
-  standing,
-  transition,
-  windowsOf,
-} from "./state.ts";
+import { createScopes } from "./scopes.ts";
+import { type BudgetState, type Cap, describeCap, round, shareOf, standing, transition } from "./state.ts";
 
 export interface BudgetDeps {
   repo: BudgetRepo;
@@ -83,46 +76,8 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     };
   }
 
-  /** A server or tenant cap: the one set over the API, else the config's. */
-  function scopeCap(scope: string): number | null {
-    const set = repo.override(scope);
-    if (set !== undefined) return set;
-    const [kind, ...rest] = scope.split(":");
-    const period = rest.at(-1) as "day" | "month";
-    const field = period === "day" ? "dayUsd" : "monthUsd";
-    if (kind === "server") return settings[field] ?? null;
-    const tenant = rest.slice(0, -1).join(":");
-    return settings.tenants?.[tenant]?.[field] ?? null;
-  }
-
-  function scopeBudget(scope: string): ScopeBudget {
-    const windows = windowsOf(deps.clock.now());
-    const [kind, ...rest] = scope.split(":");
-    const period = rest.at(-1) as "day" | "month";
-    const tenant = kind === "tenant" ? rest.slice(0, -1).join(":") : null;
-    const usd = scopeCap(scope);
-    const spentUsd = round(repo.spentSince(windows[period], tenant));
-    return {
-      budget: scope,
-      usd,
-      spentUsd,
-      share: usd === null ? 0 : shareOf({ budget: scope, usd, spentUsd }),
-    };
-  }
-
-  /** Every budget that applies to a session: its own, its tenant's, the server's. */
-  function capsOf(row: BudgetRow): Cap[] {
-    const scopes = ["server:day", "server:month"];
-    if (row.tenantId) scopes.push(`tenant:${row.tenantId}:day`, `tenant:${row.tenantId}:month`);
-    const own: Cap = {
-      budget: "session",
-      usd: row.usd,
-      spentUsd: row.spentUsd,
-      tokens: row.tokens,
-      spentTokens: row.spentTokens,
-    };
-    return [own, ...scopes.map(scopeBudget).filter((s) => s.usd !== null)];
-  }
+  const scopes = createScopes({ repo, settings, clock: deps.clock });
+  const { capsOf } = scopes;
 
   /** Whether any budget could pause this session (else a prompt needs no count first). */
   function capped(row: BudgetRow): boolean {
@@ -269,13 +224,9 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
       if (!row) return;
       const shared = capsOf(row).some((c) => c.budget !== "session");
       // A server or tenant budget spent by this session pauses every session it covers.
-      if (shared) await evaluateScope(hasServerCap() ? "*" : row.tenantId);
+      if (shared) await evaluateScope(scopes.hasServerCap() ? "*" : row.tenantId);
       else await evaluate(row);
     });
-  }
-
-  function hasServerCap(): boolean {
-    return scopeCap("server:day") !== null || scopeCap("server:month") !== null;
   }
 
   function raise(sessionId: string, input: BudgetInput): Promise<SessionBudget> {
@@ -294,9 +245,8 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
       throw new AgError("VALIDATION_ERROR", `budget ${scope}: server:day|month or tenant:<id>:day|month`);
     return serial(async () => {
       repo.setOverride(scope, usd, now());
-      const tenant = scope.startsWith("tenant:") ? scope.split(":").slice(1, -1).join(":") : "*";
-      await evaluateScope(tenant);
-      return scopeBudget(scope);
+      await evaluateScope(scopes.tenantOf(scope));
+      return scopes.budget(scope);
     });
   }
 
@@ -304,7 +254,7 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
   function raiseBy(sessionId: string, add: number): Promise<unknown> {
     const row = rowOf(sessionId);
     const by = row.reachedBy;
-    if (by && by !== "session") return setScope(by, round((scopeCap(by) ?? 0) + add));
+    if (by && by !== "session") return setScope(by, round((scopes.cap(by) ?? 0) + add));
     return raise(sessionId, { usd: round((row.usd ?? row.spentUsd) + add) });
   }
 
@@ -368,17 +318,11 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     },
     measure: measureNow,
     overview() {
-      const scopes = new Set(["server:day", "server:month"]);
-      for (const tenant of Object.keys(settings.tenants ?? {}))
-        for (const period of ["day", "month"]) scopes.add(`tenant:${tenant}:${period}`);
       const rows = repo.list();
-      for (const row of rows)
-        if (row.tenantId)
-          for (const period of ["day", "month"]) scopes.add(`tenant:${row.tenantId}:${period}`);
       return {
         warnAt,
         interruptAtCap: settings.interruptAtCap,
-        scopes: [...scopes].map(scopeBudget),
+        scopes: scopes.listed(rows.flatMap((row) => (row.tenantId ? [row.tenantId] : []))),
         sessions: rows.flatMap((row) => {
           const session = safeGet(row.sessionId);
           return session
@@ -393,10 +337,6 @@ export function createBudgetService(deps: BudgetDeps): BudgetService {
     },
     close: unsubscribe,
   };
-}
-
-function round(value: number): number {
-  return Math.round(value * 1_000_000) / 1_000_000;
 }
 
 export type { BudgetState };

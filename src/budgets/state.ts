@@ -80,3 +80,8 @@ export function describeCap(cap: Cap): string {
   const spent = cap.usd === null && cap.tokens != null ? `${cap.spentTokens ?? 0} tokens` : usd(cap.spentUsd);
   return `${cap.budget} budget ${limit} (${spent} spent)`;
 }
+
+/** Dollars to the millionth, as ag counts them (no float dust in sums and comparisons). */
+export function round(value: number): number {
+  return Math.round(value * 1_000_000) / 1_000_000;
+}
