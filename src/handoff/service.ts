@@ -4,10 +4,10 @@ import type { CreateResult, Owner, Session, SessionService } from "../sessions/i
 import { isTerminal } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError, describeError } from "../shared/errors.ts";
-import { git, isWorkTree } from "../shared/git.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
-import { type BriefParts, composeBrief } from "./brief.ts";
+import { composeBrief } from "./brief.ts";
+import { createBriefReader } from "./reading.ts";
 import type { HandoffRepo } from "./repo.ts";
 
 export interface HandoffInput {
@@ -37,14 +37,9 @@ export interface HandoffResult {
   brief: string;
 }
 
-/** Entries read back from the end for "the last turns whole": the last two prompts and what followed. */
-const LAST_TURNS = 2;
-const PAGE = 200;
-/** Pages read looking for the first prompt (a very long session's first prompt may be further back). */
-const MAX_PAGES = 50;
-
 export function createHandoffService(deps: HandoffDeps) {
   const { repo } = deps;
+  const reader = createBriefReader(deps);
   /** Sessions with a provider limit: since when, and the timer that hands them off. */
   const limited = new Map<string, { cancel: () => void }>();
 
@@ -60,7 +55,7 @@ export function createHandoffService(deps: HandoffDeps) {
         "VALIDATION_ERROR",
         `session ${id} already runs ${from.agent}: hand it to another agent`,
       );
-    const brief = composeBrief(await briefParts(from, input.note ?? null, trigger));
+    const brief = composeBrief(await reader.parts(from, input.note ?? null, trigger));
     const to = await deps.sessions.create(
       {
         workDir: from.workDir,
@@ -87,88 +82,6 @@ export function createHandoffService(deps: HandoffDeps) {
   /** A handoff nobody asked for (a policy's) acts for the session's own tenant. */
   function ownerOf(session: Session): Owner | undefined {
     return session.tenantId ? { tenantId: session.tenantId } : undefined;
-  }
-
-  async function briefParts(from: Session, note: string | null, trigger: Trigger): Promise<BriefParts> {
-    const [prompts, recent, summary, changes] = await Promise.all([
-      personPrompts(from.id),
-      recentEntries(from.id),
-      deps.sessions.summary(from.id).catch(() => null),
-      changedFiles(from, []),
-    ]);
-    const touched = summary?.filesTouched ?? [];
-    return {
-      from: { id: from.id, name: from.name, agent: from.agent, workDir: from.workDir },
-      trigger,
-      note,
-      task: prompts[0] ?? null,
-      laterPrompts: prompts.slice(1),
-      turns: summary?.turns ?? prompts.length,
-      toolCallsByName: summary?.toolCallsByName ?? {},
-      lastTurns: recent,
-      changes: changes.files.length > 0 || touched.length === 0 ? changes : await changedFiles(from, touched),
-      pending: from.pendingPermission,
-    };
-  }
-
-  /** Every prompt a person gave the session, oldest first. */
-  async function personPrompts(id: string): Promise<string[]> {
-    const found: string[] = [];
-    let before: number | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const got = await deps.sessions
-        .cursor(id, { role: "user", limit: PAGE, ...(before ? { beforeId: before } : {}) })
-        .catch(() => null);
-      if (!got) break;
-      found.unshift(...got.messages.filter((m) => m.kind === "prompt").map((m) => m.text));
-      if (!got.has_more || got.oldest_id <= 1) break;
-      before = got.oldest_id;
-    }
-    return found;
-  }
-
-  /** The last turns whole: from the last prompts on, every entry but thinking. */
-  async function recentEntries(id: string): Promise<BriefParts["lastTurns"]> {
-    const got = await deps.sessions.cursor(id, { limit: PAGE }).catch(() => null);
-    if (!got) return [];
-    const entries = got.messages.filter((m) => m.kind !== "thinking" && m.text.trim() !== "");
-    const starts = entries.flatMap((m, i) => (m.kind === "prompt" ? [i] : []));
-    const from = starts.length >= LAST_TURNS ? starts[starts.length - LAST_TURNS]! : 0;
-    return entries.slice(from).map((m) => ({ role: m.role, kind: m.kind, text: m.text }));
-  }
-
-  /**
-   * Files changed since the session began: in git, against its start commit (committed and not,
-   * new files too); elsewhere, the files its transcript says it wrote.
-   */
-  async function changedFiles(from: Session, touched: readonly string[]): Promise<BriefParts["changes"]> {
-    if (touched.length > 0)
-      return { source: "the files its transcript says it wrote", files: [...touched], stat: null };
-    const runAs = deps.owners?.(from.tenantId) ?? null;
-    if (!(await isWorkTree(from.workDir, runAs)))
-      return { source: "not a git repository", files: [], stat: null };
-    const base = from.baseCommit ?? "HEAD";
-    const run = (args: string[]) =>
-      git(from.workDir, args, runAs).then((r) => (r?.code === 0 ? r.stdout : ""));
-    const [names, untracked, stat] = await Promise.all([
-      run(["diff", "--name-status", "--find-renames", base, "--"]),
-      run(["ls-files", "--others", "--exclude-standard"]),
-      run(["diff", "--stat", base, "--"]),
-    ]);
-    const files = [
-      ...names
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => line.replace(/\t/g, " ")),
-      ...untracked
-        .split("\n")
-        .filter(Boolean)
-        .map((file) => `A ${file} (new, not in git yet)`),
-    ];
-    const source = from.baseCommit
-      ? `git diff against ${from.baseCommit.slice(0, 12)}, the commit it started from`
-      : "git diff against HEAD (its start commit is unknown)";
-    return { source, files, stat: stat.trim() || null };
   }
 
   /** The policy that applies to a session: its own (its template's), else the server's. */
