@@ -86,7 +86,7 @@ export function toFamilies(
     },
     {
       name: "ag_unpriced_models",
-      help: "Models that used tokens but have no price: their tokens are not in the cost estimate",
+      help: "Models that used tokens but have no price of their own: priced by budgets.defaultPrice",
       type: "gauge",
       samples: [{ value: report.estimatedCost.unpriced.length }],
     },
