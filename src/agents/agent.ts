@@ -330,8 +330,13 @@ export interface AgentAdapter {
   /**
    * `workDir`: the session's (normalised) folder. A folder-trust dialog is answered by ag only
    * when it names that folder, never another one the agent may have been started in.
+   * `resuming`: launched to continue a conversation (resume, fork) and not shown ready yet: an
+   * agent that draws its input box before it has loaded the conversation is still starting.
    */
-  readScreen(text: string, options?: { paneDead?: boolean; workDir?: string }): ScreenReading;
+  readScreen(
+    text: string,
+    options?: { paneDead?: boolean; workDir?: string; resuming?: boolean },
+  ): ScreenReading;
   /** Whether what the agent recorded as submitted (hook, transcript) is this text as ag typed it. */
   isSubmission(typed: string, recorded: string): boolean;
   /**

@@ -43,7 +43,7 @@ export interface LauncherDeps {
 export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Promise<LiveSession> {
   const spec = { ...given, record: await withAgentVersion(deps, given.record) };
   const rec = spec.record;
-  const session = deps.live.follow(rec, "launch");
+  const session = deps.live.follow(rec, spec.resume ? "resume" : "launch");
   /** A launch that fails is an observation: a new session ends crashed, a resumed one stays ended. */
   const failed: LaunchFailure = (error, code, what) => {
     const message = (error as Error).message;

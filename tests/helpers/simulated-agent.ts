@@ -28,6 +28,11 @@ export interface SimulationScript {
   bootMs?: number;
   /** What the agent records as the submitted prompt (default: the text as pasted). */
   recorded?: (text: string) => string;
+  /**
+   * Called on each paste with its number (1-based); true: the agent drops it — it hides its
+   * input box for a moment and shows it again empty (Gemini CLI loading a resumed conversation).
+   */
+  dropPaste?: (n: number) => boolean;
 }
 
 /**
@@ -65,8 +70,14 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
     boot(created.paneId);
     return created;
   };
+  let pastes = 0;
   tmux.paste = async (paneId, text) => {
     await originalPaste(paneId, text);
+    if (script.dropPaste?.(++pastes)) {
+      tmux.setScreen(paneId, "Resuming session...");
+      setTimeout(() => open(paneId) && tmux.setScreen(paneId, pane("01-idle-startup")), 30);
+      return;
+    }
     pasted.set(paneId, text);
     tmux.setScreen(
       paneId,
@@ -87,7 +98,7 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
       await hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
     }
   };
-  return { enters: () => enters };
+  return { enters: () => enters, pastes: () => pastes };
 }
 
 /** The captured dialog Claude Code draws for a permission request of this tool. */

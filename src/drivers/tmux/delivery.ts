@@ -2,8 +2,9 @@
  * Typing a prompt into the agent so that it arrives once, whole, as one message:
  * one bracketed paste, Enter once the input box has settled, and confirmation from the agent
  * itself (its prompt-submit hook or a new prompt line in its transcript), never from screen text.
- * Enter is pressed again only while the text is still sitting in the input box; the paste is
- * never repeated, so a slow confirmation cannot turn into a duplicate prompt.
+ * Enter is pressed again only while the text is still sitting in the input box. The paste is
+ * repeated only when the agent dropped it: its input box was hidden after the paste, and came
+ * back empty (and stayed so); a slow confirmation never turns into a duplicate prompt.
  */
 
 export interface DeliveryPort {
@@ -65,8 +66,12 @@ export async function deliverPrompt(
 
   const submit = port.expectSubmit(text);
   try {
-    await port.paste(text);
-    await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
+    if (!(await typeIn(port, text, options)))
+      return {
+        delivered: false,
+        attempts: 0,
+        reason: port.ended() ? EXITED : "the agent dropped every paste",
+      };
     let attempts = 0;
     while (attempts < options.maxAttempts) {
       if (port.ended()) return { delivered: false, attempts, reason: EXITED };
@@ -129,19 +134,53 @@ async function waitForInputBox(port: DeliveryPort, timeoutMs: number): Promise<s
   }
 }
 
-/** Waits until the input box shows something and has not changed for `settleMs`. */
-async function waitForSettledInput(port: DeliveryPort, settleMs: number, timeoutMs: number): Promise<void> {
+/**
+ * How long an input box that came back empty after hiding must stay empty before the paste is
+ * taken as dropped: a paste the agent reads late (a busy machine) shows in the box by then.
+ */
+export const DROPPED_AFTER_MS = 1_000;
+
+/**
+ * Pastes the text, again while the agent drops it (at most `maxAttempts` pastes). An agent may
+ * hide its input box just after drawing it (Gemini CLI loading a resumed conversation) and drop
+ * what arrives meanwhile. False: every paste was dropped (or the agent exited).
+ */
+async function typeIn(port: DeliveryPort, text: string, options: DeliveryOptions): Promise<boolean> {
+  for (let pastes = 1; ; pastes++) {
+    await port.paste(text);
+    const shown = await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
+    if (shown !== "dropped") return !port.ended();
+    if (pastes >= options.maxAttempts) return false;
+  }
+}
+
+/**
+ * Waits until the input box shows something and has not changed for `settleMs` ("settled"), or
+ * has been hidden since the paste and then shown empty for DROPPED_AFTER_MS ("dropped"), or the
+ * timeout passes ("timeout": Enter then decides with what the box holds).
+ */
+async function waitForSettledInput(
+  port: DeliveryPort,
+  settleMs: number,
+  timeoutMs: number,
+): Promise<"settled" | "dropped" | "timeout"> {
   const deadline = port.now() + timeoutMs;
   let last = await port.readInput();
   let since = port.now();
+  let hidden = last === null;
   while (port.now() < deadline && !port.ended()) {
     await port.screenChangeOrTimeout(settleMs);
     const input = await port.readInput();
+    if (input === null) hidden = true;
     if (input !== last) {
       last = input;
       since = port.now();
       continue;
     }
-    if (input !== null && input.trim() !== "" && port.now() - since >= settleMs) return;
+    if (input === null) continue;
+    const still = port.now() - since;
+    if (input.trim() !== "" && still >= settleMs) return "settled";
+    if (input.trim() === "" && hidden && still >= DROPPED_AFTER_MS) return "dropped";
   }
+  return "timeout";
 }
