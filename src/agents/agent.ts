@@ -126,8 +126,11 @@ export type AgentObservation =
   | { kind: "turn-failed"; error: string; rateLimited: boolean }
   /** The screen shows the spinner: the agent is working. */
   | { kind: "screen-working" }
-  /** The screen shows the input box and no spinner or dialog. */
-  | { kind: "screen-idle"; interrupted: boolean }
+  /**
+   * The screen shows the input box and no spinner or dialog. `home`: the agent's start screen, no
+   * conversation drawn yet (it cannot show a turn's end).
+   */
+  | { kind: "screen-idle"; interrupted: boolean; home?: boolean }
   /** The agent UI is still starting (no input box yet, no dialog). */
   | { kind: "starting" }
   /** The agent process ended: cleanly (status 0) or not. */

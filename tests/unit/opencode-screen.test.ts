@@ -54,6 +54,16 @@ describe("OpenCode's screen", () => {
     expect(classifyOpenCodeScreen(pane("03-idle-after-reply"), { paneDead: true }).state).toBe("exited");
   });
 
+  test("its start screen is told apart: no conversation drawn, so no turn's end can show there", () => {
+    expect(readOpenCodeScreen(pane("01-idle-home")).observation).toEqual({
+      kind: "screen-idle",
+      interrupted: false,
+      home: true,
+    });
+    for (const name of ["03-idle-after-reply", "07-idle-after-reject", "09-idle-pasted", "11-api-error"])
+      expect(readOpenCodeScreen(pane(name)).observation).toEqual({ kind: "screen-idle", interrupted: false });
+  });
+
   test("a blank pane is a start-up; tmux's dead-pane line gives the exit status", () => {
     expect(classifyOpenCodeScreen("\n\n\n").state).toBe("starting");
     const dead = `${pane("13-exited")}\nPane is dead (status 1, Tue Nov 24 17:53:45 2026)\n`;

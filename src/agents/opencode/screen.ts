@@ -17,7 +17,8 @@ import { commonScreenObservation } from "../screen-observation.ts";
 type Dialog = Extract<AgentObservation, { kind: "permission" }>["request"];
 
 export type OpenCodeScreen =
-  | { state: "idle"; input: string; interrupted: boolean }
+  /** home: its start screen (the logo over the box), no conversation drawn yet. */
+  | { state: "idle"; input: string; interrupted: boolean; home: boolean }
   | { state: "working"; input: string; retrying: boolean }
   | { state: "dialog"; request: PermissionRequest }
   | { state: "exited"; resumeId: string | null; exitStatus: number | null }
@@ -46,8 +47,11 @@ export function classifyOpenCodeScreen(text: string, options: { paneDead?: boole
   const box = inputBox(lines, rule);
   const status = lines.slice(rule + 1).find((l) => l.trim() !== "") ?? "";
   if (WORKING.test(status)) return { state: "working", input: box.input, retrying: RETRYING.test(status) };
-  const footer = lines.slice(0, box.top).findLast((l) => FOOTER.test(l)) ?? "";
-  return { state: "idle", input: box.input, interrupted: / · interrupted\s*$/.test(footer) };
+  const above = lines.slice(0, box.top);
+  const footer = above.findLast((l) => FOOTER.test(l)) ?? "";
+  // Every prompt and reply is drawn in "┃" blocks and "▣" footers; the start screen has neither.
+  const home = !above.some((l) => BAR.test(l) || FOOTER.test(l));
+  return { state: "idle", input: box.input, interrupted: / · interrupted\s*$/.test(footer), home };
 }
 
 function screenLines(text: string): string[] {
