@@ -24,6 +24,8 @@ export interface SimulationScript {
   acceptEnter?: (n: number) => boolean;
   /** Send the prompt-submit hook on acceptance (false: the hook is lost). */
   hook?: boolean;
+  /** How long after the accepting Enter the hook is sent (default at once). */
+  hookDelayMs?: number;
   /** How long the UI takes to show its input box (default 5 ms); it draws a banner meanwhile. */
   bootMs?: number;
   /** What the agent records as the submitted prompt (default: the text as pasted). */
@@ -95,7 +97,9 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
     const session = sessionOf(paneId);
     if (session && script.hook !== false) {
       const prompt = script.recorded?.(text) ?? text;
-      await hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
+      const submitted = () => hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
+      if (script.hookDelayMs) setTimeout(submitted, script.hookDelayMs);
+      else await submitted();
     }
   };
   return { enters: () => enters, pastes: () => pastes };

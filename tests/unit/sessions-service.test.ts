@@ -102,6 +102,14 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     expect(captures).toBeLessThan(60);
   });
 
+  test("a confirmation later than Enter's window, the box emptied: delivered, Enter pressed once", async () => {
+    const app = testApp(); // confirmTimeoutMs 300, readyTimeoutMs 2 000
+    const sim = simulateAgents(app, { hookDelayMs: 1_200 });
+    const { body } = await create(app, { prompt: "hello" });
+    expect(body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+    expect(sim.enters()).toBe(1);
+  });
+
   test("submitted but the hook is lost: the box is empty, so Enter is not pressed again", async () => {
     const app = testApp();
     const sim = simulateAgents(app, { hook: false });

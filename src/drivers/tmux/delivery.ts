@@ -31,7 +31,10 @@ export interface DeliveryOptions {
   maxAttempts: number;
   /** How long the input box must stay unchanged before Enter (the harness measured ~150 ms). */
   settleMs: number;
-  /** How long to wait for the UI to show an input box at all (a fresh agent takes seconds). */
+  /**
+   * How long to wait for the UI to show an input box at all (a fresh agent takes seconds), and
+   * for the confirmation of a prompt whose box Enter emptied.
+   */
   readyTimeoutMs: number;
   /** How long each Enter waits for the agent's confirmation. */
   confirmTimeoutMs: number;
@@ -85,9 +88,11 @@ export async function deliverPrompt(
       if (await submit.confirmed(options.confirmTimeoutMs)) return { delivered: true, attempts };
       const input = await port.readInput();
       // Empty box: Enter was taken but the agent has not confirmed yet; pressing again would
-      // only add an empty prompt. Give the confirmation one more window instead.
+      // only add an empty prompt. Wait for the confirmation as long as for a box to show: a
+      // busy agent confirms late (OpenCode's hook came 8 s after its box emptied, one core busy),
+      // and a prompt taken but answered "not delivered" is one a caller sends twice.
       if (input === null || input.trim() === "") {
-        const late = await submit.confirmed(options.confirmTimeoutMs);
+        const late = await submit.confirmed(options.readyTimeoutMs);
         return late
           ? { delivered: true, attempts }
           : { delivered: false, attempts, reason: "the agent never confirmed the prompt" };
