@@ -64,6 +64,16 @@ describe("OpenCode's screen", () => {
       expect(readOpenCodeScreen(pane(name)).observation).toEqual({ kind: "screen-idle", interrupted: false });
   });
 
+  test("a prompt with no reply under it yet says nothing of the turn; its box still takes text", () => {
+    // The conversation view before the reply begins: the prompt's block, no "▣" footer below it.
+    const pending = pane("03-idle-after-reply")
+      .split("\n")
+      .filter((l) => !/Hello from the mock model|▣/.test(l))
+      .join("\n");
+    expect(classifyOpenCodeScreen(pending)).toEqual({ state: "pending", input: "" });
+    expect(readOpenCodeScreen(pending)).toMatchObject({ observation: { kind: "starting" }, input: "" });
+  });
+
   test("a blank pane is a start-up; tmux's dead-pane line gives the exit status", () => {
     expect(classifyOpenCodeScreen("\n\n\n").state).toBe("starting");
     const dead = `${pane("13-exited")}\nPane is dead (status 1, Tue Nov 24 17:53:45 2026)\n`;
