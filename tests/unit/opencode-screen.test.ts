@@ -65,11 +65,9 @@ describe("OpenCode's screen", () => {
   });
 
   test("a prompt with no reply under it yet says nothing of the turn; its box still takes text", () => {
-    // The conversation view before the reply begins: the prompt's block, no "▣" footer below it.
-    const pending = pane("03-idle-after-reply")
-      .split("\n")
-      .filter((l) => !/Hello from the mock model|▣/.test(l))
-      .join("\n");
+    // Captured with one core busy: the conversation view before the reply began (the turn began
+    // seconds later), the prompt's block and no "▣" footer below it.
+    const pending = pane("14-pending");
     expect(classifyOpenCodeScreen(pending)).toEqual({ state: "pending", input: "" });
     expect(readOpenCodeScreen(pending)).toMatchObject({ observation: { kind: "starting" }, input: "" });
   });
