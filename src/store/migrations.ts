@@ -240,6 +240,34 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN model TEXT;
     `,
   },
+  {
+    // A checkpoint of a session's folder at each turn (src/checkpoints): the commits before
+    // and after it, what it changed; and the present a code rewind replaced (its undo).
+    name: "session checkpoints",
+    sql: `
+      CREATE TABLE checkpoints (
+        session_id    TEXT NOT NULL,
+        turn          INTEGER NOT NULL,
+        folder        TEXT NOT NULL,
+        prompt        TEXT,
+        started_at    TEXT NOT NULL,
+        ended_at      TEXT,
+        before_commit TEXT NOT NULL,
+        after_commit  TEXT,
+        files         TEXT NOT NULL DEFAULT '[]',
+        added         INTEGER NOT NULL DEFAULT 0,
+        removed       INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, turn)
+      );
+      CREATE TABLE checkpoint_undo (
+        session_id  TEXT PRIMARY KEY,
+        folder      TEXT NOT NULL,
+        commit_id   TEXT NOT NULL,
+        turn        INTEGER NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */
