@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { literalUnion } from "../shared/schema.ts";
 
 /** The shapes of checkpoints as the API, the CLI and MCP show them (docs/checkpoints.md). */
 
@@ -60,10 +61,10 @@ export const RewindInput = Type.Union([
         description: "n: as turn n left it; 0: as it was before the first turn",
       }),
       what: Type.Optional(
-        Type.Union(
-          REWIND_WHATS.map((w) => Type.Literal(w)),
-          { default: "code", description: "the folder (code), the agent's conversation, or both" },
-        ),
+        literalUnion(REWIND_WHATS, {
+          default: "code",
+          description: "the folder (code), the agent's conversation, or both",
+        }),
       ),
     },
     { additionalProperties: false },
@@ -81,7 +82,7 @@ export const RewindResult = Type.Object({
     minimum: 0,
     description: "the turn rewound to (an undo: the turn the rewind had gone to)",
   }),
-  what: Type.Union([...REWIND_WHATS.map((w) => Type.Literal(w)), Type.Literal("undo")]),
+  what: literalUnion([...REWIND_WHATS, "undo"] as const),
   code: Type.Union(
     [
       Type.Object({

@@ -7,3 +7,5 @@ export {
   type CheckpointSettings,
   createCheckpointService,
 } from "./service.ts";
+export { createSessionCheckpoints, type SessionCheckpoints } from "./sessions.ts";
+export { createCheckpoints } from "./setup.ts";

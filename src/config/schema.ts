@@ -627,6 +627,22 @@ export const SETTINGS = [
     description: "Most array elements and object members a request body may have (past it a 400)",
   }),
   setting({
+    key: "checkpoints",
+    schema: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        maxFileMb: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+        keepTurns: Type.Integer({ minimum: 0, default: 100 }),
+        keepDays: Type.Integer({ minimum: 0, default: 30 }),
+        keepWhenDeleted: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false },
+    ),
+    default: { enabled: true, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false },
+    description:
+      "A checkpoint of each session's folder at every turn (docs/checkpoints.md): {enabled, maxFileMb (larger files stay out), keepTurns, keepDays (0: no limit), keepWhenDeleted}",
+  }),
+  setting({
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
@@ -701,6 +717,13 @@ export interface Config {
   maxBodyDepth: number;
   maxBodyMembers: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
+  checkpoints: {
+    enabled: boolean;
+    maxFileMb: number;
+    keepTurns: number;
+    keepDays: number;
+    keepWhenDeleted: boolean;
+  };
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
   /**

@@ -301,9 +301,20 @@ export function createSessionCreation(
     return result(session, prompt, warnings, false, span);
   }
 
-  async function forkNow(id: string, owner?: Owner): Promise<CreateResult> {
+  /**
+   * A new session continuing `id`'s conversation: all of it, or (`turns` given) a copy of it as
+   * its first `turns` turns left it, which the new session resumes as its own conversation.
+   */
+  async function forkNow(id: string, owner?: Owner, turns?: number): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
+    const agent = deps.agents.get(parent.agent, parent.agentVersion);
+    const cut = agent.transcript.conversationAt;
+    if (turns !== undefined && !cut)
+      throw new AgError(
+        "UNSUPPORTED_BY_AGENT",
+        `${agent.displayName} cannot rewind a conversation to a turn`,
+      );
     // Forked with a session key: a child of the key's session (within its bounds, as the forked
     // session is); otherwise nobody's.
     const parentId = creatorOf(owner);
@@ -318,12 +329,19 @@ export function createSessionCreation(
         });
         deps.repo.insert({ ...fresh, permissions: parent.permissions });
         room.bind(fresh.id);
-        return launchSession(launcher, {
+        const copy = turns === undefined || !cut ? null : await cut(transcriptPath, turns, fresh.id);
+        const resume = copy
+          ? { conversationId: fresh.id, fork: false, transcriptPath: copy }
+          : { conversationId: parent.id, fork: true, transcriptPath };
+        const launched = await launchSession(launcher, {
           record: record(fresh.id),
-          resume: { conversationId: parent.id, fork: true, transcriptPath },
+          resume,
           origin: { forkedFrom: parent.id },
           warnings,
         });
+        // The copy's turns are history: they must not replay as new prompts.
+        if (copy) await launched.attachTranscript(copy, true);
+        return launched;
       }),
     );
     return result(session, undefined, warnings, false);
@@ -422,6 +440,13 @@ export function createSessionCreation(
     fork(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
         forkNow(id, owner),
+      );
+    },
+
+    /** A fork whose conversation is `id`'s as its first `turns` turns left it (a rewind). */
+    forkAt(id: string, turns: number, owner?: Owner): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
+        forkNow(id, owner, turns),
       );
     },
 

@@ -18,7 +18,7 @@ import type { AgentProcess } from "./insight.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
 import type { PriceTable } from "./pricing.ts";
-import type { SessionRepo } from "./repo.ts";
+import type { SessionRecord, SessionRepo } from "./repo.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
 
@@ -100,6 +100,11 @@ export interface SessionServiceDeps {
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */
   recorder?: StatsRecorder;
+  /**
+   * Awaited before each prompt ag delivers (the checkpoints domain takes the folder as the turn
+   * finds it); its failure is logged and never stops the prompt.
+   */
+  beforePrompt?: (session: SessionRecord, text: string) => Promise<void>;
   settings: {
     stateDir: string;
     hookBaseUrl: () => string;

@@ -63,6 +63,8 @@ export interface SessionService {
    * (asked with a session key: a child of the key's session, within its bounds).
    */
   fork(id: string, owner?: Owner): Promise<CreateResult>;
+  /** A fork with the conversation as its first `turns` turns left it (UNSUPPORTED_BY_AGENT where it cannot). */
+  forkAt(id: string, turns: number, owner?: Owner): Promise<CreateResult>;
   /** A child session in a new pane of this one's window, same workDir and permission mode. */
   spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult>;
   /** Relaunches an ended session's conversation in a new window (same session id). */
@@ -190,6 +192,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     create: creation.create,
     createBatch: creation.createBatch,
     fork: creation.fork,
+    forkAt: creation.forkAt,
     spawn: creation.spawn,
     resume: creation.resume,
     send: actions.send,
