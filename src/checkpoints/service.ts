@@ -194,10 +194,18 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
 
     diff(sessionId: string, folder: string, turn: number): Promise<CheckpointDiff> {
       return queued(sessionId, async () => {
-        const record = deps.repo.get(sessionId, turn);
-        const after = commitAt(sessionId, turn);
+        const record = turn >= 1 ? deps.repo.get(sessionId, turn) : null;
+        if (!record?.afterCommit)
+          throw new AgError(
+            "CHECKPOINT_NOT_FOUND",
+            `session ${sessionId} has no ended turn ${turn} to diff${turn === 0 ? " (turn 0 is the folder before the first)" : ""}`,
+          );
         const place = await placeFor(sessionId, folder);
-        return { turn, files: record!.files, patch: await patch(place, record!.beforeCommit, after) };
+        return {
+          turn,
+          files: record.files,
+          patch: await patch(place, record.beforeCommit, record.afterCommit),
+        };
       });
     },
 

@@ -68,7 +68,7 @@ export const rewindCommand = defineCommand({
   },
   async run({ args }) {
     const turn = parseTurn(args.turn, 0);
-    if (args.undo === (turn !== undefined))
+    if (Boolean(args.undo) === (turn !== undefined))
       throw new AgError("USAGE_ERROR", "give a turn to rewind to, or --undo (not both)");
     const what = args.what ?? "code";
     if (!["code", "conversation", "both"].includes(what))
