@@ -40,11 +40,11 @@ export function folderSpec(place: Place): string {
 }
 
 /**
- * The files git would take in that are over `maxFileBytes`: new or changed ones the session's
- * index does not hold as they are. They are left out of the snapshot (and so never removed by a
- * rewind either).
+ * What differs between the folder and the session's index: new files (ignored ones left out),
+ * changed and deleted ones. The one walk of the folder a checkpoint makes (changed files are
+ * then hashed by name, never found by a second walk).
  */
-async function oversized(place: Place, maxFileBytes: number): Promise<string[]> {
+async function changedPaths(place: Place): Promise<string[]> {
   const listed = await must(place, [
     "ls-files",
     "-z",
@@ -55,49 +55,57 @@ async function oversized(place: Place, maxFileBytes: number): Promise<string[]> 
     "--",
     folderSpec(place),
   ]);
-  const big: string[] = [];
-  for (const path of new Set(listed.split("\0").filter(Boolean))) {
-    try {
-      const stat = lstatSync(join(place.workTree, path));
-      if (stat.isFile() && stat.size > maxFileBytes) big.push(path);
-    } catch {
-      // Gone since it was listed (a deleted file is listed as modified): nothing to bound.
-    }
+  // A folder with a trailing slash is a repository inside the folder: not snapshotted.
+  return [...new Set(listed.split("\0"))].filter((path) => path !== "" && !path.endsWith("/"));
+}
+
+/** Whether the file at `path` is over `maxFileBytes` (a deleted one is not). */
+function isOversized(place: Place, path: string, maxFileBytes: number): boolean {
+  try {
+    const stat = lstatSync(join(place.workTree, path));
+    return stat.isFile() && stat.size > maxFileBytes;
+  } catch {
+    return false;
   }
-  return big;
 }
 
 /**
- * Takes the folder into the session's index (ignored files out, files over `maxFileBytes` out)
- * and writes its tree: the tree's id.
+ * Takes what changed in the folder into the session's index — new and changed files added,
+ * deleted ones removed, files over `maxFileBytes` left out (and out of the index if it held
+ * them) — and writes its tree: the tree's id. Paths go on stdin: a file name never becomes an
+ * argument, nor too long a command line.
  */
 export async function writeTree(place: Place, maxFileBytes: number): Promise<string> {
-  const big = await oversized(place, maxFileBytes);
-  const specs = [folderSpec(place), ...big.map((path) => `:(top,literal,exclude)${path}`)];
-  // Pathspecs on stdin: a file name never becomes an argument, nor too long a command line.
-  await must(
-    place,
-    ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
-    `${specs.join("\0")}\0`,
-  );
-  // A large file the index held from before it grew: out of this snapshot too.
-  if (big.length > 0)
-    await must(
-      place,
-      ["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
-      `${big.map((path) => `:(top,literal)${path}`).join("\0")}\0`,
-    );
+  const paths = await changedPaths(place);
+  const big = paths.filter((path) => isOversized(place, path, maxFileBytes));
+  const taken = paths.filter((path) => !big.includes(path));
+  const list = (names: string[]) => `${names.join("\0")}\0`;
+  if (taken.length > 0)
+    await must(place, ["update-index", "--add", "--remove", "-z", "--stdin"], list(taken));
+  if (big.length > 0) await must(place, ["update-index", "--force-remove", "-z", "--stdin"], list(big));
   return (await must(place, ["write-tree"])).trim();
 }
 
-/** The tree a commit records. */
+/** The tree a commit records (remembered: a checkpoint's parent is asked for at every turn). */
+const trees = new Map<string, string>();
+const TREES_KEPT = 1000;
+
 export async function treeOf(place: Place, commit: string): Promise<string> {
-  return (await must(place, ["rev-parse", `${commit}^{tree}`])).trim();
+  const known = trees.get(commit);
+  if (known) return known;
+  const tree = (await must(place, ["rev-parse", `${commit}^{tree}`])).trim();
+  remember(commit, tree);
+  return tree;
+}
+
+function remember(commit: string, tree: string): void {
+  trees.set(commit, tree);
+  if (trees.size > TREES_KEPT) trees.delete(trees.keys().next().value!);
 }
 
 /**
- * A commit of `tree` on top of `parent`, named by `ref`; when `parent` already records that
- * tree, nothing is written and `parent` is the answer (an unchanged folder costs no commit).
+ * A commit of `tree` on top of `parent`; when `parent` already records that tree, nothing is
+ * written and `parent` is the answer (an unchanged folder costs no commit).
  */
 export async function commitTree(
   place: Place,
@@ -107,7 +115,9 @@ export async function commitTree(
 ): Promise<string> {
   if (parent && (await treeOf(place, parent)) === tree) return parent;
   const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message];
-  return (await must(place, args)).trim();
+  const commit = (await must(place, args)).trim();
+  remember(commit, tree);
+  return commit;
 }
 
 export async function setRef(place: Place, ref: string, commit: string): Promise<void> {
@@ -126,23 +136,36 @@ export async function refsOf(place: Place, sessionId: string): Promise<string[]>
   return out.split("\n").filter(Boolean);
 }
 
-/** What changed from `from` to `to` in the folder, file by file, with lines added and removed. */
+/**
+ * What changed from `from` to `to` in the folder, file by file, with lines added and removed:
+ * one `diff-tree --raw --numstat -z`, whose raw records (":modes ids status\0path\0") come
+ * first and numstat records ("added\tremoved\tpath\0") after.
+ */
 export async function changedFiles(place: Place, from: string, to: string): Promise<ChangedFile[]> {
   if (from === to) return [];
-  const spec = ["--", folderSpec(place)];
-  const [numstat, status] = await Promise.all([
-    must(place, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...spec]),
-    must(place, ["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to, ...spec]),
+  const out = await must(place, [
+    "diff-tree",
+    "-r",
+    "-z",
+    "--no-renames",
+    "--raw",
+    "--numstat",
+    from,
+    to,
+    "--",
+    folderSpec(place),
   ]);
+  const tokens = out.split("\0");
   const how = new Map<string, ChangedFile["status"]>();
-  const parts = status.split("\0");
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code = parts[i];
-    how.set(parts[i + 1]!, code === "A" ? "added" : code === "D" ? "deleted" : "modified");
-  }
   const files: ChangedFile[] = [];
-  for (const line of numstat.split("\0").filter(Boolean)) {
-    const [added, removed, path] = line.split("\t");
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.startsWith(":")) {
+      const code = token.at(-1);
+      how.set(tokens[++i]!, code === "A" ? "added" : code === "D" ? "deleted" : "modified");
+      continue;
+    }
+    const [added, removed, path] = token.split("\t");
     if (path === undefined) continue;
     files.push({
       path: path.slice(place.prefix.length),
