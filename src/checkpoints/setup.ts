@@ -19,6 +19,13 @@ export interface CheckpointsDeps {
 }
 
 const MB = 1024 * 1024;
+/**
+ * How long a prompt waits for the checkpoint before it: the first checkpoint of a large folder
+ * hashes every file (tens of seconds for 200 MB outside a repository: docs/benchmarks.md). Past
+ * this the prompt goes, and the checkpoint finishes meanwhile (what the turn changes in its first
+ * moments may then count as before it).
+ */
+export const PROMPT_WAIT_MS = 2_000;
 
 /**
  * The checkpoints domain as the composition root uses it: the service over the state
@@ -45,8 +52,26 @@ export function createCheckpoints(deps: CheckpointsDeps) {
   return {
     sessions,
     /** For the sessions domain (nothing when checkpoints are off). */
-    beforePrompt: (session: SessionRecord, text: string): Promise<void> =>
-      settings.enabled ? sessions.beforePrompt(session, text) : Promise.resolve(),
+    beforePrompt(session: SessionRecord, text: string): Promise<void> {
+      if (!settings.enabled) return Promise.resolve();
+      const taking = sessions.beforePrompt(session, text);
+      return new Promise<void>((resolve, reject) => {
+        const cancel = deps.clock.setTimer(() => {
+          deps.logger.info(`session ${session.id}: its prompt goes before its checkpoint is done`);
+          resolve();
+        }, PROMPT_WAIT_MS);
+        taking.then(
+          () => {
+            cancel();
+            resolve();
+          },
+          (error) => {
+            cancel();
+            reject(error);
+          },
+        );
+      });
+    },
     /** Follows turn ends; the returned function stops it. */
     start(bus: Pick<EventBus, "subscribe">, find: (id: string) => SessionRecord | null): () => void {
       return settings.enabled ? sessions.follow(bus, find) : () => {};
