@@ -217,6 +217,37 @@ describe("a session's checkpoints in a git repository", () => {
   });
 });
 
+describe("what a checkpoint leaves alone", () => {
+  test("no program the repository's config names runs (hooks, fsmonitor, a filter); files over the bound stay out and stay put", async () => {
+    const dir = gitRepository(tempDir("ag-repo-"));
+    const marks = tempDir("ag-marks-");
+    const script = (name: string) => {
+      const path = join(marks, `${name}.sh`);
+      writeFileSync(path, `#!/bin/sh\ntouch ${join(marks, name)}.ran\ncat\n`, { mode: 0o755 });
+      return path;
+    };
+    mkdirSync(join(dir, "hooks"));
+    writeFileSync(join(dir, "hooks", "post-index-change"), `#!/bin/sh\ntouch ${join(marks, "hook")}.ran\n`, {
+      mode: 0o755,
+    });
+    git(dir, "config", "core.hooksPath", join(dir, "hooks"));
+    git(dir, "config", "core.fsmonitor", script("fsmonitor"));
+    git(dir, "config", "filter.evil.clean", script("clean"));
+    writeFileSync(join(dir, ".gitattributes"), "*.txt filter=evil\n");
+    const { service } = checkpoints();
+    await service.beforePrompt("s", dir, "go");
+    writeFileSync(join(dir, "a.txt"), "a\n");
+    writeFileSync(join(dir, "big.bin"), "x".repeat(1500));
+    await service.turnEnded("s", dir);
+    const files = (await service.list("s", dir)).checkpoints[0]?.files.map((f) => f.path);
+    expect(files).toEqual(["a.txt"]);
+    await service.rewind("s", dir, 0);
+    expect(existsSync(join(dir, "a.txt"))).toBe(false);
+    expect(statSync(join(dir, "big.bin")).size).toBe(1500);
+    expect(readdirSync(marks).filter((name) => name.endsWith(".ran"))).toEqual([]);
+  });
+});
+
 describe("a session's checkpoints in a folder that is no repository", () => {
   test("a shadow repository in the state directory: turns, rewind, undo; the folder gets no .git", async () => {
     const dir = tempDir("ag-plain-");
