@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Browser } from "playwright-core";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
+import { launchChromium } from "../helpers/browser.ts";
 import { git } from "../helpers/git.ts";
 import { until } from "../helpers/until.ts";
 
@@ -16,11 +18,15 @@ type Json = Record<string, any>;
  * stash and uncommitted work, which no checkpoint and no rewind touches; and in a plain folder.
  */
 let world: AgentWorld;
+let browser: Browser;
+/** The git repository's session and folder, which the console's test rewinds again. */
+let repoSession: { id: string; dir: string };
 
 beforeAll(async () => {
-  world = await startAgentWorld();
+  [world, browser] = await Promise.all([startAgentWorld(), launchChromium()]);
 }, 60_000);
 afterAll(async () => {
+  await browser?.close();
   await world?.stop();
 });
 
@@ -113,6 +119,7 @@ describe("checkpoints and rewind on the real Claude Code", () => {
     const before = userState(dir);
 
     const { id, list } = await threeTurns(dir);
+    repoSession = { id, dir };
     expect(list.shadow).toBe(false);
     expectThreeTurns(list);
     expect(userState(dir)).toEqual(before);
@@ -157,4 +164,39 @@ describe("checkpoints and rewind on the real Claude Code", () => {
     expect(read(dir, "mine.txt")).toBe("mine\n");
     expect(existsSync(join(dir, ".git"))).toBe(false);
   }, 240_000);
+
+  test("the console: a turn's diff beside the messages, Rewind to here shows what it undoes before it rewinds, then Undo", async () => {
+    const { id, dir } = repoSession;
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    await page.goto(`http://127.0.0.1:${world.env.SVC_PORT}/dashboard/#/sessions/${id}`);
+    const row = (turn: number) => `section.checkpoints tr[data-turn="${turn}"]`;
+    await page.waitForSelector(row(3));
+    expect(await page.$eval(row(3), (tr) => tr.textContent)).toContain("shell.txt");
+    await page.click(`${row(3)} button:has-text("Diff")`);
+    await page.waitForFunction(() =>
+      document.querySelector("section.checkpoints pre.diff")?.textContent?.includes("+made"),
+    );
+    await page.click(`${row(1)} button:has-text("Rewind to here")`);
+    await page.waitForSelector(".rewind-confirm");
+    expect(await page.$eval(".rewind-confirm", (el) => el.textContent)).toContain("-made");
+    // Nothing changed before the confirmation.
+    expect(read(dir, "shell.txt")).toBe("made\n");
+    await page.click('.rewind-confirm button:has-text("Rewind the folder to turn 1")');
+    await page.waitForFunction(() =>
+      document
+        .querySelector("section.checkpoints [role=status]")
+        ?.textContent?.includes("rewound the folder to turn 1"),
+    );
+    expect(existsSync(join(dir, "shell.txt"))).toBe(false);
+    await page.click('section.checkpoints button:has-text("Undo the rewind to turn 1")');
+    await page.waitForFunction(() =>
+      document.querySelector("section.checkpoints [role=status]")?.textContent?.includes("undid the rewind"),
+    );
+    expect(read(dir, "shell.txt")).toBe("made\n");
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 });
