@@ -209,6 +209,11 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
       });
     },
 
+    /** Throws CHECKPOINT_NOT_FOUND unless the session has the folder as turn `turn` left it. */
+    assertTurn(sessionId: string, turn: number): void {
+      commitAt(sessionId, turn);
+    },
+
     /** The diff a rewind to `turn` would undo: from that checkpoint to the folder as it is. */
     pending(sessionId: string, folder: string, turn: number): Promise<string> {
       return queued(sessionId, async () => {

@@ -96,7 +96,7 @@ export function createSessionCheckpoints(deps: SessionCheckpointDeps) {
           "a conversation as it was before its first turn is a new session: create one",
         );
       // The turn must have a checkpoint, whatever is rewound: it says where turn n ended.
-      await service.diff(session.id, folder, Math.max(input.turn, 1));
+      service.assertTurn(session.id, input.turn);
       // The conversation first: an agent that cannot rewind one refuses before the folder changes.
       const forked = what === "code" ? null : await forkAt(input.turn);
       const code = what === "conversation" ? null : await service.rewind(session.id, folder, input.turn);
