@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AgError } from "../shared/errors.ts";
 import { type GitRunner, gitRunner } from "../shared/git.ts";
@@ -19,6 +19,10 @@ export interface Place {
   prefix: string;
   /** A shadow repository in ag's state directory (the folder is no repository). */
   shadow: boolean;
+  /** The session's own index file (GIT_INDEX_FILE). */
+  index: string;
+  /** The repository's git dir (the shadow's, outside a repository). */
+  gitDir: string;
   /** git with the session's index, the repository and the work tree set. */
   git: GitRunner;
 }
@@ -52,13 +56,34 @@ export async function placeOf(folder: string, options: PlaceOptions): Promise<Pl
     const env = { ...IDENTITY, GIT_DIR: found.gitDir, GIT_WORK_TREE: found.workTree, GIT_INDEX_FILE: index };
     const git = await gitRunner(found.workTree, { env, timeoutMs: TIMEOUT_MS });
     if (!git) throw unavailable(folder);
-    return { folder, workTree: found.workTree, prefix: found.prefix, shadow: false, git };
+    const { workTree, prefix, gitDir } = found;
+    return { folder, workTree, prefix, shadow: false, index, gitDir, git };
   }
   const gitDir = await shadowRepository(folder, options.root);
   const env = { ...IDENTITY, GIT_DIR: gitDir, GIT_WORK_TREE: folder, GIT_INDEX_FILE: index };
   const git = await gitRunner(folder, { env, timeoutMs: TIMEOUT_MS });
   if (!git) throw unavailable(folder);
-  return { folder, workTree: folder, prefix: "", shadow: true, git };
+  return { folder, workTree: folder, prefix: "", shadow: true, index, gitDir, git };
+}
+
+/**
+ * A session's first index is a copy of the repository's own (read, never written): its stat data
+ * spares hashing every file at the first checkpoint (2.6 s for 10k files / 200 MB). The copy keeps
+ * the original's times, which git's racy-clean check compares entries against. What the user
+ * staged is no matter: a file that differs from its entry is listed as modified and taken as it
+ * is. An index git cannot build a tree from (a merge in progress) is dropped for an empty one.
+ */
+export function seedIndex(place: Place): void {
+  if (place.shadow || existsSync(place.index)) return;
+  const own = join(place.gitDir, "index");
+  const index = place.index;
+  try {
+    copyFileSync(own, index);
+    const { atime, mtime } = statSync(own);
+    utimesSync(index, atime, mtime);
+  } catch {
+    // No index yet (a repository without commits): the session's starts empty.
+  }
 }
 
 /** The repository `folder` is in (its git dir, top and the folder's prefix), or null. */

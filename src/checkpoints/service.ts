@@ -4,7 +4,7 @@ import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { CheckpointDiff, CheckpointList } from "./checkpoint.ts";
-import { type Place, placeOf } from "./place.ts";
+import { type Place, placeOf, seedIndex } from "./place.ts";
 import type { CheckpointRecord, CheckpointRepo } from "./repo.ts";
 import { restore } from "./restore.ts";
 import {
@@ -76,7 +76,14 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
 
   /** A commit of the folder as it is now, on top of `parent` (that one when nothing changed). */
   async function snapshot(place: Place, parent: string | null, message: string): Promise<string> {
-    const tree = await writeTree(place, deps.settings.maxFileBytes);
+    seedIndex(place);
+    const tree = await writeTree(place, deps.settings.maxFileBytes).catch((error) => {
+      // An index git cannot use (a copy of one with a merge in progress, a damaged file): once
+      // more from an empty one, which costs a hash of every file.
+      deps.logger.info(`checkpoint of ${place.folder}: its index is rebuilt`, error);
+      rmSync(place.index, { force: true });
+      return writeTree(place, deps.settings.maxFileBytes);
+    });
     return commitTree(place, tree, parent, message);
   }
 

@@ -69,6 +69,9 @@ function isOversized(place: Place, path: string, maxFileBytes: number): boolean 
   }
 }
 
+/** A split index would write its shared part into the repository's git dir: one whole file instead. */
+const UPDATE = ["-c", "core.splitIndex=false", "update-index"];
+
 /**
  * Takes what changed in the folder into the session's index — new and changed files added,
  * deleted ones removed, files over `maxFileBytes` left out (and out of the index if it held
@@ -80,9 +83,8 @@ export async function writeTree(place: Place, maxFileBytes: number): Promise<str
   const big = paths.filter((path) => isOversized(place, path, maxFileBytes));
   const taken = paths.filter((path) => !big.includes(path));
   const list = (names: string[]) => `${names.join("\0")}\0`;
-  if (taken.length > 0)
-    await must(place, ["update-index", "--add", "--remove", "-z", "--stdin"], list(taken));
-  if (big.length > 0) await must(place, ["update-index", "--force-remove", "-z", "--stdin"], list(big));
+  if (taken.length > 0) await must(place, [...UPDATE, "--add", "--remove", "-z", "--stdin"], list(taken));
+  if (big.length > 0) await must(place, [...UPDATE, "--force-remove", "-z", "--stdin"], list(big));
   return (await must(place, ["write-tree"])).trim();
 }
 

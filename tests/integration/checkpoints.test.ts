@@ -218,6 +218,25 @@ describe("a session's checkpoints in a git repository", () => {
 });
 
 describe("what a checkpoint leaves alone", () => {
+  test("a repository in the middle of a conflicted merge: checkpoints still taken, its index untouched", async () => {
+    const dir = gitRepository(tempDir("ag-repo-"));
+    git(dir, "checkout", "-q", "-b", "other");
+    writeFileSync(join(dir, "README.md"), "theirs\n");
+    git(dir, "commit", "-q", "-am", "theirs");
+    git(dir, "checkout", "-q", "-");
+    writeFileSync(join(dir, "README.md"), "ours\n");
+    git(dir, "commit", "-q", "-am", "ours");
+    Bun.spawnSync(["git", "merge", "-q", "other"], { cwd: dir, stdout: "ignore", stderr: "ignore" });
+    expect(gitOut(dir, "ls-files", "-u")).not.toBe("");
+    const before = userState(dir);
+    const { service } = checkpoints();
+    await service.beforePrompt("s", dir, "go");
+    writeFileSync(join(dir, "a.txt"), "a\n");
+    await service.turnEnded("s", dir);
+    expect((await service.list("s", dir)).checkpoints[0]?.files.map((f) => f.path)).toEqual(["a.txt"]);
+    expectUntouched(userState(dir), before);
+  });
+
   test("no program the repository's config names runs (hooks, fsmonitor, a filter); files over the bound stay out and stay put", async () => {
     const dir = gitRepository(tempDir("ag-repo-"));
     const marks = tempDir("ag-marks-");
