@@ -327,9 +327,10 @@ export function createSessionCreation(
           managedBy: null,
           parentId,
         });
+        // Cut before the record exists: a conversation with fewer turns refuses with nothing made.
+        const copy = turns === undefined || !cut ? null : await cut(transcriptPath, turns, fresh.id);
         deps.repo.insert({ ...fresh, permissions: parent.permissions });
         room.bind(fresh.id);
-        const copy = turns === undefined || !cut ? null : await cut(transcriptPath, turns, fresh.id);
         const resume = copy
           ? { conversationId: fresh.id, fork: false, transcriptPath: copy }
           : { conversationId: parent.id, fork: true, transcriptPath };
