@@ -117,6 +117,7 @@ const AGENT_UP: ReadonlySet<string> = new Set([
   "status.question",
   "status.plan",
   "session.ended",
+  "session.woke",
 ]);
 
 export async function startRuntime({
@@ -284,6 +285,7 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        hibernateAfterMs: config.hibernateAfterMs,
         prices,
         maxSessions: config.maxSessions,
         sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },

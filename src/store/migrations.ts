@@ -240,6 +240,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN model TEXT;
     `,
   },
+  {
+    // Hibernation (docs/hibernation.md): when a session's agent was ended while the session stays
+    // idle (null: it runs), and its own setting (null: the server's; 0: never hibernated).
+    name: "session hibernation",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN hibernated_at TEXT;
+      ALTER TABLE sessions ADD COLUMN hibernate_after_ms INTEGER;
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */

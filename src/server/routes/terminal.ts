@@ -15,7 +15,9 @@ import { IdParams } from "./params.ts";
 export function terminalRoutes(terminals: TerminalService) {
   return new Elysia({ name: "routes/terminal" }).get(
     "/v1/sessions/:id/terminal",
-    ({ params, request }) => {
+    async ({ params, request }) => {
+      // A hibernated session's agent is started again first: the terminal shows it running.
+      await terminals.wake(params.id);
       terminals.locate(params.id);
       const offer = socketOfferOf(request);
       if (!offer || !isWebSocketRequest(request)) {
