@@ -210,7 +210,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     create: creation.create,
     createBatch: creation.createBatch,
     fork: awake("fork", creation.fork),
-    spawn: creation.spawn,
+    spawn: awake("fork", creation.spawn),
     resume: creation.resume,
     send: awake("prompt", actions.send),
     answer(id, approve, permissionId, owner) {
