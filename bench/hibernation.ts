@@ -11,6 +11,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readProcesses } from "../src/host/procfs.ts";
 import { treeOf } from "../src/host/tree.ts";
+import { claudeBinary } from "../tests/helpers/agent-home.ts";
 import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
@@ -83,68 +84,86 @@ async function untilAll(check: (s: { status: string; hibernated: boolean }) => b
 }
 
 const ids: string[] = [];
-for (let i = 0; i < count; i++) {
-  const workDir = join(root, `work-${i}`);
-  mkdirSync(workDir);
-  ids.push((await api("POST", "/v1/sessions", { workDir, prompt: "say hello" })).id);
-}
-await untilAll((s) => s.status === "idle", 60_000 + 5_000 * count);
-await Bun.sleep(5_000); // let start-up settle
-console.log(`${count} real Claude Code sessions, idle, each measured over ${seconds} s`);
-await measure("awake     ");
-await untilAll((s) => s.hibernated, afterMs + 60_000);
-await Bun.sleep(5_000);
-await measure("hibernated");
+try {
+  for (let i = 0; i < count; i++) {
+    const workDir = join(root, `work-${i}`);
+    mkdirSync(workDir);
+    ids.push((await api("POST", "/v1/sessions", { workDir, prompt: "say hello" })).id);
+  }
+  await untilAll((s) => s.status === "idle", 60_000 + 5_000 * count);
+  await Bun.sleep(5_000); // let start-up settle
+  console.log(`${count} real Claude Code sessions, idle, each measured over ${seconds} s`);
+  await measure("awake     ");
+  await untilAll((s) => s.hibernated, afterMs + 60_000);
+  await Bun.sleep(5_000);
+  await measure("hibernated");
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const timed = async (work: () => Promise<unknown>) => {
-  const started = performance.now();
-  await work();
-  return performance.now() - started;
-};
-const wake: number[] = [];
-for (const id of ids.slice(0, samples))
-  wake.push(
-    await timed(async () => {
-      const sent = await api("POST", `/v1/sessions/${id}/send`, { text: "say hello" });
-      if (!sent.delivered) throw new Error(`not delivered to ${id}: ${sent.reason}`);
-    }),
-  );
-const fresh: number[] = [];
-for (let i = 0; i < samples; i++) {
-  const workDir = join(root, `fresh-${i}`);
-  mkdirSync(workDir);
-  fresh.push(
-    await timed(async () => {
-      const created = await api("POST", "/v1/sessions", { workDir, prompt: "say hello", hibernate: false });
-      if (!created.promptDelivery?.delivered) throw new Error("a fresh create's prompt was not delivered");
-      ids.push(created.id);
-    }),
-  );
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const timed = async (work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  };
+  const ms = (values: number[]) =>
+    `median ${median(values).toFixed(0)} ms (${values.map((v) => v.toFixed(0)).join(", ")})`;
+  const wake: number[] = [];
+  for (const id of ids.slice(0, samples))
+    wake.push(
+      await timed(async () => {
+        const sent = await api("POST", `/v1/sessions/${id}/send`, { text: "say hello" });
+        if (!sent.delivered) throw new Error(`not delivered to ${id}: ${sent.reason}`);
+      }),
+    );
+  console.log(`prompt → delivered, hibernated session (wake-up included): ${ms(wake)}`);
+  const fresh: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const workDir = join(root, `fresh-${i}`);
+    mkdirSync(workDir);
+    fresh.push(
+      await timed(async () => {
+        const created = await api("POST", "/v1/sessions", { workDir, prompt: "say hello", hibernate: false });
+        if (!created.promptDelivery?.delivered) throw new Error("a fresh create's prompt was not delivered");
+        ids.push(created.id);
+      }),
+    );
+  }
+  console.log(`create with a prompt → delivered:                         ${ms(fresh)}`);
+  // The agent alone: its resume of a conversation in a window with ag's environment, until its input
+  // box is drawn (polled every 20 ms: a few ms of the figure are the polling's).
+  const environment = Object.entries(world.env()).flatMap(([name, value]) => ["-e", `${name}=${value}`]);
+  const cold: number[] = [];
+  for (const id of ids.slice(samples, 2 * samples)) {
+    const workDir = (await api("GET", `/v1/sessions/${id}`)).workDir as string;
+    cold.push(
+      await timed(async () => {
+        const pane = tmux(
+          "new-window",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          "-c",
+          workDir,
+          ...environment,
+          `${claudeBinary()} --resume ${id}`,
+        );
+        let screen = "";
+        for (let i = 0; i < 1500 && !/^❯\u00a0/m.test(screen); i++) {
+          await Bun.sleep(20);
+          screen = tmux("capture-pane", "-p", "-t", pane);
+        }
+        tmux("kill-pane", "-t", pane);
+        if (!/^❯\u00a0/m.test(screen))
+          throw new Error(`claude --resume never showed its input box:\n${screen}`);
+      }),
+    );
+  }
+  if (cold.length) console.log(`the agent's own cold start (claude --resume → input box):  ${ms(cold)}`);
+} finally {
+  for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
+  ag.kill("SIGTERM");
+  await ag.exited;
+  killTmuxServer(socket);
+  await mock.stop();
+  await Bun.sleep(2500); // the agents write their transcripts on the way out
+  rmSync(root, { recursive: true, force: true });
 }
-// The agent alone: its resume of a conversation in a window, until its input box is drawn.
-const cold: number[] = [];
-for (const id of ids.slice(samples, 2 * samples)) {
-  const workDir = (await api("GET", `/v1/sessions/${id}`)).workDir as string;
-  cold.push(
-    await timed(async () => {
-      const pane = tmux("new-window", "-P", "-F", "#{pane_id}", "-c", workDir, `claude --resume ${id}`);
-      for (let i = 0; i < 600 && !tmux("capture-pane", "-p", "-t", pane).includes("❯"); i++)
-        await Bun.sleep(20);
-      tmux("kill-pane", "-t", pane);
-    }),
-  );
-}
-const ms = (values: number[]) =>
-  `median ${median(values).toFixed(0)} ms (${values.map((v) => v.toFixed(0)).join(", ")})`;
-console.log(`prompt → delivered, hibernated session (wake-up included): ${ms(wake)}`);
-console.log(`create with a prompt → delivered:                         ${ms(fresh)}`);
-if (cold.length) console.log(`the agent's own cold start (claude --resume → input box):  ${ms(cold)}`);
-
-for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
-ag.kill("SIGTERM");
-await ag.exited;
-killTmuxServer(socket);
-await mock.stop();
-await Bun.sleep(2500); // the agents write their transcripts on the way out
-rmSync(root, { recursive: true, force: true });
