@@ -54,10 +54,11 @@ async function world(
   const app = testApp({ clock, hibernateAfterMs: AFTER, ...options });
   simulateAgents(app);
   const names = () => app.events.map((e) => e.event);
-  async function idleSession(body: Record<string, unknown> = {}): Promise<string> {
+  async function idleSession(body: Record<string, unknown> = {}, conversation = true): Promise<string> {
     const created = await app.request("POST", "/v1/sessions", { body: { workDir: tempDir(), ...body } });
     const id = (await created.json()).id as string;
     await until(() => app.repo.get(id)?.status === "idle");
+    if (!conversation) return id;
     const transcript = join(tempDir(), "conversation.jsonl");
     copyFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), transcript);
     await app.live.running(id).attachTranscript(transcript, true);
@@ -160,6 +161,14 @@ describe("the timer, from the session's state", () => {
     expect(hibernated(app, pinned)).toBe(false);
     await advance(clock, 3 * AFTER);
     expect(hibernated(app, pinned)).toBe(false);
+  });
+
+  test("a session with no conversation on disk yet has nothing to resume: it stays up", async () => {
+    const { app, clock, idleSession } = await world();
+    const id = await idleSession({}, false);
+    await advance(clock, 3 * AFTER);
+    expect(hibernated(app, id)).toBe(false);
+    expect(app.live.get(id)).toBeDefined();
   });
 
   test("a hibernated session still ends when its idle timeout comes (idle_timeout)", async () => {

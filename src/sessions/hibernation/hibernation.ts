@@ -104,21 +104,22 @@ export function createHibernation(deps: HibernationDeps): Hibernation {
   const pause = (ms: number) => new Promise<void>((resolve) => deps.clock.setTimer(resolve, ms));
 
   /**
-   * The conversation is safely on disk: its transcript holds the end of the last prompt's turn,
-   * and the file has stopped changing. A session without a transcript has nothing to resume.
+   * Whether the conversation is safely on disk: its transcript holds the end of the last prompt's
+   * turn, and the file has stopped changing (`changing`: not yet). `none`: no transcript, nothing
+   * to resume (the session's next change of state looks again).
    */
-  async function onDisk(session: LiveSession): Promise<boolean> {
+  async function onDisk(session: LiveSession): Promise<"written" | "changing" | "none"> {
     await session.settleTranscript(SETTLE_MS);
     const path = session.transcript.path;
-    if (!path) return false;
+    if (!path) return "none";
     let before = stamp(path);
     for (let tries = 0; tries < STABLE_TRIES; tries++) {
       await pause(STABLE_MS);
       const now = stamp(path);
-      if (now !== null && now === before) return true;
+      if (now !== null && now === before) return "written";
       before = now;
     }
-    return false;
+    return "changing";
   }
 
   /** Its time has come: still kept awake by nothing, and idle for as long as it should be. */
@@ -132,10 +133,9 @@ export function createHibernation(deps: HibernationDeps): Hibernation {
     const session = deps.live.get(id);
     if (!session || !due(session)) return arm(id);
     const idleSince = session.status().lastActivityAt;
-    if (!(await onDisk(session))) {
-      timers.at(id, deps.clock.now() + RETRY_MS, () => arm(id));
-      return;
-    }
+    const conversation = await onDisk(session);
+    if (conversation === "changing") timers.at(id, deps.clock.now() + RETRY_MS, () => arm(id));
+    if (conversation !== "written") return;
     // One keyboard: a prompt being typed goes first, and then the session is no longer idle.
     const ended = await session.typing(async () => {
       if (!due(session) || session.status().lastActivityAt !== idleSince) return false;
