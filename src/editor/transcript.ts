@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk";
+import { taskListOf } from "../agents/index.ts";
 import type { TranscriptMessage } from "../transcript/cursor.ts";
 import type { AgApi, CursorPage } from "./port.ts";
 
@@ -63,17 +64,10 @@ export function toolTitle(name: string | undefined, input: unknown): string {
   return about ? `${name ?? "tool"} ${about}` : (name ?? "tool");
 }
 
-/** Claude Code's todo list (TodoWrite) is ACP's plan. */
+/** A tool call that hands in the agent's task list (Claude Code's to-do list) is ACP's plan. */
 function planOf(message: TranscriptMessage): acp.PlanEntry[] | null {
-  if (message.toolName !== "TodoWrite") return null;
-  const todos = (message.toolInput as { todos?: unknown } | undefined)?.todos;
-  if (!Array.isArray(todos)) return null;
-  return todos.flatMap((todo) => {
-    const { content, status } = (todo ?? {}) as { content?: unknown; status?: unknown };
-    if (typeof content !== "string") return [];
-    const known = status === "in_progress" || status === "completed" ? status : "pending";
-    return [{ content, status: known, priority: "medium" as const }];
-  });
+  const items = taskListOf(message.toolName, message.toolInput);
+  return items ? items.map((item) => ({ ...item, priority: "medium" as const })) : null;
 }
 
 /** The id an editor knows a tool call by: the agent's own, else one made of the entry's. */
