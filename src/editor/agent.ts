@@ -17,8 +17,10 @@ export interface EditorAgentDeps {
   api: AgApi;
   feed: EventFeed;
   version: string;
-  /** The defaults of a new session: the config's, over which `ag acp`'s flags go. */
+  /** The defaults of a new session: the config's (the template's go over them). */
   defaults: Choices;
+  /** What `ag acp`'s flags chose: over the config's and the template's. */
+  chosen: Partial<Choices>;
   /** A template every new session starts from (`ag acp --template`). */
   templateId?: string;
   /** Models the model option offers besides the agent's default (the configured tiers). */
@@ -33,6 +35,24 @@ export function createEditorAgent(deps: EditorAgentDeps): acp.AgentApp {
   const knownAgents = async () => {
     agents ??= await api.get<AgentInfo[]>("/v1/agents");
     return agents;
+  };
+  let defaults: Choices | null = null;
+  /** The config's choices, the template's over them, the flags' over both: asked once. */
+  const defaultChoices = async (): Promise<Choices> => {
+    if (defaults) return defaults;
+    const template = deps.templateId
+      ? await api.get<Partial<Choices>>(`/v1/templates/${encodeURIComponent(deps.templateId)}`)
+      : {};
+    const { agent, driver, permissionMode, model } = template;
+    defaults = {
+      ...deps.defaults,
+      ...(agent ? { agent } : {}),
+      ...(driver ? { driver } : {}),
+      ...(permissionMode ? { permissionMode } : {}),
+      ...(model ? { model } : {}),
+      ...deps.chosen,
+    };
+    return defaults;
   };
 
   function sessionOf(id: string): EditorSession {
@@ -93,7 +113,7 @@ export function createEditorAgent(deps: EditorAgentDeps): acp.AgentApp {
     }))
     .onRequest("session/new", ({ params, client }) =>
       translated(async () => {
-        const choices = fitChoices(deps.defaults, await knownAgents());
+        const choices = fitChoices(await defaultChoices(), await knownAgents());
         const session = open(client, crypto.randomUUID(), params.cwd, choices);
         return { sessionId: session.acpId, ...(await shape(session)) };
       }),

@@ -184,6 +184,27 @@ export function createEditorSession(
     });
   }
 
+  /**
+   * Delivers the prompt (creating the session at the first), then announces the turn. What the
+   * transcript gains meanwhile is read after the announcement: the editor hears of the session
+   * before it hears of the turn.
+   */
+  async function start(current: Turn, text: string, launchBody: (text: string) => Record<string, unknown>) {
+    const announced = Promise.withResolvers<void>();
+    reading = reading.then(() => announced.promise);
+    try {
+      try {
+        if (agId) await deliver(agId, text);
+        else await launch(launchBody(text));
+      } finally {
+        current.delivered.resolve();
+      }
+      await announce(agId!);
+    } finally {
+      announced.resolve();
+    }
+  }
+
   async function deliver(id: string, text: string): Promise<void> {
     const delivery = await api.send<{ delivered: boolean; attempts: number }>(
       "POST",
@@ -219,13 +240,7 @@ export function createEditorSession(
       turn = current;
       ownPrompts.push(text.trim());
       try {
-        try {
-          if (agId) await deliver(agId, text);
-          else await launch(launchBody(text));
-        } finally {
-          current.delivered.resolve();
-        }
-        await announce(agId!);
+        await start(current, text, launchBody);
         const outcome = await current.outcome.promise;
         const id = agId!;
         // ag reports a turn's end before its last lines are written: /read waits for them.

@@ -5,7 +5,7 @@ import { toRequestError } from "../../src/editor/errors.ts";
 import { applyOption, type Choices, configOptions, fitChoices, modeState } from "../../src/editor/options.ts";
 import { answerPermission, permissionRequest } from "../../src/editor/permissions.ts";
 import type { AgApi } from "../../src/editor/port.ts";
-import { toolKind, toUpdates } from "../../src/editor/transcript.ts";
+import { readAfter, toolKind, toUpdates } from "../../src/editor/transcript.ts";
 import type { PendingPermission } from "../../src/sessions/index.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import type { TranscriptMessage } from "../../src/transcript/cursor.ts";
@@ -212,4 +212,32 @@ test("ag's errors keep their code in ACP: not found, invalid, the rest internal"
   });
   expect(toRequestError(new AgError("VALIDATION_ERROR", "bad")).code).toBe(-32602);
   expect(toRequestError(new Error("boom"))).toMatchObject({ code: -32603, data: { code: "INTERNAL_ERROR" } });
+});
+
+test("the entries after an id: paged backwards from the newest, each once, oldest first", async () => {
+  const all = Array.from({ length: 450 }, (_, i) => entry({ id: i + 1, text: `m${i + 1}` }));
+  const asked: string[] = [];
+  const api: AgApi = {
+    send: async () => ({}) as never,
+    async get<T>(path: string) {
+      asked.push(path.slice(path.indexOf("?")));
+      const query = new URLSearchParams(path.slice(path.indexOf("?") + 1));
+      const before = Number(query.get("before_id") ?? all.length + 1);
+      const limit = Number(query.get("limit"));
+      const messages = all.filter((m) => m.id < before).slice(-limit);
+      return {
+        messages,
+        has_more: (messages[0]?.id ?? 1) > 1,
+        oldest_id: messages[0]?.id ?? 0,
+        newest_id: messages.at(-1)?.id ?? 0,
+      } as T;
+    },
+  };
+  expect((await readAfter(api, "S", 0)).map((m) => m.id)).toEqual(all.map((m) => m.id));
+  expect(asked).toEqual(["?limit=200", "?limit=200&before_id=251", "?limit=200&before_id=51"]);
+  asked.length = 0;
+  expect((await readAfter(api, "S", 440)).map((m) => m.id)).toEqual([
+    441, 442, 443, 444, 445, 446, 447, 448, 449, 450,
+  ]);
+  expect(asked).toEqual(["?limit=200"]);
 });

@@ -56,17 +56,27 @@ export default defineCommand({
       timeoutMs: createTimeoutMs(loaded.config.createWaitMs),
     });
     const stop = new AbortController();
-    const feed = serverFeed(api, stop.signal, (why) => logger.warn(why));
+    // Without ag's events no turn can be followed: the stream failing for good ends ag acp.
+    const feed = serverFeed(api, stop.signal, {
+      warn: (why) => logger.warn(why),
+      failed: (error) => connection.close(error),
+    });
     const { config } = loaded;
     const app = createEditorAgent({
       api,
       feed,
       version: VERSION,
       defaults: {
-        agent: flags.agent ?? config.defaultAgent,
-        driver: flags.driver ?? "tmux",
-        permissionMode: flags.permissionMode ?? config.permissionMode,
-        model: flags.model ?? null,
+        agent: config.defaultAgent,
+        driver: "tmux",
+        permissionMode: config.permissionMode,
+        model: null,
+      },
+      chosen: {
+        ...(flags.agent ? { agent: flags.agent } : {}),
+        ...(flags.driver ? { driver: flags.driver } : {}),
+        ...(flags.permissionMode ? { permissionMode: flags.permissionMode } : {}),
+        ...(flags.model ? { model: flags.model } : {}),
       },
       templateId: args.template,
       models: [config.modelFast, config.modelStandard, config.modelPower],
@@ -85,9 +95,15 @@ export default defineCommand({
 });
 
 /** The server's event stream, opened once and shared by every session of this process. */
-function serverFeed(api: ApiClient, signal: AbortSignal, warn: (why: string) => void): EventFeed {
+function serverFeed(
+  api: ApiClient,
+  signal: AbortSignal,
+  on: { warn(why: string): void; failed(error: unknown): void },
+): EventFeed {
   const listeners = new Set<(event: FeedEvent) => void>();
   const opened = Promise.withResolvers<void>();
+  // A failure before any prompt waited for the stream is reported by on.failed, not unhandled.
+  opened.promise.catch(() => {});
   void followEvents(api, "/v1/events", {
     signal,
     onOpen: () => opened.resolve(),
@@ -95,10 +111,11 @@ function serverFeed(api: ApiClient, signal: AbortSignal, warn: (why: string) => 
       for (const listener of listeners) listener(event);
       return false;
     },
-    onReconnect: (why) => warn(`reconnecting to ag's event stream: ${why}`),
+    onReconnect: (why) => on.warn(`reconnecting to ag's event stream: ${why}`),
   }).catch((error) => {
-    warn(`ag's event stream failed: ${error instanceof Error ? error.message : error}`);
+    on.warn(`ag's event stream failed: ${error instanceof Error ? error.message : error}`);
     opened.reject(error);
+    on.failed(error);
   });
   return {
     opened: opened.promise,
