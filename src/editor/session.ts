@@ -66,6 +66,8 @@ export function createEditorSession(
   let reading: Promise<void> = Promise.resolve();
   let turn: Turn | null = null;
   let asking: { id: string; withdraw: AbortController } | null = null;
+  /** Prompts the editor has been asked about: each once, however late an event still shows it. */
+  const asked = new Set<string>();
   /** Events that came while the first prompt's create ran (before the session's id was known). */
   let early: FeedEvent[] | null = null;
 
@@ -96,7 +98,8 @@ export function createEditorSession(
       asking.withdraw.abort();
       asking = null;
     }
-    if (!pending || asking || !agId) return;
+    if (!pending || asking || asked.has(pending.id) || !agId) return;
+    asked.add(pending.id);
     const withdraw = new AbortController();
     asking = { id: pending.id, withdraw };
     void ask(agId, pending, withdraw.signal);
