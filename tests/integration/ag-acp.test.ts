@@ -4,8 +4,12 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { acpAgentContract } from "../contract/acp-agent.contract.ts";
 import { connectEditor, type Editor, initialize } from "../helpers/acp-editor.ts";
+import { freePort } from "../helpers/binary.ts";
+import { atRunEnd } from "../helpers/cleanup.ts";
 import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
+import { isAlive } from "../helpers/stream.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { privateSocket } from "../helpers/tmux.ts";
 import { until } from "../helpers/until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -254,4 +258,48 @@ describe("ag acp: what ag adds to an ACP agent", () => {
     expect(error.code).toBe(-32002);
     expect(error.data).toMatchObject({ code: "SESSION_NOT_FOUND", statusCode: 404 });
   }, 30_000);
+});
+
+describe("ag acp with no server running", () => {
+  test("starts one in the background as ag run does, then serves the editor from it", async () => {
+    const machine = tempDir("ag-acp-alone-");
+    const stateDir = join(machine, ".svc");
+    const port = freePort();
+    const editor = connectEditor({
+      command: [process.execPath, MAIN, "acp"],
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: machine,
+        SVC_STATE_DIR: stateDir,
+        SVC_PORT: String(port),
+        SVC_HOST: "127.0.0.1",
+        SVC_TMUX_SOCKET: privateSocket(),
+      },
+      cwd: machine,
+    });
+    const serverJson = join(stateDir, "server.json");
+    try {
+      // The editor's first request waits in the pipe while ag acp starts the server.
+      expect((await initialize(editor)).agentInfo?.name).toBe("ag");
+      const { pid } = JSON.parse(readFileSync(serverJson, "utf8")) as { pid: number };
+      atRunEnd(() => {
+        if (isAlive(pid)) process.kill(pid, "SIGKILL");
+      });
+      expect(isAlive(pid)).toBe(true);
+      expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+      const listed = await editor.request<acp.ListSessionsResponse>("session/list", {});
+      expect(listed.sessions).toEqual([]);
+      // It wrote the project's starter config first, as ag run does (every setting commented out).
+      expect(existsSync(join(machine, ".svc", "config.yaml"))).toBe(true);
+    } finally {
+      await editor.stop();
+      const pid = existsSync(serverJson)
+        ? (JSON.parse(readFileSync(serverJson, "utf8")) as { pid: number }).pid
+        : 0;
+      if (pid && isAlive(pid)) {
+        process.kill(pid, "SIGTERM");
+        await until(() => !isAlive(pid), 15_000);
+      }
+    }
+  }, 60_000);
 });
