@@ -57,14 +57,14 @@ export function createEditorAgent(deps: EditorAgentDeps): acp.AgentApp {
 
   function sessionOf(id: string): EditorSession {
     const found = sessions.get(id);
-    if (!found) throw acp.RequestError.resourceNotFound(id);
+    if (!found) throw new AgError("SESSION_NOT_FOUND", `no ACP session ${id} in this ag acp`);
     return found;
   }
   /** A session's choices are the editor's until its first prompt launches it. */
   function unlaunched(session: EditorSession): EditorSession {
     if (session.agId())
-      throw acp.RequestError.invalidRequest(
-        { code: "CONFLICT", statusCode: 409 },
+      throw new AgError(
+        "CONFLICT",
         "the session is running: its agent, driver, permission mode and model were fixed at its launch",
       );
     return session;

@@ -18,6 +18,8 @@ export function toRequestError(error: unknown): RequestError {
   if (error.statusCode === 404) return new RequestError(RESOURCE_NOT_FOUND, error.message, data);
   if (error.statusCode === 400 || error.statusCode === 422)
     return new RequestError(-32602, error.message, data);
+  // A request the session's state refuses (busy, running, answered): JSON-RPC's invalid request.
+  if (error.statusCode === 409) return new RequestError(-32600, error.message, data);
   return new RequestError(-32603, error.message, data);
 }
 

@@ -1,5 +1,4 @@
 import type * as acp from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
 import type { AgentInfo } from "../agents/index.ts";
 import {
   DRIVER_NAMES,
@@ -7,6 +6,7 @@ import {
   PERMISSION_MODES,
   type PermissionMode,
 } from "../agents/vocabulary.ts";
+import { AgError } from "../shared/errors.ts";
 
 /**
  * What a new session will be launched with, as the editor picks it before the first prompt:
@@ -123,11 +123,11 @@ export function applyOption(
   value: unknown,
 ): Choices {
   const option = configOptions(choices, agents, models).find((o) => o.id === configId);
-  if (option?.type !== "select") throw RequestError.invalidParams(undefined, `no option ${configId}`);
+  if (option?.type !== "select") throw new AgError("VALIDATION_ERROR", `no option ${configId}`);
   const values = (option.options as acp.SessionConfigSelectOption[]).map((o) => o.value);
   if (typeof value !== "string" || !values.includes(value))
-    throw RequestError.invalidParams(
-      undefined,
+    throw new AgError(
+      "VALIDATION_ERROR",
       `${configId} is one of ${values.join(", ")}, not ${JSON.stringify(value)}`,
     );
   switch (configId) {

@@ -132,7 +132,8 @@ describe("ag acp: what ag adds to an ACP agent", () => {
       .request<never>("session/set_mode", { sessionId: created.sessionId, modeId: "plan" })
       .catch((error: unknown) => error as acp.RequestError);
     expect(fixed).toBeInstanceOf(acp.RequestError);
-    expect(fixed.data).toMatchObject({ code: "CONFLICT" });
+    expect(fixed.code).toBe(-32600);
+    expect(fixed.data).toMatchObject({ code: "CONFLICT", statusCode: 409 });
   }, 60_000);
 
   test("a turn streams its thought and reply, and ends with ag's usage priced", async () => {

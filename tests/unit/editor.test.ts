@@ -205,12 +205,13 @@ test("a prompt's content as text: text, a link's address, an embedded resource's
   ).toBe("look\n\nfile:///a.ts\n\nfile:///b.ts:\nconst b = 1;");
 });
 
-test("ag's errors keep their code in ACP: not found, invalid, the rest internal", () => {
+test("ag's errors keep their code in ACP: not found, invalid params, invalid request, the rest internal", () => {
   expect(toRequestError(new AgError("SESSION_NOT_FOUND", "gone"))).toMatchObject({
     code: -32002,
     data: { code: "SESSION_NOT_FOUND", statusCode: 404 },
   });
   expect(toRequestError(new AgError("VALIDATION_ERROR", "bad")).code).toBe(-32602);
+  expect(toRequestError(new AgError("CONFLICT", "running")).code).toBe(-32600);
   expect(toRequestError(new Error("boom"))).toMatchObject({ code: -32603, data: { code: "INTERNAL_ERROR" } });
 });
 
