@@ -123,7 +123,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["drivers", "router"],
   ["sessions"],
   ["channels", "consensus", "health", "metrics", "pipelines", "swarm", "templates", "terminal", "verify"],
-  ["mcp"],
+  ["mcp", "editor"],
   ["server"],
   ["init", "runtime.ts"],
   ["cli"],
