@@ -119,6 +119,7 @@ const AGENT_UP: ReadonlySet<string> = new Set([
   "status.question",
   "status.plan",
   "session.ended",
+  "session.woke",
 ]);
 
 export async function startRuntime({
@@ -295,6 +296,7 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        hibernateAfterMs: config.hibernateAfterMs,
         prices,
         maxSessions: config.maxSessions,
         sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },

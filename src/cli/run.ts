@@ -127,6 +127,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Stop the running server; the agents keep running",
     load: command(() => import("./commands/stop.ts").then((m) => m.default)),
   },
+  acp: {
+    group: "server",
+    description: "Serve the Agent Client Protocol (stdio) for editors: Zed, JetBrains, acpx",
+    load: command(() => import("./commands/acp.ts").then((m) => m.default)),
+  },
   mcp: {
     group: "server",
     description: "Start the MCP server (stdio) for the running ag server",

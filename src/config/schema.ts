@@ -198,6 +198,15 @@ export const SETTINGS = [
     description: "An idle session past this ends as completed; 0 disables",
   }),
   setting({
+    key: "hibernateAfterMs",
+    env: "SVC_HIBERNATE_AFTER_MS",
+    envKind: "integer",
+    schema: Milliseconds,
+    default: 0,
+    description:
+      "An idle session's agent is ended past this (the session stays, idle and hibernated) and started again on its next prompt; 0 (default) turns it off, a session's or template's `hibernate` still applies (docs/hibernation.md)",
+  }),
+  setting({
     key: "stallThresholdMs",
     env: "SVC_STALL_THRESHOLD_MS",
     envKind: "integer",
@@ -666,6 +675,7 @@ export interface Config {
   sessionKeyMaxChildren: number;
   memoryReserveMb: number;
   idleTimeoutMs: number;
+  hibernateAfterMs: number;
   stallThresholdMs: number;
   permissionTimeoutMs: number;
   permissionMode: PermissionMode;

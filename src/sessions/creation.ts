@@ -23,7 +23,7 @@ import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { Offspring } from "./offspring.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
-import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
+import { type CreateSessionInput, isTerminal, type Session, storedHibernation } from "./session.ts";
 import { notStarted } from "./start-failure.ts";
 
 export interface CreateResult {
@@ -229,6 +229,7 @@ export function createSessionCreation(
     managedBy?: string | null;
     offerMcp?: boolean;
     parentId?: string | null;
+    hibernateAfterMs?: number | null;
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
@@ -249,6 +250,7 @@ export function createSessionCreation(
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       tenantId: input.tenantId,
       parentId: input.parentId,
+      hibernateAfterMs: input.hibernateAfterMs,
       now: deps.clock.now(),
     });
     return { ...record, env: input.env ?? null };
@@ -290,7 +292,13 @@ export function createSessionCreation(
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
     const session = await deps.offspring.within(owner, parentId, () =>
       withRoom(input.agent, options.waitAs ?? options.managedBy, async (room) => {
-        const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy, parentId });
+        const fresh = await freshRecord({
+          ...input,
+          hibernateAfterMs: storedHibernation(input.hibernate),
+          tenantId,
+          managedBy: options.managedBy,
+          parentId,
+        });
         deps.repo.insert(fresh);
         room.bind(fresh.id);
         span.setAttribute("ag.session.id", fresh.id);

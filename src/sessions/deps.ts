@@ -19,6 +19,7 @@ import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { SessionRecord, SessionRepo } from "./repo.ts";
+import type { HibernateSetting } from "./session.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
 
@@ -49,6 +50,8 @@ export interface SessionDefaults {
   /** Approve everything: the agent runs with bypassPermissions unless a permissionMode is given. */
   autoApprove?: boolean;
   memoryKeys?: string[];
+  /** Its sessions' own hibernation setting (docs/hibernation.md). */
+  hibernate?: HibernateSetting;
 }
 
 export type { McpAccess };
@@ -113,6 +116,8 @@ export interface SessionServiceDeps {
     permissionTimeoutMs: number;
     /** An idle session past this ends as completed (reason idle_timeout); 0 disables. */
     idleTimeoutMs?: number;
+    /** An idle session's agent is ended past this, the session kept (docs/hibernation.md); 0: off. */
+    hibernateAfterMs?: number;
     maxSessions: number | null;
     /** How far a session's own key may create sessions; the config's defaults when absent. */
     sessionKeys?: OffspringLimits;

@@ -241,6 +241,15 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // Hibernation (docs/hibernation.md): when a session's agent was ended while the session stays
+    // idle (null: it runs), and its own setting (null: the server's; 0: never hibernated).
+    name: "session hibernation",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN hibernated_at TEXT;
+      ALTER TABLE sessions ADD COLUMN hibernate_after_ms INTEGER;
+    `,
+  },
+  {
     // A checkpoint of a session's folder at each turn (src/checkpoints): the commits before
     // and after it, what it changed; and the present a code rewind replaced (its undo).
     name: "session checkpoints",

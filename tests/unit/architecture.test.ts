@@ -134,7 +134,7 @@ const FLOORS: readonly (readonly string[])[] = [
     "terminal",
     "verify",
   ],
-  ["mcp"],
+  ["mcp", "editor"],
   ["server"],
   ["init", "runtime.ts"],
   ["cli"],

@@ -51,6 +51,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/answer": SESSIONS,
   "/v1/sessions/:id/interrupt": SESSIONS,
   "/v1/sessions/:id/escape": SESSIONS,
+  "/v1/sessions/:id/wake": SESSIONS,
   "/v1/sessions/:id/read": SESSIONS,
   "/v1/sessions/:id/transcript/cursor": SESSIONS,
   "/v1/sessions/:id/permissions": SESSIONS,
