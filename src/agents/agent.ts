@@ -358,6 +358,12 @@ export interface AgentAdapter {
     /** The session's transcript file, if it exists yet. */
     find(workDir: string, sessionId: string): Promise<string | null>;
     createReader(): TranscriptReader;
+    /**
+     * A copy of the conversation at `path` as its first `turns` turns left it, written as the
+     * conversation `conversationId` (which a resume then continues): its path. Absent: the agent's
+     * conversation cannot be rewound to a turn (docs/agents.md).
+     */
+    conversationAt?(path: string, turns: number, conversationId: string): Promise<string>;
   };
   /** What ag needs to enforce a session's permission policy in the agent's pre-tool hook. */
   policy: {

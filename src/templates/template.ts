@@ -1,6 +1,14 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PermissionMode } from "../config/schema.ts";
-import { AgentEnv, AgentId, Driver, MemoryKeys, ModelName, StallThreshold } from "../sessions/index.ts";
+import {
+  AgentEnv,
+  AgentId,
+  Driver,
+  HibernateSetting,
+  MemoryKeys,
+  ModelName,
+  StallThreshold,
+} from "../sessions/index.ts";
 
 /** SPEC's template fields: what a session created from it starts with. */
 const fields = {
@@ -21,6 +29,7 @@ const fields = {
     Type.Boolean({ description: "sessions run with bypassPermissions unless permissionMode is set" }),
   ),
   memoryKeys: Type.Optional(MemoryKeys),
+  hibernate: Type.Optional(HibernateSetting),
 };
 
 const sessionId = Type.Optional(

@@ -108,6 +108,8 @@ export const SAMPLE_PAYLOADS: { [N in EventName]: EventPayload<N> } = {
   "status.recovered": { ...working, previous: "stalled" },
   "swarm.teammate_spawned": { parentId: "0b5e55ed-0000-4000-8000-00000000000a" },
   "swarm.teammate_finished": { parentId: "0b5e55ed-0000-4000-8000-00000000000a", reason: "normal" },
+  "session.hibernated": { afterMs: 1_800_000, idleMs: 1_800_412 },
+  "session.woke": { by: "prompt", wakeMs: 2_140 },
 };
 
 /** An event to publish: the sample payload of `name`, with the given fields (meta included). */

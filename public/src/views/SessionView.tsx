@@ -10,6 +10,7 @@ import { nextStep } from "../next-step.ts";
 import { consensusHref, go, sessionHref } from "../router.ts";
 import { CHANGES_USAGE, onEvent, onResync } from "../store.ts";
 import type { Session, SessionUsage } from "../types.ts";
+import { Checkpoints } from "./Checkpoints.tsx";
 import { PendingCard } from "./PendingCard.tsx";
 import { Reviews } from "./Reviews.tsx";
 import { SendBox } from "./SendBox.tsx";
@@ -162,6 +163,7 @@ export function SessionView({ id }: { id: string }) {
         {!ended && DRIVER_TRAITS[s.driver].terminal && <Terminal sessionId={s.id} />}
         <Transcript feed={feed} />
       </div>
+      <Checkpoints sessionId={s.id} working={!ended && s.status !== "idle"} />
     </article>
   );
 }
