@@ -11,6 +11,7 @@ import { createTenantPolicy } from "./auth/tenants.ts";
 import { createBudgetRepo, createBudgetService, guardSessions } from "./budgets/index.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
+import { createCheckpoints } from "./checkpoints/index.ts";
 import { readChildEnv } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { createConsensusService } from "./consensus/index.ts";
@@ -36,6 +37,7 @@ import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
 import { budgetRoutes } from "./server/routes/budgets.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
+import { checkpointRoutes } from "./server/routes/checkpoints.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
@@ -122,6 +124,7 @@ const AGENT_UP: ReadonlySet<string> = new Set([
   "status.question",
   "status.plan",
   "session.ended",
+  "session.woke",
 ]);
 
 export async function startRuntime({
@@ -261,6 +264,14 @@ export async function startRuntime({
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
     const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
     made.defer(() => void acp.closeAll());
+    const checkpoints = createCheckpoints({
+      db,
+      stateDir: config.stateDir,
+      settings: config.checkpoints,
+      tenantWorkdirs: config.tenantWorkdirs,
+      clock: systemClock,
+      logger,
+    });
     const domain = createSessions({
       repo,
       tmux: control,
@@ -281,6 +292,7 @@ export async function startRuntime({
       diagnostics,
       audit,
       recorder,
+      beforePrompt: checkpoints.beforePrompt,
       settings: {
         stateDir: config.stateDir,
         hookBaseUrl: () => hookBaseUrl,
@@ -289,6 +301,7 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        hibernateAfterMs: config.hibernateAfterMs,
         prices,
         defaultPrice: config.budgets.defaultPrice,
         maxSessions: config.maxSessions,
@@ -324,6 +337,7 @@ export async function startRuntime({
       owners,
     });
     made.defer(() => handoffs.close());
+    made.defer(checkpoints.start(bus, (id) => repo.get(id)));
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -405,6 +419,10 @@ export async function startRuntime({
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
     void adopting.then(() => reportUntracked(domain.untracked, logger, diagnostics));
+    // Sessions pruned at start (by the supervisor) take their checkpoints with them.
+    void adopting
+      .then(() => checkpoints.sweep((id) => repo.get(id) !== null))
+      .catch((error) => logger.warn("removing deleted sessions' checkpoints failed", error));
     const screenshots = createScreenshotService({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
@@ -468,6 +486,7 @@ export async function startRuntime({
         screenshotRoutes(screenshots, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
+        checkpointRoutes(sessions, checkpoints.sessions),
         templateRoutes(templates),
         budgetRoutes(budgets, sessions),
         handoffRoutes(handoffs),

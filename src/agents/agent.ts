@@ -126,8 +126,11 @@ export type AgentObservation =
   | { kind: "turn-failed"; error: string; rateLimited: boolean }
   /** The screen shows the spinner: the agent is working. */
   | { kind: "screen-working" }
-  /** The screen shows the input box and no spinner or dialog. */
-  | { kind: "screen-idle"; interrupted: boolean }
+  /**
+   * The screen shows the input box and no spinner or dialog. `home`: the agent's start screen, no
+   * conversation drawn yet (it cannot show a turn's end).
+   */
+  | { kind: "screen-idle"; interrupted: boolean; home?: boolean }
   /** The agent UI is still starting (no input box yet, no dialog). */
   | { kind: "starting" }
   /** The agent process ended: cleanly (status 0) or not. */
@@ -330,8 +333,13 @@ export interface AgentAdapter {
   /**
    * `workDir`: the session's (normalised) folder. A folder-trust dialog is answered by ag only
    * when it names that folder, never another one the agent may have been started in.
+   * `resuming`: launched to continue a conversation (resume, fork) and not shown ready yet: an
+   * agent that draws its input box before it has loaded the conversation is still starting.
    */
-  readScreen(text: string, options?: { paneDead?: boolean; workDir?: string }): ScreenReading;
+  readScreen(
+    text: string,
+    options?: { paneDead?: boolean; workDir?: string; resuming?: boolean },
+  ): ScreenReading;
   /** Whether what the agent recorded as submitted (hook, transcript) is this text as ag typed it. */
   isSubmission(typed: string, recorded: string): boolean;
   /**
@@ -350,6 +358,12 @@ export interface AgentAdapter {
     /** The session's transcript file, if it exists yet. */
     find(workDir: string, sessionId: string): Promise<string | null>;
     createReader(): TranscriptReader;
+    /**
+     * A copy of the conversation at `path` as its first `turns` turns left it, written as the
+     * conversation `conversationId` (which a resume then continues): its path. Absent: the agent's
+     * conversation cannot be rewound to a turn (docs/agents.md).
+     */
+    conversationAt?(path: string, turns: number, conversationId: string): Promise<string>;
   };
   /** What ag needs to enforce a session's permission policy in the agent's pre-tool hook. */
   policy: {

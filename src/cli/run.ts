@@ -102,6 +102,16 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Bring an ended session's conversation back, under its own id",
     load: command(() => import("./commands/branch.ts").then((m) => m.resumeCommand)),
   },
+  diff: {
+    group: "sessions",
+    description: "A session's turns and what each changed in its folder; with a turn, its diff",
+    load: command(() => import("./commands/checkpoints.ts").then((m) => m.diffCommand)),
+  },
+  rewind: {
+    group: "sessions",
+    description: "Put a session's folder or conversation back as turn n left it (--undo: take it back)",
+    load: command(() => import("./commands/checkpoints.ts").then((m) => m.rewindCommand)),
+  },
   kill: {
     group: "sessions",
     description: "Kill a session (its agent window closes)",
@@ -126,6 +136,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     group: "server",
     description: "Stop the running server; the agents keep running",
     load: command(() => import("./commands/stop.ts").then((m) => m.default)),
+  },
+  acp: {
+    group: "server",
+    description: "Serve the Agent Client Protocol (stdio) for editors: Zed, JetBrains, acpx",
+    load: command(() => import("./commands/acp.ts").then((m) => m.default)),
   },
   mcp: {
     group: "server",

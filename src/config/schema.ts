@@ -264,6 +264,15 @@ export const SETTINGS = [
     description: "An idle session past this ends as completed; 0 disables",
   }),
   setting({
+    key: "hibernateAfterMs",
+    env: "SVC_HIBERNATE_AFTER_MS",
+    envKind: "integer",
+    schema: Milliseconds,
+    default: 0,
+    description:
+      "An idle session's agent is ended past this (the session stays, idle and hibernated) and started again on its next prompt; 0 (default) turns it off, a session's or template's `hibernate` still applies (docs/hibernation.md)",
+  }),
+  setting({
     key: "stallThresholdMs",
     env: "SVC_STALL_THRESHOLD_MS",
     envKind: "integer",
@@ -695,6 +704,22 @@ export const SETTINGS = [
     description: "Most array elements and object members a request body may have (past it a 400)",
   }),
   setting({
+    key: "checkpoints",
+    schema: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        maxFileMb: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+        keepTurns: Type.Integer({ minimum: 0, default: 100 }),
+        keepDays: Type.Integer({ minimum: 0, default: 30 }),
+        keepWhenDeleted: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false },
+    ),
+    default: { enabled: true, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false },
+    description:
+      "A checkpoint of each session's folder at every turn (docs/checkpoints.md): {enabled, maxFileMb (larger files stay out), keepTurns, keepDays (0: no limit), keepWhenDeleted}",
+  }),
+  setting({
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
@@ -732,6 +757,7 @@ export interface Config {
   sessionKeyMaxChildren: number;
   memoryReserveMb: number;
   idleTimeoutMs: number;
+  hibernateAfterMs: number;
   stallThresholdMs: number;
   permissionTimeoutMs: number;
   permissionMode: PermissionMode;
@@ -785,6 +811,13 @@ export interface Config {
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
   budgets: BudgetSettings;
   handoff: HandoffPolicy;
+  checkpoints: {
+    enabled: boolean;
+    maxFileMb: number;
+    keepTurns: number;
+    keepDays: number;
+    keepWhenDeleted: boolean;
+  };
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;
   /**

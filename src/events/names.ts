@@ -121,6 +121,9 @@ export type StatusSource = (typeof STATUS_SOURCES)[number];
 /** Why a session ended (`session.ended`'s reason). */
 export const END_REASONS = ["normal", "failed", "killed", "idle_timeout"] as const;
 export type EndReason = (typeof END_REASONS)[number];
+/** What wakes a hibernated session (`session.woke`'s by). */
+export const WAKERS = ["prompt", "answer", "fork", "terminal", "api"] as const;
+export type Waker = (typeof WAKERS)[number];
 /** How a turn a prompt started ended. */
 export const TURN_ENDS = ["completed", "failed", "interrupted"] as const;
 export type TurnEnd = (typeof TURN_ENDS)[number];
@@ -181,6 +184,14 @@ export const EVENT_PAYLOADS = {
   "session.killed": StatusMeta,
   "session.ended": statusWith({ reason: oneOf(END_REASONS, "why it ended") }),
   "session.turn_ended": statusWith({ reason: oneOf(TURN_ENDS, "how the turn ended") }),
+  "session.hibernated": Type.Object({
+    afterMs: Type.Integer({ description: "the idle time after which it hibernates (ms)" }),
+    idleMs: Type.Integer({ description: "how long it had been idle when its agent was ended (ms)" }),
+  }),
+  "session.woke": Type.Object({
+    by: oneOf(WAKERS, "what woke it"),
+    wakeMs: Type.Integer({ description: "from the wake-up asked to its agent started again (ms)" }),
+  }),
   "permission.requested": StatusMeta,
   "consensus.completed": Type.Object({
     consensusId: Type.String({ description: "the review (GET /v1/consensus/:id)" }),

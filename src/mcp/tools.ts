@@ -1,5 +1,6 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { AgentInfo } from "../agents/index.ts";
+import { CheckpointDiff, CheckpointList, REWIND_WHATS, RewindResult } from "../checkpoints/checkpoint.ts";
 import { Consensus, StartConsensusInput } from "../consensus/consensus.ts";
 import { HandoffAnswer, HandoffBody } from "../handoff/handoff.ts";
 import { Health } from "../health/service.ts";
@@ -341,6 +342,48 @@ export const TOOLS: readonly ToolDefinition[] = [
     rest: "/summary",
     output: SessionSummary,
     hints: READS,
+  }),
+  sessionTool({
+    name: "list_checkpoints",
+    title: "List a session's checkpoints",
+    description: "Per turn: its prompt, time, the files it changed in the session's folder and lines +/-",
+    method: "GET",
+    rest: "/checkpoints",
+    output: CheckpointList,
+    hints: READS,
+  }),
+  tool({
+    name: "get_turn_diff",
+    title: "Get a turn's diff",
+    description: "What one turn changed in the session's folder, as a unified diff",
+    input: sessionWith({ turn: Type.Integer({ minimum: 1, description: "the turn, from 1" }) }),
+    output: CheckpointDiff,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/sessions/:id/checkpoints/:turn/diff" },
+    call: (api, { sessionId, turn }) => api.get(path(sessionId, `/checkpoints/${turn}/diff`)),
+  }),
+  tool({
+    name: "rewind_session",
+    title: "Rewind a session",
+    description:
+      "Put the session's folder (code), its conversation (a new session forked at the turn) or both back as turn n left it (0: before the first); undo: true takes back the last code rewind. Refused while the agent works",
+    input: sessionWith({
+      turn: Type.Optional(
+        Type.Integer({ minimum: 0, description: "n: as turn n left it; 0: before the first" }),
+      ),
+      what: Type.Optional(
+        Type.Union(
+          REWIND_WHATS.map((w) => Type.Literal(w)),
+          { description: "code (default), conversation or both" },
+        ),
+      ),
+      undo: Type.Optional(Type.Literal(true, { description: "take back the last code rewind (no turn)" })),
+    }),
+    output: RewindResult,
+    hints: acts({ destructive: true, idempotent: false }),
+    rest: { method: "POST", path: "/v1/sessions/:id/rewind", note: "with `{turn, what}` or `{undo: true}`" },
+    call: (api, { sessionId, turn, what, undo }) =>
+      api.send("POST", path(sessionId, "/rewind"), undo ? { undo } : { turn, ...(what ? { what } : {}) }),
   }),
   sessionTool({
     name: "get_session_latency",

@@ -104,6 +104,39 @@ export const HandoffLinks = Type.Object({
   handedOffTo: Type.Union([Type.String(), Type.Null()]),
   handedOffFrom: Type.Union([Type.String(), Type.Null()]),
 });
+/** The longest a session's own hibernation time may be (30 days). */
+const MAX_HIBERNATE_AFTER_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * A session's (or a template's) own hibernation setting (docs/hibernation.md): `false` pins it
+ * (its agent is never ended for being idle); `{afterMs}` hibernates it after that long idle.
+ */
+export const HibernateSetting = Type.Union(
+  [
+    Type.Literal(false),
+    Type.Object(
+      { afterMs: Type.Integer({ minimum: 1000, maximum: MAX_HIBERNATE_AFTER_MS }) },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      "false: never hibernate this session; {afterMs}: hibernate it after that long idle; absent: the server's hibernateAfterMs",
+  },
+);
+export type HibernateSetting = Static<typeof HibernateSetting>;
+
+/** The stored form (hibernate_after_ms) as the API shows it: null is the server's setting. */
+export function hibernateSetting(afterMs: number | null): HibernateSetting | null {
+  if (afterMs === null) return null;
+  return afterMs === 0 ? false : { afterMs };
+}
+
+/** A request's setting as stored (hibernate_after_ms): null, the server's; 0, never. */
+export function storedHibernation(setting: HibernateSetting | undefined): number | null {
+  if (setting === undefined) return null;
+  return setting === false ? 0 : setting.afterMs;
+}
 
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
@@ -143,6 +176,13 @@ export const Session = Type.Object({
   managedBy: Type.Union([Type.String(), Type.Null()], {
     description:
       "the pipeline or consensus review that runs it (pipeline:<id>, consensus:<id>); such a session is never reused by another create",
+  }),
+  hibernated: Type.Boolean({
+    description:
+      "its agent was ended for being idle (status idle): the next prompt, answer, fork or terminal wakes it (docs/hibernation.md)",
+  }),
+  hibernate: Type.Union([HibernateSetting, Type.Null()], {
+    description: "its own hibernation setting; null: the server's hibernateAfterMs",
   }),
   endedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
     description: "null while it runs",
@@ -250,6 +290,7 @@ export const CreateSessionInput = Type.Object(
     ),
     reuse: Type.Optional(Reuse),
     budget: Type.Optional(BudgetInput),
+    hibernate: Type.Optional(HibernateSetting),
   },
   { additionalProperties: false },
 );

@@ -32,6 +32,8 @@ export const ERROR_STATUS = {
   MEMORY_NOT_FOUND: 404,
   PIPELINE_NOT_FOUND: 404,
   CONSENSUS_NOT_FOUND: 404,
+  /** A turn of a session that has no checkpoint (none taken, or pruned by retention). */
+  CHECKPOINT_NOT_FOUND: 404,
   KEY_NOT_FOUND: 404,
   FEATURE_DISABLED: 404,
   CONFLICT: 409,
@@ -52,6 +54,8 @@ export const ERROR_STATUS = {
   AGENT_UNAVAILABLE: 503,
   /** One more agent would not fit above the memory reserve (memoryReserveMb); Retry-After says when to try. */
   HOST_MEMORY_LOW: 503,
+  /** git could not take or restore a session folder's checkpoint (missing, or it refused). */
+  CHECKPOINT_UNAVAILABLE: 503,
   /** ag's state store (its SQLite database or state directory) has no space left: nothing was done. */
   STORAGE_FULL: 507,
   /** ag's state store cannot be written (I/O error, read-only, cannot open): nothing was done. */

@@ -5,6 +5,7 @@ import {
   AgentId,
   BudgetInput,
   Driver,
+  HibernateSetting,
   MemoryKeys,
   ModelName,
   StallThreshold,
@@ -31,6 +32,7 @@ const fields = {
   memoryKeys: Type.Optional(MemoryKeys),
   budget: Type.Optional(BudgetInput),
   handoff: Type.Optional(HandoffPolicy),
+  hibernate: Type.Optional(HibernateSetting),
 };
 
 const sessionId = Type.Optional(

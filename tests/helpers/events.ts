@@ -117,6 +117,8 @@ export const SAMPLE_PAYLOADS: { [N in EventName]: EventPayload<N> } = {
     agent: "codex",
     trigger: "manual",
   },
+  "session.hibernated": { afterMs: 1_800_000, idleMs: 1_800_412 },
+  "session.woke": { by: "prompt", wakeMs: 2_140 },
 };
 
 /** An event to publish: the sample payload of `name`, with the given fields (meta included). */

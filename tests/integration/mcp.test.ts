@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { AgentInfo } from "../../src/agents/index.ts";
 import { type BudgetService, createBudgetRepo, createBudgetService } from "../../src/budgets/index.ts";
+import { createCheckpoints } from "../../src/checkpoints/index.ts";
 import { createApiClient } from "../../src/cli/client.ts";
 import { DEFAULT_BUDGETS } from "../../src/config/schema.ts";
 import { StartConsensusInput } from "../../src/consensus/consensus.ts";
@@ -19,6 +20,7 @@ import { MAX_BODY_BYTES } from "../../src/server/app.ts";
 import { type HttpServer, listen } from "../../src/server/listen.ts";
 import { budgetRoutes } from "../../src/server/routes/budgets.ts";
 import { handoffRoutes } from "../../src/server/routes/handoff.ts";
+import { checkpointRoutes } from "../../src/server/routes/checkpoints.ts";
 import { pipelineRoutes } from "../../src/server/routes/pipelines.ts";
 import { swarmRoutes } from "../../src/server/routes/swarm.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
@@ -33,6 +35,7 @@ import {
 } from "../../src/sessions/session.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { openDatabase } from "../../src/store/db.ts";
 import { createSwarmService, type SwarmService } from "../../src/swarm/index.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { answer, type ScriptedReviews, scriptedReviews } from "../helpers/consensus.ts";
@@ -98,6 +101,15 @@ beforeAll(async () => {
     budgets?: BudgetService;
     handoffs?: HandoffService;
   } = {};
+  // Checkpoints in a database and state folder of their own, taken at each turn's end.
+  const checkpoints = createCheckpoints({
+    db: openDatabase(":memory:"),
+    stateDir: tempDir(),
+    settings: { enabled: true, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false },
+    tenantWorkdirs: {},
+    clock: systemClock,
+    logger: createLogger({ level: "silent", json: true }),
+  });
   app = testApp({
     bus,
     plugins: [
@@ -105,6 +117,10 @@ beforeAll(async () => {
       reviews.plugin,
       pipelineRoutes(deferred(() => late.pipelines!)),
       swarmRoutes(deferred(() => late.swarm!)),
+      checkpointRoutes(
+        deferred(() => app.sessions),
+        checkpoints.sessions,
+      ),
       budgetRoutes(
         deferred(() => late.budgets!),
         deferred(() => app.sessions),
@@ -112,6 +128,7 @@ beforeAll(async () => {
       handoffRoutes(deferred(() => late.handoffs!)),
     ],
   });
+  checkpoints.start(bus, (id) => app.repo.get(id));
   const quiet = createLogger({ level: "silent", json: true });
   late.budgets = createBudgetService({
     repo: createBudgetRepo(app.db),
@@ -192,7 +209,7 @@ const pasted = (paneId: string) =>
 
 /**
  * Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with
- * tool-named hints, and consensus review (CONTRACT §7).
+ * tool-named hints, consensus review (CONTRACT §7), and checkpoints (docs/checkpoints.md).
  */
 const TOOLS = [
   ...SPEC_TOOLS,
@@ -202,6 +219,9 @@ const TOOLS = [
   "get_consensus",
   "set_budget",
   "handoff_session",
+  "list_checkpoints",
+  "get_turn_diff",
+  "rewind_session",
 ];
 
 describe("what ag mcp offers", () => {
@@ -347,6 +367,11 @@ describe("each tool is one call of the REST API", () => {
       ["get_consensus", { consensusId: "c/1" }, "GET /v1/consensus/c%2F1"],
       ["list_agents", {}, "GET /v1/agents"],
       ["get_swarm", {}, "GET /v1/swarm"],
+      ["list_checkpoints", s, `GET ${at}/checkpoints`],
+      ["get_turn_diff", { ...s, turn: 2 }, `GET ${at}/checkpoints/2/diff`],
+      ["rewind_session", { ...s, turn: 1 }, `POST ${at}/rewind {"turn":1}`],
+      ["rewind_session", { ...s, turn: 0, what: "both" }, `POST ${at}/rewind {"turn":0,"what":"both"}`],
+      ["rewind_session", { ...s, undo: true }, `POST ${at}/rewind {"undo":true}`],
       [
         "state_set",
         { key: "team/x", value: "v", ttlSeconds: 5 },
@@ -751,6 +776,13 @@ describe("output schemas, annotations and structured results", () => {
     for (const name of ["get_session_summary", "get_session_latency", "get_session_health"])
       await checked(name, s);
     expect((await checked("list_sessions", { workDir })).sessions).toHaveLength(1);
+    await until(
+      async () => (await call("list_checkpoints", s)).structuredContent?.checkpoints?.[0]?.endedAt,
+      10_000,
+    );
+    expect((await checked("list_checkpoints", s)).checkpoints).toHaveLength(1);
+    await checked("get_turn_diff", { ...s, turn: 1 });
+    expect(await checked("rewind_session", { ...s, turn: 1 })).toMatchObject({ turn: 1, what: "code" });
     for (const name of ["server_health", "list_pipelines", "list_agents", "get_swarm"]) await checked(name);
 
     await checked("send_message", { ...s, text: "next" });

@@ -124,6 +124,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["sessions"],
   [
     "channels",
+    "checkpoints",
     "consensus",
     "health",
     "metrics",
@@ -135,7 +136,7 @@ const FLOORS: readonly (readonly string[])[] = [
     "budgets",
     "handoff",
   ],
-  ["mcp"],
+  ["mcp", "editor"],
   ["server"],
   ["init", "runtime.ts"],
   ["cli"],

@@ -11,6 +11,7 @@ import { consensusHref, go, sessionHref } from "../router.ts";
 import { CHANGES_USAGE, onEvent, onResync } from "../store.ts";
 import type { Session, SessionUsage } from "../types.ts";
 import { BudgetCard } from "./BudgetCard.tsx";
+import { Checkpoints } from "./Checkpoints.tsx";
 import { PendingCard } from "./PendingCard.tsx";
 import { Reviews } from "./Reviews.tsx";
 import { SendBox } from "./SendBox.tsx";
@@ -182,6 +183,7 @@ export function SessionView({ id }: { id: string }) {
         {!ended && DRIVER_TRAITS[s.driver].terminal && <Terminal sessionId={s.id} />}
         <Transcript feed={feed} />
       </div>
+      <Checkpoints sessionId={s.id} working={!ended && s.status !== "idle"} />
     </article>
   );
 }

@@ -9,6 +9,7 @@ import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
+import { conversationAt } from "./rewind.ts";
 import {
   classifyScreen,
   INPUT_BOX,
@@ -74,6 +75,7 @@ function claudeAdapter(
       format: claudeTranscriptFormat,
       find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
       createReader: createClaudeTranscriptReader,
+      conversationAt,
     },
     policy: {
       tool: (event, payload) => hookTool(event, payload, toolCategory),
