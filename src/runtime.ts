@@ -9,8 +9,10 @@ import { currentPrincipal } from "./auth/principal.ts";
 import { createSessionKeys } from "./auth/session-keys.ts";
 import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
+import { createBudgetRepo, createBudgetService, guardSessions } from "./budgets/index.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
+import { createCheckpoints } from "./checkpoints/index.ts";
 import { readChildEnv } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { createConsensusService } from "./consensus/index.ts";
@@ -18,6 +20,7 @@ import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts"
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
+import { createHandoffRepo, createHandoffService, linkHandoffs } from "./handoff/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
@@ -34,10 +37,13 @@ import { admissionRoutes } from "./server/routes/admission.ts";
 import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
+import { budgetRoutes } from "./server/routes/budgets.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
+import { checkpointRoutes } from "./server/routes/checkpoints.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
+import { handoffRoutes } from "./server/routes/handoff.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
@@ -60,6 +66,7 @@ import {
   type UntrackedAgents,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
+import { sessionUrl } from "./shared/dashboard-links.ts";
 import { AgError } from "./shared/errors.ts";
 import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
@@ -120,6 +127,7 @@ const AGENT_UP: ReadonlySet<string> = new Set([
   "status.question",
   "status.plan",
   "session.ended",
+  "session.woke",
 ]);
 
 export async function startRuntime({
@@ -259,6 +267,14 @@ export async function startRuntime({
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
     const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
     made.defer(() => void acp.closeAll());
+    const checkpoints = createCheckpoints({
+      db,
+      stateDir: config.stateDir,
+      settings: config.checkpoints,
+      tenantWorkdirs: config.tenantWorkdirs,
+      clock: systemClock,
+      logger,
+    });
     const domain = createSessions({
       repo,
       tmux: control,
@@ -279,6 +295,7 @@ export async function startRuntime({
       diagnostics,
       audit,
       recorder,
+      beforePrompt: checkpoints.beforePrompt,
       settings: {
         stateDir: config.stateDir,
         hookBaseUrl: () => hookBaseUrl,
@@ -287,7 +304,9 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        hibernateAfterMs: config.hibernateAfterMs,
         prices,
+        defaultPrice: config.budgets.defaultPrice,
         maxSessions: config.maxSessions,
         sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
@@ -295,7 +314,33 @@ export async function startRuntime({
     });
     // Stops following sessions before their ACP children go: their ends are ag's stop, not crashes.
     made.defer(() => domain.supervisor.stop());
-    const sessions = domain.service;
+    // Budgets see every turn's end and every prompt: every surface reaches the guarded service.
+    const budgets = createBudgetService({
+      repo: createBudgetRepo(db),
+      bus,
+      clock: systemClock,
+      logger,
+      settings: config.budgets,
+      sessions: domain.service,
+      link: (id) => sessionUrl(config.dashboardUrl, id),
+    });
+    made.defer(() => budgets.close());
+    const handoffRepo = createHandoffRepo(db);
+    const sessions = linkHandoffs(
+      guardSessions(domain.service, { budgets, templateBudget: (id) => templates.get(id).budget }),
+      { repo: handoffRepo, templatePolicy: (id) => templates.get(id).handoff },
+    );
+    const handoffs = createHandoffService({
+      repo: handoffRepo,
+      sessions,
+      bus,
+      clock: systemClock,
+      logger,
+      policy: config.handoff,
+      owners,
+    });
+    made.defer(() => handoffs.close());
+    made.defer(checkpoints.start(bus, (id) => repo.get(id)));
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -349,6 +394,7 @@ export async function startRuntime({
           verbose: config.chatVerbose,
           dashboardUrl: config.dashboardUrl,
           sessions,
+          budgets,
           db,
           logger,
           clock: systemClock,
@@ -392,6 +438,10 @@ export async function startRuntime({
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
     void adopting.then(() => reportUntracked(domain.untracked, logger, diagnostics));
+    // Sessions pruned at start (by the supervisor) take their checkpoints with them.
+    void adopting
+      .then(() => checkpoints.sweep((id) => repo.get(id) !== null))
+      .catch((error) => logger.warn("removing deleted sessions' checkpoints failed", error));
     void adopting
       .then(() => search.start({ importHistory: config.searchImportHistory }))
       .catch((error) => logger.warn("search: catching up with the transcripts failed", error));
@@ -459,7 +509,10 @@ export async function startRuntime({
         searchRoutes(search, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
+        checkpointRoutes(sessions, checkpoints.sessions),
         templateRoutes(templates),
+        budgetRoutes(budgets, sessions),
+        handoffRoutes(handoffs),
         diagnosticsRoutes(diagnostics),
         untrackedRoutes(domain.untracked),
         auditRoutes(audit),
@@ -489,6 +542,8 @@ export async function startRuntime({
             clock: systemClock,
             logger,
             prices,
+            defaultPrice: config.budgets.defaultPrice,
+            budgets: () => budgets.overview(),
             version: VERSION,
             startedAt,
           }),

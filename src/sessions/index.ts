@@ -33,7 +33,7 @@ export { isConfined, type Owner } from "./lineage.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";
-export { estimateCost, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
+export { estimateCost, type Price, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
 export { transcriptFileOf } from "./reading.ts";
 export {
   createSessionRepo,

@@ -110,6 +110,8 @@ export function testApp(
     memory?: Record<string, string>;
     memoryEnabled?: boolean;
     idleTimeoutMs?: number;
+    /** The server's hibernateAfterMs (docs/hibernation.md); 0, off, unless given. */
+    hibernateAfterMs?: number;
     /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
     supervise?: boolean;
     /** The adapter's trustWorkdir (default true, as in production). */
@@ -206,6 +208,7 @@ export function testApp(
       stallThresholdMs: 120_000,
       permissionTimeoutMs: 300_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 0,
+      hibernateAfterMs: options.hibernateAfterMs ?? 0,
       maxSessions: options.maxSessions ?? null,
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },

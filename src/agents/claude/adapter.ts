@@ -11,6 +11,7 @@ import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
+import { conversationAt } from "./rewind.ts";
 import {
   classifyScreen,
   INPUT_BOX,
@@ -80,6 +81,7 @@ function claudeAdapter(
         conversationFiles(join(claudeDataDir(env), "projects"), "*/*.jsonl", (path) =>
           basename(path, ".jsonl"),
         ),
+      conversationAt,
     },
     policy: {
       tool: (event, payload) => hookTool(event, payload, toolCategory),

@@ -227,6 +227,14 @@ export function sessionRoutes(sessions: SessionService) {
       response: Session,
       detail: { summary: "Press Escape in the session" },
     })
+    .post("/v1/sessions/:id/wake", ({ params }) => sessions.wake(params.id), {
+      params: IdParams,
+      response: Session,
+      detail: {
+        summary:
+          "Start a hibernated session's agent again on its conversation; answers once it has started (a running session as it is)",
+      },
+    })
     .delete("/v1/sessions/:id", ({ params }) => sessions.kill(params.id), {
       params: IdParams,
       response: Session,
