@@ -131,6 +131,8 @@ function fakeSessions(clockNow: () => number) {
       verified: null,
       permissionMode: "default",
       model: null,
+      hibernated: false,
+      hibernate: null,
       stallThresholdMs: 1000,
       parentId: null,
       tenantId,
