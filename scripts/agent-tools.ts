@@ -30,6 +30,7 @@ interface Manifest {
   devDependencies?: Record<string, string>;
   agentTools?: Record<string, string>;
   agentVersions?: Record<string, string[]>;
+  testTools?: Record<string, string>;
 }
 
 function manifest(packageJson = join(REPO, "package.json")): Manifest {
@@ -55,6 +56,15 @@ export function primaryPins(packageJson = join(REPO, "package.json")): Record<st
     if (version) pins[name] = version;
   }
   return pins;
+}
+
+/**
+ * Tools only the tests drive (the `acpx` ACP client of tests/e2e/ag-acp.test.ts), pinned in
+ * package.json's `testTools` and kept out of the lock as the agent CLIs outside it are: each in a
+ * prefix of its own, `.tools/<package-id>@<version>/`.
+ */
+export function testTools(packageJson = join(REPO, "package.json")): Record<string, string> {
+  return manifest(packageJson).testTools ?? {};
 }
 
 /** Agent package → its further pinned versions, from package.json's `agentVersions`. */
@@ -117,13 +127,18 @@ export function installTools(pins: Record<string, string>, dir = TOOLS_DIR): str
   return missing;
 }
 
-/** `agentTools` into `.tools/`, each `agentVersions` entry into its own prefix: what was installed. */
+/**
+ * `agentTools` into `.tools/`, each `agentVersions` and `testTools` entry into its own prefix:
+ * what was installed.
+ */
 export function installPins(packageJson = join(REPO, "package.json")): string[] {
   const installed = installTools(pinnedTools(packageJson));
   for (const [name, versions] of Object.entries(extraPins(packageJson))) {
     for (const version of versions)
       installed.push(...installTools({ [name]: version }, versionDir(name, version)));
   }
+  for (const [name, version] of Object.entries(testTools(packageJson)))
+    installed.push(...installTools({ [name]: version }, versionDir(name, version)));
   return installed;
 }
 

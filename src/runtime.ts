@@ -9,8 +9,10 @@ import { currentPrincipal } from "./auth/principal.ts";
 import { createSessionKeys } from "./auth/session-keys.ts";
 import { createSseTokenStore } from "./auth/sse-tokens.ts";
 import { createTenantPolicy } from "./auth/tenants.ts";
+import { createBudgetRepo, createBudgetService, guardSessions } from "./budgets/index.ts";
 import { createChatChannel } from "./channels/chat/index.ts";
 import { channelTargets, createChannelStore, createDispatcher } from "./channels/index.ts";
+import { createCheckpoints } from "./checkpoints/index.ts";
 import { readChildEnv } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { createConsensusService } from "./consensus/index.ts";
@@ -19,6 +21,7 @@ import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
 import { createFleet, type Fleet, outsideFleet } from "./fleet/index.ts";
+import { createHandoffRepo, createHandoffService, linkHandoffs } from "./handoff/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
 import { createMemoryService } from "./memory/index.ts";
@@ -26,6 +29,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
+import { createSearchService, createSearchStore } from "./search/index.ts";
 import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
@@ -34,17 +38,21 @@ import { admissionRoutes } from "./server/routes/admission.ts";
 import { agentRoutes } from "./server/routes/agents.ts";
 import { auditRoutes } from "./server/routes/audit.ts";
 import { authRoutes } from "./server/routes/auth.ts";
+import { budgetRoutes } from "./server/routes/budgets.ts";
 import { channelRoutes } from "./server/routes/channels.ts";
+import { checkpointRoutes } from "./server/routes/checkpoints.ts";
 import { consensusRoutes } from "./server/routes/consensus.ts";
 import { diagnosticsRoutes } from "./server/routes/diagnostics.ts";
 import { eventRoutes } from "./server/routes/events.ts";
 import { fleetRoutes } from "./server/routes/fleet.ts";
+import { handoffRoutes } from "./server/routes/handoff.ts";
 import { handshakeRoutes } from "./server/routes/handshake.ts";
 import { memoryRoutes } from "./server/routes/memory.ts";
 import { metricsRoutes } from "./server/routes/metrics.ts";
 import { pipelineRoutes } from "./server/routes/pipelines.ts";
 import { routerRoutes } from "./server/routes/router.ts";
 import { screenshotRoutes } from "./server/routes/screenshot.ts";
+import { searchRoutes } from "./server/routes/search.ts";
 import { swarmRoutes } from "./server/routes/swarm.ts";
 import { templateRoutes } from "./server/routes/templates.ts";
 import { terminalRoutes } from "./server/routes/terminal.ts";
@@ -63,6 +71,7 @@ import {
   type UntrackedAgents,
 } from "./sessions/index.ts";
 import { systemClock } from "./shared/clock.ts";
+import { sessionUrl } from "./shared/dashboard-links.ts";
 import { AgError } from "./shared/errors.ts";
 import { agentNotFound } from "./shared/install.ts";
 import type { Logger } from "./shared/log.ts";
@@ -73,7 +82,7 @@ import { ensureStateDir, openDatabase, stateDbPath } from "./store/db.ts";
 import { storageFault } from "./store/faults.ts";
 import { assertStateDirWritable, createStorageGuard } from "./store/guard.ts";
 import { acquireInstanceLock } from "./store/instance.ts";
-import { MEMORY_MIGRATIONS } from "./store/migrations.ts";
+import { MEMORY_MIGRATIONS, SEARCH_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
 import { tracingEnabled } from "./telemetry/index.ts";
 import { traceAgentTurns } from "./telemetry/turns.ts";
@@ -123,6 +132,7 @@ const AGENT_UP: ReadonlySet<string> = new Set([
   "status.question",
   "status.plan",
   "session.ended",
+  "session.woke",
 ]);
 
 export async function startRuntime({
@@ -263,6 +273,14 @@ export async function startRuntime({
     // Headless sessions: their agents are ag's children, ended with it (reopened at the next start).
     const acp = createAcpDriver({ baseEnv: childEnv, logger, diagnostics });
     made.defer(() => void acp.closeAll());
+    const checkpoints = createCheckpoints({
+      db,
+      stateDir: config.stateDir,
+      settings: config.checkpoints,
+      tenantWorkdirs: config.tenantWorkdirs,
+      clock: systemClock,
+      logger,
+    });
     const domain = createSessions({
       repo,
       tmux: control,
@@ -283,6 +301,7 @@ export async function startRuntime({
       diagnostics,
       audit,
       recorder,
+      beforePrompt: checkpoints.beforePrompt,
       settings: {
         stateDir: config.stateDir,
         hookBaseUrl: () => hookBaseUrl,
@@ -291,7 +310,9 @@ export async function startRuntime({
         stallThresholdMs: config.stallThresholdMs,
         permissionTimeoutMs: config.permissionTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
+        hibernateAfterMs: config.hibernateAfterMs,
         prices,
+        defaultPrice: config.budgets.defaultPrice,
         maxSessions: config.maxSessions,
         sessionKeys: { maxDepth: config.sessionKeyMaxDepth, maxChildren: config.sessionKeyMaxChildren },
         delivery: { ...DEFAULT_DELIVERY, readyTimeoutMs: Math.max(5_000, config.createWaitMs - 10_000) },
@@ -299,7 +320,33 @@ export async function startRuntime({
     });
     // Stops following sessions before their ACP children go: their ends are ag's stop, not crashes.
     made.defer(() => domain.supervisor.stop());
-    const sessions = domain.service;
+    // Budgets see every turn's end and every prompt: every surface reaches the guarded service.
+    const budgets = createBudgetService({
+      repo: createBudgetRepo(db),
+      bus,
+      clock: systemClock,
+      logger,
+      settings: config.budgets,
+      sessions: domain.service,
+      link: (id) => sessionUrl(config.dashboardUrl, id),
+    });
+    made.defer(() => budgets.close());
+    const handoffRepo = createHandoffRepo(db);
+    const sessions = linkHandoffs(
+      guardSessions(domain.service, { budgets, templateBudget: (id) => templates.get(id).budget }),
+      { repo: handoffRepo, templatePolicy: (id) => templates.get(id).handoff },
+    );
+    const handoffs = createHandoffService({
+      repo: handoffRepo,
+      sessions,
+      bus,
+      clock: systemClock,
+      logger,
+      policy: config.handoff,
+      owners,
+    });
+    made.defer(() => handoffs.close());
+    made.defer(checkpoints.start(bus, (id) => repo.get(id)));
     const templates = createTemplateService({ db, clock: systemClock, sessions });
     const pipelines = createPipelineService({
       db,
@@ -353,6 +400,7 @@ export async function startRuntime({
           verbose: config.chatVerbose,
           dashboardUrl: config.dashboardUrl,
           sessions,
+          budgets,
           db,
           logger,
           clock: systemClock,
@@ -369,6 +417,22 @@ export async function startRuntime({
       diagnostics,
     });
     made.defer(() => void dispatcher.close());
+    // Every turn searchable: the index (its own file, rebuilt from the transcripts) follows the bus.
+    const searchDb = made.adopt(
+      startupStep(config.stateDir, () => openDatabase(join(config.stateDir, "search.db"), SEARCH_MIGRATIONS)),
+      (open) => open.close(),
+    );
+    const search = createSearchService({
+      store: createSearchStore(searchDb),
+      repo,
+      agents,
+      owners,
+      bus,
+      logger,
+      host: hostname(),
+      visibleSessions: (owner) => sessions.list(undefined, owner).map((s) => s.id),
+    });
+    made.defer(() => search.stop());
     const { hooks, supervisor } = domain;
     memory.start();
     made.defer(() => memory.stop());
@@ -380,6 +444,13 @@ export async function startRuntime({
       logger.error(`tmux control client did not start: ${(error as Error).message}`);
     });
     void adopting.then(() => reportUntracked(domain.untracked, logger, diagnostics));
+    // Sessions pruned at start (by the supervisor) take their checkpoints with them.
+    void adopting
+      .then(() => checkpoints.sweep((id) => repo.get(id) !== null))
+      .catch((error) => logger.warn("removing deleted sessions' checkpoints failed", error));
+    void adopting
+      .then(() => search.start({ importHistory: config.searchImportHistory }))
+      .catch((error) => logger.warn("search: catching up with the transcripts failed", error));
     const screenshots = createScreenshotService({
       chromiumPath: config.chromiumPath,
       allowHosts: config.screenshotAllowHosts,
@@ -449,9 +520,13 @@ export async function startRuntime({
       plugins: [
         authRoutes({ keys: fleetKeys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
+        searchRoutes(search, sessions),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
+        checkpointRoutes(sessions, checkpoints.sessions),
         templateRoutes(templates),
+        budgetRoutes(budgets, sessions),
+        handoffRoutes(handoffs),
         diagnosticsRoutes(diagnostics),
         untrackedRoutes(domain.untracked),
         auditRoutes(audit),
@@ -482,6 +557,8 @@ export async function startRuntime({
             clock: systemClock,
             logger,
             prices,
+            defaultPrice: config.budgets.defaultPrice,
+            budgets: () => budgets.overview(),
             version: VERSION,
             startedAt,
           }),

@@ -6,6 +6,7 @@ export type Route =
   | { view: "session"; id: string }
   | { view: "consensus"; id: string }
   | { view: "new" }
+  | { view: "search"; query: string }
   | { view: "server"; page: ServerPage };
 
 export const SERVER_PAGES = ["metrics", "channels", "audit", "pipelines", "memory", "keys"] as const;
@@ -16,6 +17,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === "sessions" && parts[1]) return { view: "session", id: parts[1] };
   if (parts[0] === "consensus" && parts[1]) return { view: "consensus", id: parts[1] };
   if (parts[0] === "new") return { view: "new" };
+  if (parts[0] === "search") return { view: "search", query: parts[1] ?? "" };
   if (parts[0] === "server") {
     const page = SERVER_PAGES.find((p) => p === parts[1]) ?? "metrics";
     return { view: "server", page };
@@ -29,6 +31,8 @@ addEventListener("hashchange", () => {
 });
 
 export const sessionHref = (id: string) => `#/sessions/${encodeURIComponent(id)}`;
+/** The search page, with the words searched (docs/search.md). */
+export const searchHref = (query: string) => (query ? `#/search/${encodeURIComponent(query)}` : "#/search");
 /** A consensus review's page, as notifications link to it (src/shared/dashboard-links.ts). */
 export const consensusHref = (id: string) => `#/consensus/${encodeURIComponent(id)}`;
 export function go(href: string) {

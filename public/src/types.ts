@@ -14,6 +14,7 @@ export type { Health } from "../../src/health/service.ts";
 export type { MemoryEntry } from "../../src/memory/entry.ts";
 export type { MetricsReport } from "../../src/metrics/report.ts";
 export type { Pipeline } from "../../src/pipelines/pipeline.ts";
+export type { SearchHit, SearchResult } from "../../src/search/search.ts";
 export type { PendingPermission, Session, SessionStatus } from "../../src/sessions/session.ts";
 export type { TranscriptCursorPage, TranscriptMessage } from "../../src/transcript/cursor.ts";
 

@@ -3,6 +3,7 @@ import type { MessageEventName } from "../events/names.ts";
 import type { RunAs } from "../shared/run-as.ts";
 
 import type { TranscriptFormat } from "../transcript/cursor.ts";
+import type { HistoryConversation } from "./history.ts";
 import type { DriverName, PendingPermission, PermissionMode, PriceTable, TokenCounts } from "./vocabulary.ts";
 
 /**
@@ -126,8 +127,11 @@ export type AgentObservation =
   | { kind: "turn-failed"; error: string; rateLimited: boolean }
   /** The screen shows the spinner: the agent is working. */
   | { kind: "screen-working" }
-  /** The screen shows the input box and no spinner or dialog. */
-  | { kind: "screen-idle"; interrupted: boolean }
+  /**
+   * The screen shows the input box and no spinner or dialog. `home`: the agent's start screen, no
+   * conversation drawn yet (it cannot show a turn's end).
+   */
+  | { kind: "screen-idle"; interrupted: boolean; home?: boolean }
   /** The agent UI is still starting (no input box yet, no dialog). */
   | { kind: "starting" }
   /** The agent process ended: cleanly (status 0) or not. */
@@ -330,8 +334,13 @@ export interface AgentAdapter {
   /**
    * `workDir`: the session's (normalised) folder. A folder-trust dialog is answered by ag only
    * when it names that folder, never another one the agent may have been started in.
+   * `resuming`: launched to continue a conversation (resume, fork) and not shown ready yet: an
+   * agent that draws its input box before it has loaded the conversation is still starting.
    */
-  readScreen(text: string, options?: { paneDead?: boolean; workDir?: string }): ScreenReading;
+  readScreen(
+    text: string,
+    options?: { paneDead?: boolean; workDir?: string; resuming?: boolean },
+  ): ScreenReading;
   /** Whether what the agent recorded as submitted (hook, transcript) is this text as ag typed it. */
   isSubmission(typed: string, recorded: string): boolean;
   /**
@@ -350,6 +359,17 @@ export interface AgentAdapter {
     /** The session's transcript file, if it exists yet. */
     find(workDir: string, sessionId: string): Promise<string | null>;
     createReader(): TranscriptReader;
+    /**
+     * Every conversation the CLI keeps on this host, whoever started it: search's opt-in import
+     * of the user's own history (read only). Absent: ag cannot read this agent's own store.
+     */
+    history?(): Promise<HistoryConversation[]>;
+    /**
+     * A copy of the conversation at `path` as its first `turns` turns left it, written as the
+     * conversation `conversationId` (which a resume then continues): its path. Absent: the agent's
+     * conversation cannot be rewound to a turn (docs/agents.md).
+     */
+    conversationAt?(path: string, turns: number, conversationId: string): Promise<string>;
   };
   /** What ag needs to enforce a session's permission policy in the agent's pre-tool hook. */
   policy: {

@@ -45,6 +45,7 @@ export type { AgentProbe } from "./probe.ts";
 export { unverifiedWarning } from "./probe.ts";
 export type { AgentRegistry, HelpProbe, VersionProbe } from "./registry.ts";
 export { createAgentRegistry } from "./registry.ts";
+export { type TaskItem, taskListOf } from "./tasks.ts";
 
 /** The adapters as facts about their CLIs (names, packages), for `ag doctor` without a server. */
 export function agentAdapters(): readonly AgentAdapter[] {

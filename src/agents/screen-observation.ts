@@ -4,6 +4,8 @@ import type { AgentObservation } from "./agent.ts";
 interface ClassifiedScreen {
   state: string;
   interrupted?: boolean;
+  /** Idle on the agent's start screen, before any conversation. */
+  home?: boolean;
   /** An API error the idle screen shows (the turn ended on it). */
   apiError?: string | null;
   exitStatus?: number | null;
@@ -23,7 +25,11 @@ export function commonScreenObservation(
       if (screen.apiError) {
         return { kind: "turn-failed", error: screen.apiError, rateLimited: rateLimited(screen.apiError) };
       }
-      return { kind: "screen-idle", interrupted: screen.interrupted ?? false };
+      return {
+        kind: "screen-idle",
+        interrupted: screen.interrupted ?? false,
+        ...(screen.home ? { home: true } : {}),
+      };
     case "working":
       return { kind: "screen-working" };
     case "exited":

@@ -67,6 +67,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "A session's messages, a page at a time (page 1 = newest)",
     load: command(() => import("./commands/read.ts").then((m) => m.default)),
   },
+  search: {
+    group: "sessions",
+    description: "Search every conversation's turns; a hit is what read, open, resume and fork take",
+    load: command(() => import("./commands/search.ts").then((m) => m.default)),
+  },
   tail: {
     group: "sessions",
     description: "Follow what a session does, a line each, until Ctrl+C or its end",
@@ -102,10 +107,30 @@ const COMMANDS: Record<string, CommandEntry> = {
     description: "Bring an ended session's conversation back, under its own id",
     load: command(() => import("./commands/branch.ts").then((m) => m.resumeCommand)),
   },
+  diff: {
+    group: "sessions",
+    description: "A session's turns and what each changed in its folder; with a turn, its diff",
+    load: command(() => import("./commands/checkpoints.ts").then((m) => m.diffCommand)),
+  },
+  rewind: {
+    group: "sessions",
+    description: "Put a session's folder or conversation back as turn n left it (--undo: take it back)",
+    load: command(() => import("./commands/checkpoints.ts").then((m) => m.rewindCommand)),
+  },
   kill: {
     group: "sessions",
     description: "Kill a session (its agent window closes)",
     load: command(() => import("./commands/kill.ts").then((m) => m.default)),
+  },
+  budget: {
+    group: "sessions",
+    description: "Show, raise (--usd N), clear (--clear) or stop (--stop) a session's budget",
+    load: command(() => import("./commands/budget.ts").then((m) => m.default)),
+  },
+  handoff: {
+    group: "sessions",
+    description: "Hand a session's task to a new session of another agent (--agent) in the same folder",
+    load: command(() => import("./commands/handoff.ts").then((m) => m.default)),
   },
   fleet: {
     group: "server",
@@ -121,6 +146,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     group: "server",
     description: "Stop the running server; the agents keep running",
     load: command(() => import("./commands/stop.ts").then((m) => m.default)),
+  },
+  acp: {
+    group: "server",
+    description: "Serve the Agent Client Protocol (stdio) for editors: Zed, JetBrains, acpx",
+    load: command(() => import("./commands/acp.ts").then((m) => m.default)),
   },
   mcp: {
     group: "server",

@@ -50,6 +50,7 @@ export const SESSION_HEADERS = [
   "AGE",
   "TOKENS",
   "COST",
+  "BUDGET",
   "WORKDIR",
   "WAITS FOR",
 ] as const;
@@ -82,10 +83,26 @@ export function sessionRows(
       formatAge((now - Date.parse(s.createdAt)) / 1000),
       formatCount(tokens.input + tokens.output + tokens.cacheRead + tokens.cacheCreation),
       cost?.usd == null ? "-" : formatUsd(cost.usd),
+      budgetCell(s.budget ?? null),
       s.workDir,
       s.pendingPermission ? clip(pendingSummary(s.pendingPermission), 80) : "",
     ];
   });
+}
+
+/** "$0.40/$1.00", "paused $1.02/$1.00" when its budget is reached, "-" without a cap. */
+export function budgetCell(budget: Session["budget"] | null): string {
+  if (!budget) return "-";
+  const cap =
+    budget.usd === null
+      ? budget.tokens === null
+        ? "-"
+        : `${formatCount(budget.tokens)} tok`
+      : formatUsd(budget.usd);
+  const cell = `${formatUsd(budget.spentUsd)}/${cap}`;
+  if (budget.state === "reached")
+    return `paused ${budget.reachedBy === "session" ? cell : `(${budget.reachedBy})`}`;
+  return budget.usd === null && budget.tokens === null ? "-" : cell;
 }
 
 /**

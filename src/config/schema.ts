@@ -56,6 +56,72 @@ export const TenantWorkdir = Type.Object(
   { additionalProperties: false },
 );
 
+/** A price per million tokens (the shape of a `pricing` entry). */
+const PriceSetting = Type.Object(
+  {
+    input: Type.Number({ minimum: 0 }),
+    output: Type.Number({ minimum: 0 }),
+    cacheRead: Type.Optional(Type.Number({ minimum: 0 })),
+    cacheCreation: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+const Usd = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
+
+/** Budgets beyond a session's own (docs/budgets.md). */
+export const BudgetSettings = Type.Object(
+  {
+    warnAt: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.8 }),
+    interruptAtCap: Type.Boolean({ default: false }),
+    dayUsd: Type.Optional(Usd),
+    monthUsd: Type.Optional(Usd),
+    tenants: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object(
+          { dayUsd: Type.Optional(Usd), monthUsd: Type.Optional(Usd) },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    defaultPrice: Type.Optional(PriceSetting),
+  },
+  { additionalProperties: false },
+);
+export type BudgetSettings = Static<typeof BudgetSettings>;
+/** The priciest model of the built-in tables: an unknown model is never cheaper than a known one. */
+export const DEFAULT_UNKNOWN_PRICE = { input: 15, output: 75 } as const;
+export const DEFAULT_BUDGETS: BudgetSettings = {
+  warnAt: 0.8,
+  interruptAtCap: false,
+  dayUsd: null,
+  monthUsd: null,
+  tenants: {},
+  defaultPrice: { ...DEFAULT_UNKNOWN_PRICE },
+};
+
+export const HANDOFF_TRIGGERS = ["rate_limit", "usage_limit", "budget"] as const;
+export type HandoffTrigger = (typeof HANDOFF_TRIGGERS)[number];
+/** When a session hands its task to another agent by itself (config or template). */
+export const HandoffPolicy = Type.Object(
+  {
+    on: Type.Array(literalUnion(HANDOFF_TRIGGERS), { maxItems: 3 }),
+    to: Type.Array(Type.String({ pattern: "^[a-z][a-z0-9-]{0,31}$" }), {
+      maxItems: 8,
+      description: "agents to hand off to, the first that is not the session's own",
+    }),
+    afterMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 24 * 60 * 60 * 1000,
+        description: "how long a rate limit lasts first",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type HandoffPolicy = Static<typeof HandoffPolicy>;
+
 /** How an environment string becomes a value before the schema checks it. */
 /** `list`: comma-separated values, trimmed, empty items dropped. */
 export type EnvKind = "string" | "integer" | "number" | "boolean" | "json" | "webhooks" | "list";
@@ -198,6 +264,15 @@ export const SETTINGS = [
     schema: Milliseconds,
     default: 600_000,
     description: "An idle session past this ends as completed; 0 disables",
+  }),
+  setting({
+    key: "hibernateAfterMs",
+    env: "SVC_HIBERNATE_AFTER_MS",
+    envKind: "integer",
+    schema: Milliseconds,
+    default: 0,
+    description:
+      "An idle session's agent is ended past this (the session stays, idle and hibernated) and started again on its next prompt; 0 (default) turns it off, a session's or template's `hibernate` still applies (docs/hibernation.md)",
   }),
   setting({
     key: "stallThresholdMs",
@@ -579,6 +654,8 @@ export const SETTINGS = [
       "status.error",
       "status.permission_timeout",
       "consensus.completed",
+      "budget.reached",
+      "session.handoff",
     ],
     description: "Events sent by email (JSON array)",
   }),
@@ -629,10 +706,48 @@ export const SETTINGS = [
     description: "Most array elements and object members a request body may have (past it a 400)",
   }),
   setting({
+    key: "checkpoints",
+    schema: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        maxFileMb: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+        keepTurns: Type.Integer({ minimum: 0, default: 100 }),
+        keepDays: Type.Integer({ minimum: 0, default: 30 }),
+        keepWhenDeleted: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false },
+    ),
+    default: { enabled: true, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false },
+    description:
+      "A checkpoint of each session's folder at every turn (docs/checkpoints.md): {enabled, maxFileMb (larger files stay out), keepTurns, keepDays (0: no limit), keepWhenDeleted}",
+  }),
+  setting({
     key: "tenantWorkdirs",
     schema: Type.Record(Type.String(), TenantWorkdir),
     default: {},
     description: "Tenant id → {root, allowedPaths?, runAs?} (runAs: the OS user its agents run as)",
+  }),
+  setting({
+    key: "budgets",
+    schema: BudgetSettings,
+    default: DEFAULT_BUDGETS,
+    description:
+      "Budgets (docs/budgets.md): {warnAt, interruptAtCap, dayUsd, monthUsd, tenants: {id: {dayUsd?, monthUsd?}}, defaultPrice}",
+  }),
+  setting({
+    key: "handoff",
+    schema: HandoffPolicy,
+    default: { on: [], to: [], afterMs: 60_000 },
+    description:
+      "Automatic handoff (docs/budgets.md): {on: [rate_limit|usage_limit|budget], to: [agent…], afterMs}",
+  }),
+  setting({
+    key: "searchImportHistory",
+    env: "SVC_SEARCH_IMPORT_HISTORY",
+    envKind: "boolean",
+    schema: Type.Boolean(),
+    default: false,
+    description: "Index the agent CLIs' own history on this host (read only) at each start (docs/search.md)",
   }),
   setting({
     key: "fleet",
@@ -671,6 +786,7 @@ export interface Config {
   sessionKeyMaxChildren: number;
   memoryReserveMb: number;
   idleTimeoutMs: number;
+  hibernateAfterMs: number;
   stallThresholdMs: number;
   permissionTimeoutMs: number;
   permissionMode: PermissionMode;
@@ -722,6 +838,16 @@ export interface Config {
   maxBodyDepth: number;
   maxBodyMembers: number;
   tenantWorkdirs: Record<string, { root: string; allowedPaths?: string[]; runAs?: string }>;
+  searchImportHistory: boolean;
+  budgets: BudgetSettings;
+  handoff: HandoffPolicy;
+  checkpoints: {
+    enabled: boolean;
+    maxFileMb: number;
+    keepTurns: number;
+    keepDays: number;
+    keepWhenDeleted: boolean;
+  };
   fleet: { databaseUrl: string; hostName: string; leaseMs: number };
   /** Not a setting: the HOME ag runs with (its agents inherit it). */
   homeDir: string;

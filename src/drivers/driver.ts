@@ -1,3 +1,4 @@
+import type { AgentAdapter } from "../agents/agent.ts";
 import type { DriverName, PendingPermission } from "../agents/vocabulary.ts";
 import { AgError, type ErrorCode } from "../shared/errors.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
@@ -79,6 +80,11 @@ export interface SessionDriver {
   capture(record: DriverRecord): Promise<string>;
   /** Presses keys in the session's terminal (terminal only). */
   sendKeys(record: DriverRecord, keys: string[]): Promise<void>;
+  /**
+   * Whether this agent's conversation can be continued by a later launch of the session (`launch`
+   * with `resume` of its own conversation): what hibernation needs to end an idle agent.
+   */
+  resumes(agent: Pick<AgentAdapter, "capabilities" | "acp">): boolean;
 }
 
 /** Where a session's agent runs. */

@@ -121,6 +121,9 @@ export type StatusSource = (typeof STATUS_SOURCES)[number];
 /** Why a session ended (`session.ended`'s reason). */
 export const END_REASONS = ["normal", "failed", "killed", "idle_timeout"] as const;
 export type EndReason = (typeof END_REASONS)[number];
+/** What wakes a hibernated session (`session.woke`'s by). */
+export const WAKERS = ["prompt", "answer", "fork", "terminal", "api"] as const;
+export type Waker = (typeof WAKERS)[number];
 /** How a turn a prompt started ended. */
 export const TURN_ENDS = ["completed", "failed", "interrupted"] as const;
 export type TurnEnd = (typeof TURN_ENDS)[number];
@@ -159,6 +162,16 @@ const MESSAGE = {
   sidechain: Type.Boolean({ description: "written by a sub-agent" }),
 };
 
+/** A budget event's meta: which budget, its cap and spend, and the session's budget state now. */
+const BudgetMeta = Type.Object({
+  budget: Type.String({ description: "session, tenant:<id>:day|month, server:day|month" }),
+  usd: Type.Union([Type.Number(), Type.Null()], { description: "the cap, in US dollars (null: cleared)" }),
+  spentUsd: Type.Number({ description: "what was spent against it" }),
+  share: Type.Number({ description: "spent / cap (0 without a cap)" }),
+  state: oneOf(["ok", "warning", "reached"] as const, "the session's budget state now"),
+  url: Type.Optional(Type.String({ description: "the session's budget card in the console" })),
+});
+
 const statusWith = <T extends TProperties>(extra: T) => Type.Object({ ...STATUS, ...extra });
 const message = <T extends TProperties>(extra: T) => Type.Object({ ...MESSAGE, ...extra });
 
@@ -171,6 +184,14 @@ export const EVENT_PAYLOADS = {
   "session.killed": StatusMeta,
   "session.ended": statusWith({ reason: oneOf(END_REASONS, "why it ended") }),
   "session.turn_ended": statusWith({ reason: oneOf(TURN_ENDS, "how the turn ended") }),
+  "session.hibernated": Type.Object({
+    afterMs: Type.Integer({ description: "the idle time after which it hibernates (ms)" }),
+    idleMs: Type.Integer({ description: "how long it had been idle when its agent was ended (ms)" }),
+  }),
+  "session.woke": Type.Object({
+    by: oneOf(WAKERS, "what woke it"),
+    wakeMs: Type.Integer({ description: "from the wake-up asked to its agent started again (ms)" }),
+  }),
   "permission.requested": StatusMeta,
   "consensus.completed": Type.Object({
     consensusId: Type.String({ description: "the review (GET /v1/consensus/:id)" }),
@@ -226,6 +247,15 @@ export const EVENT_PAYLOADS = {
     }),
   }),
   "status.recovered": StatusMeta,
+  "budget.warning": BudgetMeta,
+  "budget.reached": BudgetMeta,
+  "budget.raised": BudgetMeta,
+  "session.handoff": Type.Object({
+    from: Type.String({ description: "the session that handed its task off" }),
+    to: Type.String({ description: "the new session, of another agent, in the same folder" }),
+    agent: Type.String({ description: "the new session's agent" }),
+    trigger: oneOf(["manual", "rate_limit", "usage_limit", "budget"] as const, "why it was handed off"),
+  }),
   "swarm.teammate_spawned": Type.Object({
     parentId: Type.String({ description: "the session that spawned the teammate" }),
   }),
@@ -292,6 +322,8 @@ export const NEEDS_HUMAN_EVENTS = [
   "status.error",
   "status.rate_limited",
   "status.dead",
+  "budget.warning",
+  "budget.reached",
 ] as const satisfies readonly EventName[];
 
 export function needsHuman(name: EventName): boolean {

@@ -1,12 +1,16 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { AgentInfo } from "../agents/index.ts";
+import { CheckpointDiff, CheckpointList, REWIND_WHATS, RewindResult } from "../checkpoints/checkpoint.ts";
 import { Consensus, StartConsensusInput } from "../consensus/consensus.ts";
+import { HandoffAnswer, HandoffBody } from "../handoff/handoff.ts";
 import { Health } from "../health/service.ts";
 import { MemoryDeleted, MemoryEntry, MemoryInput, MemoryKey } from "../memory/entry.ts";
 import { CreatePipelineInput, Pipeline } from "../pipelines/pipeline.ts";
+import { ContinuedSession, SearchContinueInput, SearchQuery, SearchResult } from "../search/index.ts";
 import {
   BatchCreated,
   BatchCreateInput,
+  BudgetInput,
   CreatedSession,
   CreateSessionInput,
   Delivery,
@@ -15,6 +19,7 @@ import {
   QuestionAnswerInput,
   SendInput,
   Session,
+  SessionBudget,
   SessionHealth,
   SessionLatency,
   SessionListQuery,
@@ -343,6 +348,48 @@ export const TOOLS: readonly ToolDefinition[] = [
     hints: READS,
   }),
   sessionTool({
+    name: "list_checkpoints",
+    title: "List a session's checkpoints",
+    description: "Per turn: its prompt, time, the files it changed in the session's folder and lines +/-",
+    method: "GET",
+    rest: "/checkpoints",
+    output: CheckpointList,
+    hints: READS,
+  }),
+  tool({
+    name: "get_turn_diff",
+    title: "Get a turn's diff",
+    description: "What one turn changed in the session's folder, as a unified diff",
+    input: sessionWith({ turn: Type.Integer({ minimum: 1, description: "the turn, from 1" }) }),
+    output: CheckpointDiff,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/sessions/:id/checkpoints/:turn/diff" },
+    call: (api, { sessionId, turn }) => api.get(path(sessionId, `/checkpoints/${turn}/diff`)),
+  }),
+  tool({
+    name: "rewind_session",
+    title: "Rewind a session",
+    description:
+      "Put the session's folder (code), its conversation (a new session forked at the turn) or both back as turn n left it (0: before the first); undo: true takes back the last code rewind. Refused while the agent works",
+    input: sessionWith({
+      turn: Type.Optional(
+        Type.Integer({ minimum: 0, description: "n: as turn n left it; 0: before the first" }),
+      ),
+      what: Type.Optional(
+        Type.Union(
+          REWIND_WHATS.map((w) => Type.Literal(w)),
+          { description: "code (default), conversation or both" },
+        ),
+      ),
+      undo: Type.Optional(Type.Literal(true, { description: "take back the last code rewind (no turn)" })),
+    }),
+    output: RewindResult,
+    hints: acts({ destructive: true, idempotent: false }),
+    rest: { method: "POST", path: "/v1/sessions/:id/rewind", note: "with `{turn, what}` or `{undo: true}`" },
+    call: (api, { sessionId, turn, what, undo }) =>
+      api.send("POST", path(sessionId, "/rewind"), undo ? { undo } : { turn, ...(what ? { what } : {}) }),
+  }),
+  sessionTool({
     name: "get_session_latency",
     title: "Get a session's latencies",
     description: "Delivery and state-detection latencies (recent samples)",
@@ -530,6 +577,50 @@ export const TOOLS: readonly ToolDefinition[] = [
     hints: acts({ destructive: true, idempotent: true }),
     rest: { method: "DELETE", path: "/v1/memory/:key" },
     call: (api, { key }) => api.send("DELETE", memoryPath(key)),
+  }),
+  tool({
+    name: "set_budget",
+    title: "Raise or clear a session's budget",
+    description:
+      "Set the session's budget in US dollars (null clears it); a session paused at its budget takes prompts again and gets the prompt it refused, once",
+    input: sessionWith({ usd: BudgetInput.properties.usd, tokens: BudgetInput.properties.tokens }),
+    output: SessionBudget,
+    hints: acts({ destructive: false, idempotent: true }),
+    rest: { method: "POST", path: "/v1/sessions/:id/budget", note: "with `{usd, tokens?}`" },
+    call: (api, { sessionId, ...budget }) => api.send("POST", path(sessionId, "/budget"), budget),
+  }),
+  tool({
+    name: "handoff_session",
+    title: "Hand the task to another agent",
+    description:
+      "Start a session of another agent in the same folder whose first prompt is a brief of this one (task, digest, last turns, files changed, what it waits on, your note); both sessions link each other",
+    input: sessionWith(HandoffBody.properties),
+    output: HandoffAnswer,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/sessions/:id/handoff", note: "with `{agent, driver?, note?}`" },
+    call: (api, { sessionId, ...body }) => api.send("POST", path(sessionId, "/handoff"), body),
+  }),
+  tool({
+    name: "search_sessions",
+    title: "Search every conversation",
+    description:
+      'Turns of every session (live, ended; an admin also sees the agents\' own imported history) matching q, best first, with redacted snippets. q: words (all must match), "a phrase", pre* (prefix), OR. Each hit names its session and message (get_transcript pages it); continue_from_hit picks it up',
+    input: Type.Omit(SearchQuery, ["limit"]),
+    output: SearchResult,
+    hints: READS,
+    rest: { method: "GET", path: "/v1/search", note: "the arguments as its query" },
+    call: (api, args) => api.get(`/v1/search${query(args as Record<string, string | undefined>)}`),
+  }),
+  tool({
+    name: "continue_from_hit",
+    title: "Pick up from a search hit",
+    description:
+      "Resume the hit's ended session (fork: a new session on a copy), or continue an external conversation as a new session of its agent (always a fork: the user's file is never written)",
+    input: SearchContinueInput,
+    output: ContinuedSession,
+    hints: ADDS,
+    rest: { method: "POST", path: "/v1/search/continue" },
+    call: (api, args) => api.send("POST", "/v1/search/continue", args),
   }),
 ];
 

@@ -86,7 +86,7 @@ export function toFamilies(
     },
     {
       name: "ag_unpriced_models",
-      help: "Models that used tokens but have no price: their tokens are not in the cost estimate",
+      help: "Models that used tokens but have no price of their own: priced by budgets.defaultPrice",
       type: "gauge",
       samples: [{ value: report.estimatedCost.unpriced.length }],
     },
@@ -117,6 +117,7 @@ export function toFamilies(
       type: "histogram",
       samples: [latency.detection],
     },
+    ...budgetFamilies(report.budgets),
     ...(report.tracing
       ? [
           {
@@ -130,5 +131,39 @@ export function toFamilies(
           },
         ]
       : []),
+  ];
+}
+
+const BUDGET_STATES = ["ok", "warning", "reached"] as const;
+
+/** Budgets (docs/budgets.md): caps and spend by budget, and sessions by budget state. */
+function budgetFamilies(budgets: MetricsReport["budgets"]): MetricFamily[] {
+  if (!budgets) return [];
+  const all = [
+    ...budgets.scopes,
+    ...budgets.sessions.map((s) => ({ budget: `session:${s.id}`, usd: s.usd, spentUsd: s.spentUsd })),
+  ];
+  return [
+    {
+      name: "ag_budget_spent_usd",
+      help: "What was spent against a budget (server and tenant: in its UTC day or month), US dollars",
+      type: "gauge",
+      samples: all.map((b) => ({ labels: { budget: b.budget }, value: b.spentUsd })),
+    },
+    {
+      name: "ag_budget_limit_usd",
+      help: "A budget's cap in US dollars (budgets without one are left out)",
+      type: "gauge",
+      samples: all.flatMap((b) => (b.usd === null ? [] : [{ labels: { budget: b.budget }, value: b.usd }])),
+    },
+    {
+      name: "ag_budget_sessions",
+      help: "Sessions ag counts spend of, by budget state (reached: paused)",
+      type: "gauge",
+      samples: BUDGET_STATES.map((state) => ({
+        labels: { state },
+        value: budgets.sessions.filter((s) => s.state === state).length,
+      })),
+    },
   ];
 }

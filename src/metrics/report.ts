@@ -69,5 +69,27 @@ export const MetricsReport = Type.Object({
     ],
     { description: "OpenTelemetry export since ag started; null when tracing is off" },
   ),
+  budgets: Type.Optional(
+    Type.Object(
+      {
+        scopes: Type.Array(
+          Type.Object({
+            budget: Type.String(),
+            usd: Type.Union([Type.Number(), Type.Null()]),
+            spentUsd: Type.Number(),
+          }),
+        ),
+        sessions: Type.Array(
+          Type.Object({
+            id: Type.String(),
+            usd: Type.Union([Type.Number(), Type.Null()]),
+            spentUsd: Type.Number(),
+            state: Type.String(),
+          }),
+        ),
+      },
+      { description: "server, tenant and session budgets (docs/budgets.md)" },
+    ),
+  ),
 });
 export type MetricsReport = Static<typeof MetricsReport>;

@@ -1,7 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { AgentProcess, SessionRepo } from "../sessions/index.ts";
-import { estimateCost, type PriceTable, sumTokens, transcriptOwner } from "../sessions/index.ts";
+import { estimateCost, type Price, type PriceTable, sumTokens, transcriptOwner } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
@@ -23,6 +23,10 @@ export interface MetricsServiceDeps {
   clock: Clock;
   logger: Logger;
   prices: PriceTable;
+  /** What a model with no price costs (budgets.defaultPrice): flagged in `unpriced`, never free. */
+  defaultPrice?: Price;
+  /** Budgets and their spend (the budgets domain); absent: no budget metrics. */
+  budgets?: () => NonNullable<MetricsReport["budgets"]>;
   version: string;
   /** Epoch ms. */
   startedAt: number;
@@ -74,7 +78,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
       sessions: { total: stats.total, active: stats.active, byState: stats.byStatus },
       tokens,
       tokensByModel,
-      estimatedCost: estimateCost(tokensByModel, deps.prices),
+      estimatedCost: estimateCost(tokensByModel, deps.prices, deps.defaultPrice),
       bySession: records.flatMap((r) => {
         const byModel = r.transcriptPath ? byTranscript[r.transcriptPath] : undefined;
         if (!byModel) return [];
@@ -82,7 +86,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
           {
             id: r.id,
             tokens: sumTokens(Object.values(byModel)),
-            estimatedCost: estimateCost(byModel, deps.prices),
+            estimatedCost: estimateCost(byModel, deps.prices, deps.defaultPrice),
           },
         ];
       }),
@@ -97,6 +101,7 @@ export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
         stateDetectionMs: recorder.detectionLatency.recent(),
       },
       tracing: tracingStats(),
+      ...(deps.budgets ? { budgets: deps.budgets() } : {}),
     };
   }
 

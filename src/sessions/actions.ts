@@ -41,6 +41,7 @@ export interface ActionDeps {
   lineage: Pick<Lineage, "liveDescendants">;
   /** Where the sessions ag ends with their creator are recorded. */
   audit?: Pick<AuditLog, "append">;
+  beforePrompt?: (session: SessionRecord, text: string) => Promise<void>;
 }
 
 /** What a client does to a running session: type, answer, interrupt, stop; and its policy. */
@@ -52,8 +53,9 @@ export function createSessionActions(deps: ActionDeps) {
   }
 
   function deliver(session: LiveSession, text: string): Promise<DeliveryResult> {
-    return session.typing(() =>
-      inSpan(
+    return session.typing(async () => {
+      await beforePrompt(session, text);
+      return inSpan(
         "session.deliver",
         { "ag.session.id": session.id, "ag.prompt.bytes": Buffer.byteLength(text) },
         (span) => {
@@ -67,8 +69,17 @@ export function createSessionActions(deps: ActionDeps) {
             return result;
           });
         },
-      ),
-    );
+      );
+    });
+  }
+
+  /** What must happen before a prompt goes in; a failure of it is logged, the prompt still goes. */
+  async function beforePrompt(session: LiveSession, text: string): Promise<void> {
+    try {
+      await deps.beforePrompt?.(session.record(), text);
+    } catch (error) {
+      deps.logger.warn(`session ${session.id}: before its prompt`, error);
+    }
   }
 
   /** One delivery, with what metrics and diagnostics record of it. */

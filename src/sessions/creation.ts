@@ -23,7 +23,7 @@ import type { LiveSessions } from "./live/registry.ts";
 import type { LiveSession } from "./live/session.ts";
 import type { Offspring } from "./offspring.ts";
 import { type SessionRecord, toSession } from "./repo.ts";
-import { type CreateSessionInput, isTerminal, type Session } from "./session.ts";
+import { type CreateSessionInput, isTerminal, type Session, storedHibernation } from "./session.ts";
 import { notStarted } from "./start-failure.ts";
 
 export interface CreateResult {
@@ -55,6 +55,16 @@ const NO_ROOM_HELD: AdmissionHold = { bind() {}, release() {} };
 
 /** At most this many sessions start at once in a batch (each agent costs ~200 MB and CPU). */
 const BATCH_CONCURRENCY = 3;
+
+/** A conversation of an agent CLI that no ag session holds, to continue as a new session. */
+export interface ConversationToFork {
+  agent: string;
+  workDir: string;
+  /** The agent CLI's own id of the conversation (its --resume argument). */
+  conversationId: string;
+  transcriptPath: string;
+  name?: string;
+}
 
 /** Sessions coming to be: created (or reused), in batches, forked, spawned, resumed. */
 export function createSessionCreation(
@@ -229,6 +239,7 @@ export function createSessionCreation(
     managedBy?: string | null;
     offerMcp?: boolean;
     parentId?: string | null;
+    hibernateAfterMs?: number | null;
   }): Promise<SessionRecord> {
     const id = randomUUID();
     const record = newRecord({
@@ -249,6 +260,7 @@ export function createSessionCreation(
       stallThresholdMs: input.stallThresholdMs ?? deps.settings.stallThresholdMs,
       tenantId: input.tenantId,
       parentId: input.parentId,
+      hibernateAfterMs: input.hibernateAfterMs,
       now: deps.clock.now(),
     });
     return { ...record, env: input.env ?? null };
@@ -290,7 +302,13 @@ export function createSessionCreation(
     if (existing) return result(live.running(existing.id), prompt, warnings, true, span);
     const session = await deps.offspring.within(owner, parentId, () =>
       withRoom(input.agent, options.waitAs ?? options.managedBy, async (room) => {
-        const fresh = await freshRecord({ ...input, tenantId, managedBy: options.managedBy, parentId });
+        const fresh = await freshRecord({
+          ...input,
+          hibernateAfterMs: storedHibernation(input.hibernate),
+          tenantId,
+          managedBy: options.managedBy,
+          parentId,
+        });
         deps.repo.insert(fresh);
         room.bind(fresh.id);
         span.setAttribute("ag.session.id", fresh.id);
@@ -301,9 +319,20 @@ export function createSessionCreation(
     return result(session, prompt, warnings, false, span);
   }
 
-  async function forkNow(id: string, owner?: Owner): Promise<CreateResult> {
+  /**
+   * A new session continuing `id`'s conversation: all of it, or (`turns` given) a copy of it as
+   * its first `turns` turns left it, which the new session resumes as its own conversation.
+   */
+  async function forkNow(id: string, owner?: Owner, turns?: number): Promise<CreateResult> {
     const parent = record(id);
     const transcriptPath = await conversationOf(parent, "fork");
+    const agent = deps.agents.get(parent.agent, parent.agentVersion);
+    const cut = agent.transcript.conversationAt;
+    if (turns !== undefined && !cut)
+      throw new AgError(
+        "UNSUPPORTED_BY_AGENT",
+        `${agent.displayName} cannot rewind a conversation to a turn`,
+      );
     // Forked with a session key: a child of the key's session (within its bounds, as the forked
     // session is); otherwise nobody's.
     const parentId = creatorOf(owner);
@@ -316,12 +345,49 @@ export function createSessionCreation(
           managedBy: null,
           parentId,
         });
+        // Cut before the record exists: a conversation with fewer turns refuses with nothing made.
+        const copy = turns === undefined || !cut ? null : await cut(transcriptPath, turns, fresh.id);
         deps.repo.insert({ ...fresh, permissions: parent.permissions });
+        room.bind(fresh.id);
+        const resume = copy
+          ? { conversationId: fresh.id, fork: false, transcriptPath: copy }
+          : { conversationId: parent.id, fork: true, transcriptPath };
+        const launched = await launchSession(launcher, {
+          record: record(fresh.id),
+          resume,
+          origin: { forkedFrom: parent.id },
+          warnings,
+        });
+        // The copy's turns are history: they must not replay as new prompts.
+        if (copy) await launched.attachTranscript(copy, true);
+        return launched;
+      }),
+    );
+    return result(session, undefined, warnings, false);
+  }
+
+  /**
+   * A new session of `from.agent` in `from.workDir` continuing a conversation ag did not start
+   * (the agent CLI's own history, found by search), as a fork: the agent writes a conversation of
+   * its own, and the user's file is never written (docs/search.md).
+   */
+  async function forkConversationNow(from: ConversationToFork, owner?: Owner): Promise<CreateResult> {
+    const agent = deps.agents.get(from.agent);
+    if (!agent.capabilities.includes("fork"))
+      throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot fork a conversation`);
+    const tenantId = tenantOf(owner);
+    deps.tenants?.check(tenantId, from.workDir);
+    const input = agentFor({ agent: from.agent, workDir: validateWorkDir(from.workDir) });
+    const parentId = creatorOf(owner);
+    const warnings: string[] = [];
+    const session = await deps.offspring.within(owner, parentId, () =>
+      withRoom(agent.name, undefined, async (room) => {
+        const fresh = await freshRecord({ ...input, name: from.name, tenantId, managedBy: null, parentId });
+        deps.repo.insert(fresh);
         room.bind(fresh.id);
         return launchSession(launcher, {
           record: record(fresh.id),
-          resume: { conversationId: parent.id, fork: true, transcriptPath },
-          origin: { forkedFrom: parent.id },
+          resume: { conversationId: from.conversationId, fork: true, transcriptPath: from.transcriptPath },
           warnings,
         });
       }),
@@ -422,6 +488,19 @@ export function createSessionCreation(
     fork(id: string, owner?: Owner): Promise<CreateResult> {
       return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
         forkNow(id, owner),
+      );
+    },
+
+    /** A fork whose conversation is `id`'s as its first `turns` turns left it (a rewind). */
+    forkAt(id: string, turns: number, owner?: Owner): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "fork", "ag.session.parent_id": id }, () =>
+        forkNow(id, owner, turns),
+      );
+    },
+
+    forkConversation(from: ConversationToFork, owner?: Owner): Promise<CreateResult> {
+      return inSpan("session.create", { "ag.session.origin": "fork" }, () =>
+        forkConversationNow(from, owner),
       );
     },
 

@@ -17,8 +17,9 @@ import type { RunAs, TenantUsers } from "../shared/run-as.ts";
 import type { AgentProcess } from "./insight.ts";
 import type { StatsRecorder } from "./live/stats.ts";
 import type { OffspringLimits } from "./offspring.ts";
-import type { PriceTable } from "./pricing.ts";
-import type { SessionRepo } from "./repo.ts";
+import type { Price, PriceTable } from "./pricing.ts";
+import type { SessionRecord, SessionRepo } from "./repo.ts";
+import type { HibernateSetting } from "./session.ts";
 
 type AgentProcessUsage = Static<typeof AgentProcess>;
 
@@ -49,6 +50,8 @@ export interface SessionDefaults {
   /** Approve everything: the agent runs with bypassPermissions unless a permissionMode is given. */
   autoApprove?: boolean;
   memoryKeys?: string[];
+  /** Its sessions' own hibernation setting (docs/hibernation.md). */
+  hibernate?: HibernateSetting;
 }
 
 export type { McpAccess };
@@ -100,6 +103,11 @@ export interface SessionServiceDeps {
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, AgentProcessUsage>>;
   /** Server-wide delivery and detection totals that outlive each session (the metrics domain). */
   recorder?: StatsRecorder;
+  /**
+   * Awaited before each prompt ag delivers (the checkpoints domain takes the folder as the turn
+   * finds it); its failure is logged and never stops the prompt.
+   */
+  beforePrompt?: (session: SessionRecord, text: string) => Promise<void>;
   settings: {
     stateDir: string;
     hookBaseUrl: () => string;
@@ -108,12 +116,16 @@ export interface SessionServiceDeps {
     permissionTimeoutMs: number;
     /** An idle session past this ends as completed (reason idle_timeout); 0 disables. */
     idleTimeoutMs?: number;
+    /** An idle session's agent is ended past this, the session kept (docs/hibernation.md); 0: off. */
+    hibernateAfterMs?: number;
     maxSessions: number | null;
     /** How far a session's own key may create sessions; the config's defaults when absent. */
     sessionKeys?: OffspringLimits;
     delivery?: DeliveryOptions;
     /** Price table for cost estimates (DEFAULT_PRICES merged with the config's). */
     prices?: PriceTable;
+    /** What a model with no price costs (budgets.defaultPrice): flagged, never free. */
+    defaultPrice?: Price;
     /**
      * The environment every agent starts from (shared/environment.ts `declaredEnvironment`); a
      * session's own variables go over it. Absent: a terminal agent gets its session's variables

@@ -7,7 +7,7 @@ export { assertTerminal, transcriptOwner, transcriptSource } from "../drivers/dr
 export type { Observation, ObservationSource } from "../drivers/observation.ts";
 export { DEFAULT_DELIVERY, type DeliveryOptions, type DeliveryResult } from "../drivers/tmux/delivery.ts";
 export { normalizeText, type SendResult } from "./actions.ts";
-export type { BatchResult, CreateOptions, CreateResult } from "./creation.ts";
+export type { BatchResult, ConversationToFork, CreateOptions, CreateResult } from "./creation.ts";
 export type {
   AdmissionHold,
   MemoryReader,
@@ -33,7 +33,8 @@ export { createLineage, isConfined, type Owner } from "./lineage.ts";
 export type { LiveSessions } from "./live/registry.ts";
 export type { LiveSession } from "./live/session.ts";
 export { pushSample, type StatsRecorder } from "./live/stats.ts";
-export { estimateCost, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
+export { estimateCost, type Price, type PriceTable, sumTokens, type Tokens } from "./pricing.ts";
+export { transcriptFileOf } from "./reading.ts";
 export {
   createSessionRepo,
   type SessionPatch,

@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { AgentPlace, SessionDrivers } from "../drivers/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { LiveSessions } from "./live/registry.ts";
-import { estimateCost, type PriceTable } from "./pricing.ts";
+import { estimateCost, type Price, type PriceTable } from "./pricing.ts";
 import type { SessionReading } from "./reading.ts";
 import type { SessionRecord } from "./repo.ts";
 import { isTerminal, SessionStatus } from "./session.ts";
@@ -65,7 +65,10 @@ export const SessionMetrics = Type.Object({
   tokens: SessionSummary.properties.tokens,
   estimatedCost: Type.Object({
     usd: Type.Number({ description: "estimate from the price table (pricing in config)" }),
-    unpriced: Type.Array(Type.String(), { description: "models with no price: not in usd" }),
+    unpriced: Type.Array(Type.String(), {
+      description:
+        "models with no price of their own: priced by budgets.defaultPrice when set, else not in usd",
+    }),
   }),
   turns: Type.Integer(),
   toolCalls: Type.Integer(),
@@ -99,6 +102,8 @@ export function createSessionInsight(deps: {
   drivers: Pick<SessionDrivers, "of" | "all">;
   clock: Clock;
   prices: PriceTable;
+  /** What a model with no price costs (budgets.defaultPrice); absent: not counted. */
+  defaultPrice?: Price;
   /** Process trees by root pid (the host domain); absent: no process figures. */
   processes?: (roots: ReadonlyMap<string, number>) => Promise<Map<string, Static<typeof AgentProcess>>>;
 }) {
@@ -172,7 +177,7 @@ export function createSessionInsight(deps: {
     return {
       id,
       tokens,
-      estimatedCost: estimateCost(tokensByModel, deps.prices),
+      estimatedCost: estimateCost(tokensByModel, deps.prices, deps.defaultPrice),
       turns: s.turns,
       toolCalls: s.toolCalls,
       deliveries: live?.stats.deliveries ?? { sent: 0, delivered: 0, failed: 0, attempts: 0 },

@@ -21,6 +21,11 @@ export interface LaunchSpec {
   splitOf?: string;
   /** What `session.created` says about where the session came from. */
   origin?: Omit<SessionLaunch, "permissionMode" | "agentCommand">;
+  /**
+   * A hibernated session's agent started again: the session never left (no `session.created`;
+   * hibernation announces `session.woke`), and it stays idle while its agent comes up.
+   */
+  wake?: true;
   warnings: string[];
 }
 
@@ -43,7 +48,7 @@ export interface LauncherDeps {
 export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Promise<LiveSession> {
   const spec = { ...given, record: await withAgentVersion(deps, given.record) };
   const rec = spec.record;
-  const session = deps.live.follow(rec, "launch");
+  const session = deps.live.follow(rec, spec.resume ? "resume" : "launch");
   /** A launch that fails is an observation: a new session ends crashed, a resumed one stays ended. */
   const failed: LaunchFailure = (error, code, what) => {
     const message = (error as Error).message;
@@ -72,7 +77,8 @@ export async function launchSession(deps: LauncherDeps, given: LaunchSpec): Prom
   await driver.launch(session, { ...spec, record: { ...rec, workDir } }, failed);
   const launched = session.record();
   const detail = `session ${launched.name} created`;
-  session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");
+  if (!spec.wake)
+    session.observe({ kind: "launched", detail, origin: launchMeta(launched, spec.origin) }, "ag");
   driver.launched(session);
   return session;
 }

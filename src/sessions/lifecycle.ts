@@ -71,6 +71,7 @@ export function newRecord(input: {
   baseCommit?: string | null;
   managedBy?: string | null;
   offerMcp?: boolean;
+  hibernateAfterMs?: number | null;
   now: number;
 }): SessionRecord {
   const at = new Date(input.now).toISOString();
@@ -104,6 +105,8 @@ export function newRecord(input: {
     baseCommit: input.baseCommit ?? null,
     managedBy: input.managedBy ?? null,
     offerMcp: input.offerMcp === true,
+    hibernatedAt: null,
+    hibernateAfterMs: input.hibernateAfterMs ?? null,
   };
 }
 
@@ -141,6 +144,7 @@ export function resolveCreateInput(
     agentCommand: fields.agentCommand ?? base.agentCommand,
     env,
     stallThresholdMs: fields.stallThresholdMs ?? base.stallThresholdMs,
+    hibernate: fields.hibernate ?? base.hibernate,
   });
 }
 

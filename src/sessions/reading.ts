@@ -3,7 +3,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import { transcriptOwner, transcriptSource } from "../drivers/driver.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
-import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
+import type { CursorQuery, TranscriptCursorPage, TranscriptFormat } from "../transcript/cursor.ts";
 import { createTranscriptFollower, type TranscriptFollower } from "./live/follower.ts";
 import type { LiveSessions } from "./live/registry.ts";
 import type { SessionRecord } from "./repo.ts";
@@ -13,6 +13,21 @@ import type { ReadResult } from "./session.ts";
 const READ_SETTLE_MS = 3_000;
 
 const EMPTY_PAGE: TranscriptCursorPage = { messages: [], has_more: false, oldest_id: 0, newest_id: 0 };
+
+/**
+ * A session's transcript file as the cursor reads it: where it is (recorded, or found by the
+ * agent), its format (the agent's, or ag's own for a headless session) and the uid that must own
+ * it. Null while the agent has written none.
+ */
+export async function transcriptFileOf(
+  rec: SessionRecord,
+  agents: Pick<AgentRegistry, "get">,
+  owners?: TenantUsers,
+): Promise<{ path: string; format: TranscriptFormat; owner?: number } | null> {
+  const agent = transcriptSource(rec, agents.get(rec.agent, rec.agentVersion));
+  const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, rec.id));
+  return path ? { path, format: agent.transcript.format, owner: transcriptOwner(rec, owners) } : null;
+}
 
 /** Reading a session's conversation: `/read` and the transcript cursor, live or ended. */
 export type SessionReading = ReturnType<typeof createSessionReading>;
@@ -37,11 +52,12 @@ export function createSessionReading(deps: {
       }
       return session.transcript;
     }
-    const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, id));
-    if (!path) return null;
+    const file = await transcriptFileOf(rec, deps.agents, deps.owners);
+    if (!file) return null;
+    const { path } = file;
     const follower = createTranscriptFollower({
       agent,
-      owner: transcriptOwner(rec, deps.owners),
+      owner: file.owner,
       logger: deps.logger,
       onLine: () => {},
     });

@@ -3,6 +3,8 @@ import type { DriverName } from "../agents/agent.ts";
 import type { PermissionMode } from "../config/schema.ts";
 import { fromColumns } from "../shared/rows.ts";
 import {
+  hibernateSetting,
+  isTerminal,
   LIVE_STATES,
   type PendingPermission,
   type PermissionPolicy,
@@ -13,8 +15,11 @@ import {
   type SessionStatus,
 } from "./session.ts";
 
-/** A session as stored: the public Session plus what only ag may see. */
-export interface SessionRecord extends Session {
+/**
+ * A session as stored: the public Session plus what only ag may see (`hibernated` and `hibernate`
+ * are shown from hibernatedAt and hibernateAfterMs).
+ */
+export interface SessionRecord extends Omit<Session, "hibernated" | "hibernate"> {
   windowId: string | null;
   paneId: string | null;
   hookSecret: string;
@@ -25,6 +30,10 @@ export interface SessionRecord extends Session {
   env?: Record<string, string> | null;
   /** A headless agent is offered ag's own MCP server (`offerMcp` on create). */
   offerMcp?: boolean;
+  /** When its agent was ended by hibernation (the session idle, listed); null while it runs. */
+  hibernatedAt?: string | null;
+  /** Its own hibernation setting: null, the server's; 0, never (`hibernate: false`); else ms. */
+  hibernateAfterMs?: number | null;
 }
 
 /** What may change about a session besides its state. */
@@ -40,6 +49,7 @@ export type SessionPatch = Partial<
     | "hookSecret"
     | "agentVersion"
     | "verified"
+    | "hibernatedAt"
   >
 >;
 
@@ -91,6 +101,8 @@ interface SessionRow {
   driver: string;
   agent_version: string | null;
   agent_verified: number | null;
+  hibernated_at: string | null;
+  hibernate_after_ms: number | null;
 }
 
 export interface SessionRepo {
@@ -129,6 +141,7 @@ const COLUMNS: Record<keyof Columns, (p: Columns) => Record<string, unknown>> = 
   endReason: (p) => ({ end_reason: p.endReason }),
   hookSecret: (p) => ({ hook_secret: p.hookSecret }),
   agentVersion: (p) => ({ agent_version: p.agentVersion }),
+  hibernatedAt: (p) => ({ hibernated_at: p.hibernatedAt ?? null }),
   verified: (p) => ({
     agent_verified: p.verified === null || p.verified === undefined ? null : Number(p.verified),
   }),
@@ -145,11 +158,12 @@ export function createSessionRepo(db: Database): SessionRepo {
     INSERT INTO sessions (id, name, work_dir, status, created_at, updated_at, last_activity_at, agent_command,
       permission_mode, stall_threshold_ms, parent_id, tenant_id, token_input, token_output, token_cache_read,
       token_cache_creation, pending_permission, window_id, pane_id, hook_secret, transcript_path, ended_at, end_reason,
-      env, base_commit, managed_by, agent, driver, offer_mcp, agent_version, agent_verified, model)
+      env, base_commit, managed_by, agent, driver, offer_mcp, agent_version, agent_verified, model,
+      hibernate_after_ms)
     VALUES ($id, $name, $workDir, $status, $createdAt, $updatedAt, $lastActivityAt, $agentCommand,
       $permissionMode, $stallThresholdMs, $parentId, $tenantId, $input, $output, $cacheRead, $cacheCreation,
       $pendingPermission, $windowId, $paneId, $hookSecret, $transcriptPath, $endedAt, $endReason, $env, $baseCommit, $managedBy, $agent, $driver, $offerMcp,
-      $agentVersion, $verified, $model)`);
+      $agentVersion, $verified, $model, $hibernateAfterMs)`);
   const byId = db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?");
   const list = db.query<SessionRow, { status: string | null; live: number; workDir: string | null }>(`
     SELECT * FROM sessions
@@ -217,6 +231,7 @@ export function createSessionRepo(db: Database): SessionRepo {
         agentVersion: s.agentVersion,
         verified: s.verified === null ? null : Number(s.verified),
         model: s.model,
+        hibernateAfterMs: s.hibernateAfterMs ?? null,
       });
       if (s.permissions) write(s.id, { permissions: s.permissions });
     },
@@ -280,6 +295,8 @@ export function toSession(record: SessionRecord): Session {
     permissions: record.permissions,
     baseCommit: record.baseCommit,
     managedBy: record.managedBy,
+    hibernated: Boolean(record.hibernatedAt) && !isTerminal(record.status),
+    hibernate: hibernateSetting(record.hibernateAfterMs ?? null),
     endedAt: record.endedAt,
     endReason: record.endReason,
   };
@@ -308,6 +325,8 @@ const PLAIN_COLUMNS = [
   "end_reason",
   "base_commit",
   "managed_by",
+  "hibernated_at",
+  "hibernate_after_ms",
 ] as const satisfies readonly (keyof SessionRow)[];
 
 function toRecord(row: SessionRow): SessionRecord {

@@ -1,17 +1,20 @@
 import type { Static } from "@sinclair/typebox";
 import { SESSION_KEY_LIMITS } from "../config/schema.ts";
 import { assertTerminal, type SessionDrivers } from "../drivers/index.ts";
+import type { Waker } from "../events/names.ts";
 import { AgError, isAgError } from "../shared/errors.ts";
 import type { CursorQuery, TranscriptCursorPage } from "../transcript/cursor.ts";
 import { createSessionActions, type SendResult } from "./actions.ts";
 import {
   type BatchResult,
+  type ConversationToFork,
   type CreateOptions,
   type CreateResult,
   createSessionCreation,
 } from "./creation.ts";
 import type { SessionServiceDeps } from "./deps.ts";
 import type { Exits } from "./exits.ts";
+import type { Hibernation } from "./hibernation/hibernation.ts";
 import {
   type AgentProcess,
   createSessionInsight,
@@ -63,6 +66,10 @@ export interface SessionService {
    * (asked with a session key: a child of the key's session, within its bounds).
    */
   fork(id: string, owner?: Owner): Promise<CreateResult>;
+  /** A fork with the conversation as its first `turns` turns left it (UNSUPPORTED_BY_AGENT where it cannot). */
+  forkAt(id: string, turns: number, owner?: Owner): Promise<CreateResult>;
+  /** A new session continuing a conversation ag did not start (search's external history), as a fork. */
+  forkConversation(from: ConversationToFork, owner?: Owner): Promise<CreateResult>;
   /** A child session in a new pane of this one's window, same workDir and permission mode. */
   spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult>;
   /** Relaunches an ended session's conversation in a new window (same session id). */
@@ -92,6 +99,13 @@ export interface SessionService {
   agentPid(id: string): Promise<number | null>;
   setPolicy(id: string, policy: Omit<PermissionPolicy, "profile">, owner?: Owner): PermissionPolicy;
   setProfile(id: string, profile: PermissionProfile, owner?: Owner): PermissionPolicy;
+  /**
+   * Starts a hibernated session's agent again on its conversation (docs/hibernation.md) and
+   * returns the session once its agent has started; a running session is returned as it is.
+   */
+  wake(id: string, by?: Waker): Promise<Session>;
+  /** A live terminal watches the session: it is not hibernated until the returned release. */
+  hold(id: string): () => void;
 }
 
 /** The parts of the sessions domain the service drives (put together in setup.ts). */
@@ -100,10 +114,19 @@ export interface SessionParts {
   drivers: SessionDrivers;
   /** Agents on their way out (a resume waits for them). */
   exits: Exits;
+  /** Idle sessions' agents ended, and started again when they are needed. */
+  hibernation: Hibernation;
 }
 
 export function createSessionService(deps: SessionServiceDeps, parts: SessionParts): SessionService {
-  const { live, drivers, exits } = parts;
+  const { live, drivers, exits, hibernation } = parts;
+  /** What wakes a hibernated session does so before it acts (nothing to wake: it acts at once). */
+  const awake =
+    <A extends unknown[], R>(by: Waker, act: (id: string, ...rest: A) => Promise<R>) =>
+    async (id: string, ...rest: A): Promise<R> => {
+      await hibernation.awake(id, by);
+      return act(id, ...rest);
+    };
   const record = (id: string): SessionRecord => {
     const found = deps.repo.get(id);
     if (!found) throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
@@ -139,6 +162,7 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     drivers,
     clock: deps.clock,
     prices: deps.settings.prices ?? deps.agents.prices(),
+    defaultPrice: deps.settings.defaultPrice,
     processes: deps.processes,
   });
   const offspring = createOffspring({
@@ -158,6 +182,8 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     offspring,
   });
   const { visibleTo } = lineage;
+  const answerAwake = awake("answer", actions.answer);
+  const questionAwake = awake("answer", actions.answerQuestion);
 
   const service: SessionService = {
     list: (query, owner) => deps.repo.list(query).filter(visibleTo(owner)).map(toSession),
@@ -189,19 +215,21 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
 
     create: creation.create,
     createBatch: creation.createBatch,
-    fork: creation.fork,
-    spawn: creation.spawn,
+    fork: awake("fork", creation.fork),
+    forkAt: creation.forkAt,
+    forkConversation: creation.forkConversation,
+    spawn: awake("fork", creation.spawn),
     resume: creation.resume,
-    send: actions.send,
+    send: awake("prompt", actions.send),
     answer(id, approve, permissionId, owner) {
       if (approve) offspring.assertDecides(owner, "approve a permission");
-      return actions.answer(id, approve, permissionId);
+      return answerAwake(id, approve, permissionId);
     },
     answerQuestion(id, answer, permissionId, owner) {
       // A question's answer is the agent's to get; a permission's options are a decision.
       const pending = deps.repo.get(id)?.pendingPermission;
       if (pending && pending.kind !== "question") offspring.assertDecides(owner, "answer a permission");
-      return actions.answerQuestion(id, answer, permissionId);
+      return questionAwake(id, answer, permissionId);
     },
     interrupt: actions.interrupt,
     escape: actions.escape,
@@ -230,6 +258,12 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
     agentProcesses: (owner) => insight.agentProcesses(deps.repo.live().filter(visibleTo(owner))),
     agentPid: insight.agentPid,
     cursor: reading.cursor,
+    async wake(id, by = "api") {
+      record(id);
+      await hibernation.awake(id, by);
+      return toSession(record(id));
+    },
+    hold: hibernation.hold,
   };
   return service;
 }

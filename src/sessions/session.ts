@@ -71,6 +71,73 @@ export const Driver = literalUnion(DRIVER_NAMES, {
     "tmux: the agent's terminal UI in a tmux window (default); acp: headless over the Agent Client Protocol",
 });
 
+/** What a session may spend (docs/budgets.md): a cap in US dollars, optionally in tokens. */
+export const BUDGET_STATES = ["ok", "warning", "reached"] as const;
+export const SessionBudget = Type.Object({
+  usd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+    description: "the session's own cap in US dollars (null: none of its own)",
+  }),
+  tokens: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description: "the session's own cap in tokens, input and output together (null: none)",
+  }),
+  spentUsd: Type.Number({ description: "what it spent, priced by ag's price table" }),
+  spentTokens: Type.Integer({ description: "input and output tokens it spent" }),
+  state: literalUnion(BUDGET_STATES, {
+    description:
+      "ok; warning: past the warning share of a budget; reached: a budget that applies to it is spent, prompts are refused (BUDGET_REACHED) until it is raised",
+  }),
+  reachedBy: Type.Union([Type.String(), Type.Null()], {
+    description: "the budget that paused it: session, tenant:<id>:day|month, server:day|month",
+  }),
+  interruptAtCap: Type.Boolean({ description: "a turn past the cap is interrupted at once, not let finish" }),
+  heldPrompt: Type.Boolean({
+    description: "a refused prompt waits to be delivered once when the budget is raised",
+  }),
+  unpriced: Type.Array(Type.String(), {
+    description: "models with no price of their own: priced by budgets.defaultPrice",
+  }),
+});
+export type SessionBudget = Static<typeof SessionBudget>;
+
+/** The session a handoff links: the one it handed its task to, or took it from. */
+export const HandoffLinks = Type.Object({
+  handedOffTo: Type.Union([Type.String(), Type.Null()]),
+  handedOffFrom: Type.Union([Type.String(), Type.Null()]),
+});
+/** The longest a session's own hibernation time may be (30 days). */
+const MAX_HIBERNATE_AFTER_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * A session's (or a template's) own hibernation setting (docs/hibernation.md): `false` pins it
+ * (its agent is never ended for being idle); `{afterMs}` hibernates it after that long idle.
+ */
+export const HibernateSetting = Type.Union(
+  [
+    Type.Literal(false),
+    Type.Object(
+      { afterMs: Type.Integer({ minimum: 1000, maximum: MAX_HIBERNATE_AFTER_MS }) },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      "false: never hibernate this session; {afterMs}: hibernate it after that long idle; absent: the server's hibernateAfterMs",
+  },
+);
+export type HibernateSetting = Static<typeof HibernateSetting>;
+
+/** The stored form (hibernate_after_ms) as the API shows it: null is the server's setting. */
+export function hibernateSetting(afterMs: number | null): HibernateSetting | null {
+  if (afterMs === null) return null;
+  return afterMs === 0 ? false : { afterMs };
+}
+
+/** A request's setting as stored (hibernate_after_ms): null, the server's; 0, never. */
+export function storedHibernation(setting: HibernateSetting | undefined): number | null {
+  if (setting === undefined) return null;
+  return setting === false ? 0 : setting.afterMs;
+}
+
 /** The session object every route returns (CONTRACT §2). It never carries a secret. */
 export const Session = Type.Object({
   id: Type.String({ format: "uuid" }),
@@ -110,6 +177,13 @@ export const Session = Type.Object({
     description:
       "the pipeline or consensus review that runs it (pipeline:<id>, consensus:<id>); such a session is never reused by another create",
   }),
+  hibernated: Type.Boolean({
+    description:
+      "its agent was ended for being idle (status idle): the next prompt, answer, fork or terminal wakes it (docs/hibernation.md)",
+  }),
+  hibernate: Type.Union([HibernateSetting, Type.Null()], {
+    description: "its own hibernation setting; null: the server's hibernateAfterMs",
+  }),
   endedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
     description: "null while it runs",
   }),
@@ -117,6 +191,17 @@ export const Session = Type.Object({
     description:
       "why it ended, as ag recorded it: killed, idle_timeout, driver_restart (an ACP agent ag could not reopen after a restart), agent exited…; null while it runs",
   }),
+  budget: Type.Optional(
+    Type.Union([SessionBudget, Type.Null()], {
+      description: "what it may spend and spent (docs/budgets.md)",
+    }),
+  ),
+  handedOffTo: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "the session it handed its task to" }),
+  ),
+  handedOffFrom: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "the session that handed it its task" }),
+  ),
   host: Type.Optional(
     Type.String({ description: "in a fleet (docs/fleet.md): the host that runs it; absent outside a fleet" }),
   ),
@@ -171,6 +256,28 @@ export const StallThreshold = Type.Integer({
   description: "no agent activity this long while working means stalled",
 });
 
+/** A session's budget as asked for: at create, by template, or POST /v1/sessions/:id/budget. */
+export const BudgetInput = Type.Object(
+  {
+    usd: Type.Union([Type.Number({ minimum: 0, maximum: 1_000_000 }), Type.Null()], {
+      description: "cap in US dollars; null clears it",
+    }),
+    tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }), Type.Null()], {
+        description: "cap in tokens; null clears it",
+      }),
+    ),
+    interruptAtCap: Type.Optional(
+      Type.Boolean({
+        description:
+          "interrupt the turn at once when it passes the cap, instead of letting it finish (default: the server's budgets.interruptAtCap)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BudgetInput = Static<typeof BudgetInput>;
+
 export const CreateSessionInput = Type.Object(
   {
     name: Type.Optional(SessionName),
@@ -199,6 +306,8 @@ export const CreateSessionInput = Type.Object(
       Type.String({ minLength: 1, description: "apply this template; fields given here override it" }),
     ),
     reuse: Type.Optional(Reuse),
+    budget: Type.Optional(BudgetInput),
+    hibernate: Type.Optional(HibernateSetting),
     host: Type.Optional(HostChoice),
   },
   { additionalProperties: false },

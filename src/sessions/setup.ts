@@ -6,6 +6,7 @@ import type { SessionServiceDeps } from "./deps.ts";
 import { createExits, type Exits } from "./exits.ts";
 import { createHookReceiver, type HookReceiver } from "./feed/hooks.ts";
 import { createSupervisor, type Supervisor } from "./feed/supervisor.ts";
+import { createHibernation } from "./hibernation/hibernation.ts";
 import { launchDir, sessionDir } from "./lifecycle.ts";
 import { createLiveSessions, type LiveSessions } from "./live/registry.ts";
 import { createSessionService, type SessionService } from "./service.ts";
@@ -47,7 +48,20 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     sessions: driverPort(deps, live, exits),
     delivery: deps.settings.delivery ?? DEFAULT_DELIVERY,
   });
-  const service = createSessionService(deps, { live, drivers, exits });
+  const hibernation = createHibernation({
+    ...deps,
+    live,
+    drivers,
+    exits,
+    launcher: { ...deps, live, drivers },
+    settings: {
+      hibernateAfterMs: deps.settings.hibernateAfterMs ?? 0,
+      idleTimeoutMs: deps.settings.idleTimeoutMs ?? 0,
+    },
+    endIdle: (id) => service.kill(id, "idle_timeout"),
+  });
+  const service = createSessionService(deps, { live, drivers, exits, hibernation });
+  const supervisor = createSupervisor({ ...deps, live, drivers });
   // A key made for a session's agent (offerMcp) dies with the session.
   deps.bus.subscribe((event) => {
     if (event.session && (event.event === "session.ended" || event.event === "session.killed"))
@@ -57,7 +71,16 @@ export function createSessions(deps: SessionServiceDeps): Sessions {
     service,
     live,
     hooks: createHookReceiver({ ...deps, live }),
-    supervisor: createSupervisor({ ...deps, live, drivers }),
+    supervisor: {
+      async start() {
+        await supervisor.start();
+        hibernation.start();
+      },
+      stop() {
+        hibernation.stop();
+        supervisor.stop();
+      },
+    },
     untracked: createUntrackedAgents({
       ...deps,
       drivers,
@@ -73,7 +96,8 @@ function driverPort(deps: SessionServiceDeps, live: LiveSessions, exits: Exits):
     follow: live.follow,
     byPane: (paneId) => live.byPane(paneId),
     inWindow: (windowId) => live.inWindow(windowId),
-    running: () => deps.repo.live(),
+    // A hibernated session's agent is not running: nothing of it is to be found or adopted.
+    running: () => deps.repo.live().filter((rec) => !rec.hibernatedAt),
     dir: (id) => sessionDir(deps.settings.stateDir, id),
     launchDir: (record) => launchDir(deps.tenants, record),
     ending: (id, pid) => exits.ending(id, pid),

@@ -13,7 +13,11 @@ export const ERROR_STATUS = {
   DRIVER_UNSUPPORTED: 400,
   /** Something the session's agent has no equivalent of (a permission mode, fork, resume). */
   UNSUPPORTED_BY_AGENT: 400,
+  /** A search query that has no words or an unclosed quote (GET /v1/search). */
+  SEARCH_QUERY_INVALID: 400,
   UNAUTHORIZED: 401,
+  /** A budget that applies to the session is spent: it is paused until the budget is raised. */
+  BUDGET_REACHED: 402,
   FORBIDDEN: 403,
   TENANT_WORKDIR_DENIED: 403,
   /** A session key asked for a permission mode more permissive than its own session's. */
@@ -30,8 +34,12 @@ export const ERROR_STATUS = {
   MEMORY_NOT_FOUND: 404,
   PIPELINE_NOT_FOUND: 404,
   CONSENSUS_NOT_FOUND: 404,
+  /** A turn of a session that has no checkpoint (none taken, or pruned by retention). */
+  CHECKPOINT_NOT_FOUND: 404,
   KEY_NOT_FOUND: 404,
   FEATURE_DISABLED: 404,
+  /** A search hit (`<source>#<message>`) that names no conversation in the index. */
+  SEARCH_HIT_NOT_FOUND: 404,
   CONFLICT: 409,
   SESSION_BUSY: 409,
   NO_PENDING_PERMISSION: 409,
@@ -50,6 +58,8 @@ export const ERROR_STATUS = {
   AGENT_UNAVAILABLE: 503,
   /** One more agent would not fit above the memory reserve (memoryReserveMb); Retry-After says when to try. */
   HOST_MEMORY_LOW: 503,
+  /** git could not take or restore a session folder's checkpoint (missing, or it refused). */
+  CHECKPOINT_UNAVAILABLE: 503,
   /** The session's host (a fleet member, docs/fleet.md) let its lease expire: its sessions are last known. */
   HOST_OFFLINE: 503,
   /** ag's state store (its SQLite database or state directory) has no space left: nothing was done. */

@@ -25,6 +25,18 @@ const GIT_TIMEOUT_MS = 10_000;
 export interface GitResult {
   code: number;
   stdout: string;
+  /** What git said on stderr (its own words for a failure). */
+  stderr: string;
+}
+
+/** One repository's git, its config listed once: runs any number of commands alike. */
+export type GitRunner = (args: string[], stdin?: string) => Promise<GitResult | null>;
+
+export interface GitRunnerOptions {
+  runAs?: RunAs | null;
+  /** More of git's environment (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, an identity): never secrets. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
 }
 
 const FIXED_ENV = {
@@ -53,12 +65,27 @@ export async function git(
   args: string[],
   runAs: RunAs | null = null,
 ): Promise<GitResult | null> {
+  const runner = await gitRunner(dir, { runAs });
+  return runner ? runner(args) : null;
+}
+
+/**
+ * The repository's config listed once (with `options.env`: a GIT_DIR elsewhere has its own),
+ * then every command run with its overrides; null when git is missing.
+ */
+export async function gitRunner(dir: string, options: GitRunnerOptions = {}): Promise<GitRunner | null> {
+  const runAs = options.runAs ?? null;
+  const base = { ...FIXED_ENV, ...options.env };
+  const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   const list = ["config", "--null", "--name-only", "--list"];
-  const listed = await run(dir, list, gitEnvironment(FIXED_ENV), runAs);
+  const listed = await run(dir, list, gitEnvironment(base), runAs, timeoutMs);
   if (!listed) return null;
   const overrides = configOverrides(listed.code === 0 ? listed.stdout.split("\0") : []);
-  const safeArgs = args[0] === "diff" ? ["diff", "--no-ext-diff", "--no-textconv", ...args.slice(1)] : args;
-  return run(dir, safeArgs, gitEnvironment({ ...FIXED_ENV, ...asEnvironment(overrides) }), runAs);
+  const env = gitEnvironment({ ...base, ...asEnvironment(overrides) });
+  return (args, stdin) => {
+    const safeArgs = args[0] === "diff" ? ["diff", "--no-ext-diff", "--no-textconv", ...args.slice(1)] : args;
+    return run(dir, safeArgs, env, runAs, timeoutMs, stdin);
+  };
 }
 
 /**
@@ -96,25 +123,30 @@ async function run(
   args: string[],
   env: Record<string, string>,
   runAs: RunAs | null,
+  timeoutMs = GIT_TIMEOUT_MS,
+  stdin?: string,
 ): Promise<GitResult | null> {
   let proc: ReturnType<typeof Bun.spawn>;
   try {
     const as = asUser(runAs, ["git", ...args], env);
     proc = Bun.spawn(as.command, {
       cwd: dir,
-      stdin: "ignore",
+      stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
       stdout: "pipe",
-      stderr: "ignore",
+      stderr: "pipe",
       env: as.env,
     });
   } catch {
     return null;
   }
-  const timer = setTimeout(() => proc.kill(), GIT_TIMEOUT_MS);
+  const timer = setTimeout(() => proc.kill(), timeoutMs);
   try {
-    const stdout = await new Response(proc.stdout as ReadableStream<Uint8Array>).text();
+    const [stdout, stderr] = await Promise.all([
+      new Response(proc.stdout as ReadableStream<Uint8Array>).text(),
+      new Response(proc.stderr as ReadableStream<Uint8Array>).text(),
+    ]);
     const code = await proc.exited;
-    return proc.signalCode ? null : { code, stdout };
+    return proc.signalCode ? null : { code, stdout, stderr };
   } finally {
     clearTimeout(timer);
   }

@@ -240,6 +240,92 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN model TEXT;
     `,
   },
+  {
+    // Hibernation (docs/hibernation.md): when a session's agent was ended while the session stays
+    // idle (null: it runs), and its own setting (null: the server's; 0: never hibernated).
+    name: "session hibernation",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN hibernated_at TEXT;
+      ALTER TABLE sessions ADD COLUMN hibernate_after_ms INTEGER;
+    `,
+  },
+  {
+    // A checkpoint of a session's folder at each turn (src/checkpoints): the commits before
+    // and after it, what it changed; and the present a code rewind replaced (its undo).
+    name: "session checkpoints",
+    sql: `
+      CREATE TABLE checkpoints (
+        session_id    TEXT NOT NULL,
+        turn          INTEGER NOT NULL,
+        folder        TEXT NOT NULL,
+        prompt        TEXT,
+        started_at    TEXT NOT NULL,
+        ended_at      TEXT,
+        before_commit TEXT NOT NULL,
+        after_commit  TEXT,
+        files         TEXT NOT NULL DEFAULT '[]',
+        added         INTEGER NOT NULL DEFAULT 0,
+        removed       INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, turn)
+      );
+      CREATE TABLE checkpoint_undo (
+        session_id  TEXT PRIMARY KEY,
+        folder      TEXT NOT NULL,
+        commit_id   TEXT NOT NULL,
+        turn        INTEGER NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    // Budgets (src/budgets): each session's cap, what ag last counted it spent, its state and the
+    // prompt held while it is paused; every increase of spend as a row (day and month totals);
+    // the sessions a handoff links, and a session's own handoff policy (its template's).
+    name: "budgets and handoff",
+    sql: `
+      CREATE TABLE session_budgets (
+        session_id   TEXT PRIMARY KEY,
+        tenant_id    TEXT,
+        usd          REAL,
+        tokens       INTEGER,
+        spent_usd    REAL NOT NULL DEFAULT 0,
+        spent_tokens INTEGER NOT NULL DEFAULT 0,
+        unpriced     TEXT NOT NULL DEFAULT '[]',
+        state        TEXT NOT NULL DEFAULT 'ok',
+        reached_by   TEXT,
+        held_prompt  TEXT,
+        interrupt    INTEGER,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE TABLE budget_spend (
+        id           INTEGER PRIMARY KEY,
+        session_id   TEXT NOT NULL,
+        tenant_id    TEXT,
+        at           TEXT NOT NULL,
+        usd          REAL NOT NULL,
+        tokens       INTEGER NOT NULL
+      );
+      CREATE INDEX budget_spend_at ON budget_spend(at);
+      CREATE INDEX budget_spend_session ON budget_spend(session_id, at);
+      CREATE TABLE budget_overrides (
+        scope        TEXT PRIMARY KEY,
+        usd          REAL,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE TABLE session_handoffs (
+        from_id      TEXT NOT NULL,
+        to_id        TEXT NOT NULL PRIMARY KEY,
+        trigger      TEXT NOT NULL,
+        brief        TEXT NOT NULL,
+        created_at   TEXT NOT NULL
+      );
+      CREATE INDEX session_handoffs_from ON session_handoffs(from_id);
+      CREATE TABLE handoff_policies (
+        session_id   TEXT PRIMARY KEY,
+        policy       TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The memory bridge's own file (memoryBridge.persistPath): the same table, versioned on its own. */
@@ -248,6 +334,54 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     name: "memory",
     sql: `
       ${MEMORY_TABLE}
+    `,
+  },
+];
+
+/**
+ * The search index's own file (<stateDir>/search.db, src/search/): derived from the transcripts,
+ * rebuilt from them on demand. `search_text` is an FTS5 index over `search_turns.text` (external
+ * content: the text is stored once), kept in step by the triggers.
+ */
+export const SEARCH_MIGRATIONS: readonly Migration[] = [
+  {
+    name: "search index",
+    sql: `
+      CREATE TABLE search_sources (
+        id               TEXT PRIMARY KEY,
+        origin           TEXT NOT NULL,
+        agent            TEXT NOT NULL,
+        host             TEXT NOT NULL,
+        work_dir         TEXT,
+        tenant_id        TEXT,
+        status           TEXT,
+        conversation_id  TEXT,
+        title            TEXT,
+        path             TEXT NOT NULL,
+        indexed_id       INTEGER NOT NULL DEFAULT 0,
+        file_size        INTEGER NOT NULL DEFAULT 0,
+        file_mtime_ms    INTEGER NOT NULL DEFAULT 0,
+        updated_at       TEXT NOT NULL
+      );
+      CREATE INDEX search_sources_origin ON search_sources(origin);
+      CREATE TABLE search_turns (
+        id          INTEGER PRIMARY KEY,
+        source_id   TEXT NOT NULL REFERENCES search_sources(id) ON DELETE CASCADE,
+        message_id  INTEGER NOT NULL,
+        role        TEXT NOT NULL,
+        at          TEXT,
+        text        TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX search_turns_message ON search_turns(source_id, message_id);
+      CREATE VIRTUAL TABLE search_text USING fts5(
+        text, content='search_turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER search_turns_ai AFTER INSERT ON search_turns BEGIN
+        INSERT INTO search_text(rowid, text) VALUES (new.id, new.text);
+      END;
+      CREATE TRIGGER search_turns_ad AFTER DELETE ON search_turns BEGIN
+        INSERT INTO search_text(search_text, rowid, text) VALUES ('delete', old.id, old.text);
+      END;
     `,
   },
 ];

@@ -1,6 +1,15 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PermissionMode } from "../config/schema.ts";
-import { AgentEnv, AgentId, Driver, MemoryKeys, ModelName, StallThreshold } from "../sessions/index.ts";
+import { HandoffPolicy, PermissionMode } from "../config/schema.ts";
+import {
+  AgentEnv,
+  AgentId,
+  BudgetInput,
+  Driver,
+  HibernateSetting,
+  MemoryKeys,
+  ModelName,
+  StallThreshold,
+} from "../sessions/index.ts";
 
 /** SPEC's template fields: what a session created from it starts with. */
 const fields = {
@@ -21,6 +30,9 @@ const fields = {
     Type.Boolean({ description: "sessions run with bypassPermissions unless permissionMode is set" }),
   ),
   memoryKeys: Type.Optional(MemoryKeys),
+  budget: Type.Optional(BudgetInput),
+  handoff: Type.Optional(HandoffPolicy),
+  hibernate: Type.Optional(HibernateSetting),
 };
 
 const sessionId = Type.Optional(

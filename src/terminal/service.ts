@@ -14,6 +14,8 @@ import {
 export interface TerminalService {
   /** The pane a session's terminal shows; SESSION_NOT_FOUND when it has none (ended). */
   locate(sessionId: string): TerminalTarget;
+  /** A hibernated session's agent started again, for its terminal to show (docs/hibernation.md). */
+  wake(sessionId: string): Promise<void>;
   /**
    * Starts a terminal for `viewer`, already authorized for the session. The session may have
    * ended since it was located: then the client is told so at once.
@@ -24,7 +26,7 @@ export interface TerminalService {
 const IDLE: TerminalConnection = { received() {}, drained() {}, closed() {} };
 
 export function createTerminalService(
-  deps: ViewerDeps & { sessions: Pick<SessionService, "placement"> },
+  deps: ViewerDeps & { sessions: Pick<SessionService, "placement" | "wake" | "hold"> },
 ): TerminalService {
   const locate = (sessionId: string): TerminalTarget => ({
     sessionId,
@@ -38,6 +40,9 @@ export function createTerminalService(
   };
   return {
     locate,
+    async wake(sessionId) {
+      await deps.sessions.wake(sessionId, "terminal");
+    },
     open(sessionId, viewer, peer) {
       let target: TerminalTarget;
       try {
@@ -48,7 +53,17 @@ export function createTerminalService(
         peer.close(CLOSE.ENDED, ended.reason);
         return IDLE;
       }
-      return openViewer(viewerDeps, target, viewer, peer);
+      // Watched, the session's agent stays up (never hibernated) until the viewer leaves.
+      const release = deps.sessions.hold(sessionId);
+      const connection = openViewer(viewerDeps, target, viewer, peer);
+      return {
+        received: (message) => connection.received(message),
+        drained: () => connection.drained(),
+        closed() {
+          release();
+          connection.closed();
+        },
+      };
     },
   };
 }

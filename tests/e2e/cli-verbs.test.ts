@@ -91,7 +91,9 @@ describe("ag as a daily driver, on the real agent", () => {
     await world.waitFor(writer, "permission_prompt", 60_000);
 
     const list = await ag(["list"]);
-    expect(list.stdout).toMatch(/^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/m);
+    expect(list.stdout).toMatch(
+      /^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+BUDGET\s+WORKDIR\s+WAITS FOR$/m,
+    );
     expect(list.stdout).toMatch(
       new RegExp(
         `^${writer.slice(0, 8)}\\s+writer\\s+claude\\s+permission_prompt\\s.*Write: ${world.workDir}/hello\\.txt`,

@@ -71,9 +71,9 @@ async function transcriptUntil(sessionId: string, wanted: (line: string) => bool
 }
 
 describe("ag mcp against a real agent", () => {
-  test("the compiled binary lists SPEC's 24 tools, answer_question, get_session_health and the 2 consensus tools, the resources and their templates, the 3 prompts", async () => {
+  test("the compiled binary lists SPEC's 24 tools, answer_question, get_session_health and the 2 consensus tools, the 3 checkpoint tools, the resources and their templates, the 3 prompts", async () => {
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(29);
+    expect(tools).toHaveLength(36);
     for (const tool of tools) {
       expect(tool.outputSchema?.type).toBe("object");
       expect(tool.annotations).toMatchObject({ title: tool.title, openWorldHint: false });

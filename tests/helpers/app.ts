@@ -15,6 +15,7 @@ import { createDiagnostics, type Diagnostics } from "../../src/diagnostics/index
 import { type AgEvent, createEventBus, type EventBus } from "../../src/events/bus.ts";
 import type { Health, HealthService } from "../../src/health/service.ts";
 import { createMemoryService, type MemoryService } from "../../src/memory/index.ts";
+import { createSearchService, createSearchStore, type SearchService } from "../../src/search/index.ts";
 import { resolveAccess } from "../../src/server/access.ts";
 import { createApp, type HttpApp } from "../../src/server/app.ts";
 import { agentRoutes } from "../../src/server/routes/agents.ts";
@@ -23,6 +24,7 @@ import { authRoutes } from "../../src/server/routes/auth.ts";
 import { diagnosticsRoutes } from "../../src/server/routes/diagnostics.ts";
 import { memoryRoutes } from "../../src/server/routes/memory.ts";
 import type { RouteScope } from "../../src/server/routes/scopes.ts";
+import { searchRoutes } from "../../src/server/routes/search.ts";
 import { templateRoutes } from "../../src/server/routes/templates.ts";
 import {
   type AdmissionHold,
@@ -38,7 +40,7 @@ import type { Clock } from "../../src/shared/clock.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { migrate } from "../../src/store/db.ts";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { MIGRATIONS, SEARCH_MIGRATIONS } from "../../src/store/migrations.ts";
 import { createTemplateService, type TemplateService } from "../../src/templates/index.ts";
 import { createFakeTmux, type FakeTmux } from "../fakes/tmux.ts";
 import { checkAgainstCatalog } from "./catalog.ts";
@@ -53,6 +55,8 @@ export interface TestApp extends HttpApp {
   keys: KeyStore;
   diagnostics: Diagnostics;
   sessions: SessionService;
+  /** The search index (in memory), following the sessions as in production. */
+  search: SearchService;
   agents: AgentRegistry;
   /** The live sessions (each the writer of its state), to read a screen or feed an observation. */
   live: LiveSessions;
@@ -106,6 +110,8 @@ export function testApp(
     memory?: Record<string, string>;
     memoryEnabled?: boolean;
     idleTimeoutMs?: number;
+    /** The server's hibernateAfterMs (docs/hibernation.md); 0, off, unless given. */
+    hibernateAfterMs?: number;
     /** Start the supervisor (it re-adopts stored sessions: off for tests that insert rows by hand). */
     supervise?: boolean;
     /** The adapter's trustWorkdir (default true, as in production). */
@@ -202,12 +208,24 @@ export function testApp(
       stallThresholdMs: 120_000,
       permissionTimeoutMs: 300_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 0,
+      hibernateAfterMs: options.hibernateAfterMs ?? 0,
       maxSessions: options.maxSessions ?? null,
       delivery: { maxAttempts: 3, settleMs: 20, readyTimeoutMs: 2_000, confirmTimeoutMs: 300 },
     },
   });
   const sessions = domain.service;
   const templates = createTemplateService({ db, clock, sessions });
+  const searchDb = new Database(":memory:", { strict: true });
+  migrate(searchDb, SEARCH_MIGRATIONS);
+  const search = createSearchService({
+    store: createSearchStore(searchDb),
+    repo,
+    agents,
+    bus,
+    logger,
+    host: "test-host",
+    visibleSessions: (owner) => sessions.list(undefined, owner).map((s) => s.id),
+  });
   // Routes tmux events to the sessions, as in production (the fake starts at once).
   if (options.supervise !== false) void domain.supervisor.start();
   // As in production (src/server/access.ts): no token given is ag on loopback with its own.
@@ -234,6 +252,7 @@ export function testApp(
       diagnosticsRoutes(diagnostics),
       auditRoutes(audit),
       agentRoutes(agents),
+      searchRoutes(search, sessions),
       ...(options.sseTokens ? [] : [authRoutes({ keys, sseTokens: sseTokens as SseTokenStore })]),
       ...(options.plugins ?? []),
     ],
@@ -254,6 +273,7 @@ export function testApp(
     keys,
     diagnostics,
     sessions,
+    search,
     agents,
     live: domain.live,
     tmux,

@@ -108,6 +108,17 @@ export const SAMPLE_PAYLOADS: { [N in EventName]: EventPayload<N> } = {
   "status.recovered": { ...working, previous: "stalled" },
   "swarm.teammate_spawned": { parentId: "0b5e55ed-0000-4000-8000-00000000000a" },
   "swarm.teammate_finished": { parentId: "0b5e55ed-0000-4000-8000-00000000000a", reason: "normal" },
+  "budget.warning": { budget: "session", usd: 1, spentUsd: 0.85, share: 0.85, state: "warning" },
+  "budget.reached": { budget: "session", usd: 1, spentUsd: 1.02, share: 1.02, state: "reached" },
+  "budget.raised": { budget: "session", usd: 2, spentUsd: 1.02, share: 0.51, state: "ok" },
+  "session.handoff": {
+    from: "0b5e55ed-0000-4000-8000-00000000000a",
+    to: "0b5e55ed-0000-4000-8000-00000000000b",
+    agent: "codex",
+    trigger: "manual",
+  },
+  "session.hibernated": { afterMs: 1_800_000, idleMs: 1_800_412 },
+  "session.woke": { by: "prompt", wakeMs: 2_140 },
 };
 
 /** An event to publish: the sample payload of `name`, with the given fields (meta included). */

@@ -24,10 +24,17 @@ export interface SimulationScript {
   acceptEnter?: (n: number) => boolean;
   /** Send the prompt-submit hook on acceptance (false: the hook is lost). */
   hook?: boolean;
+  /** How long after the accepting Enter the hook is sent (default at once). */
+  hookDelayMs?: number;
   /** How long the UI takes to show its input box (default 5 ms); it draws a banner meanwhile. */
   bootMs?: number;
   /** What the agent records as the submitted prompt (default: the text as pasted). */
   recorded?: (text: string) => string;
+  /**
+   * Called on each paste with its number (1-based); true: the agent drops it — it hides its
+   * input box for a moment and shows it again empty (Gemini CLI loading a resumed conversation).
+   */
+  dropPaste?: (n: number) => boolean;
 }
 
 /**
@@ -65,8 +72,14 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
     boot(created.paneId);
     return created;
   };
+  let pastes = 0;
   tmux.paste = async (paneId, text) => {
     await originalPaste(paneId, text);
+    if (script.dropPaste?.(++pastes)) {
+      tmux.setScreen(paneId, "Resuming session...");
+      setTimeout(() => open(paneId) && tmux.setScreen(paneId, pane("01-idle-startup")), 30);
+      return;
+    }
     pasted.set(paneId, text);
     tmux.setScreen(
       paneId,
@@ -84,10 +97,12 @@ export function simulateAgents(app: TestApp, script: SimulationScript = {}) {
     const session = sessionOf(paneId);
     if (session && script.hook !== false) {
       const prompt = script.recorded?.(text) ?? text;
-      await hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
+      const submitted = () => hook(app, session.id, "UserPromptSubmit", { prompt, prompt_id: `p-${enters}` });
+      if (script.hookDelayMs) setTimeout(submitted, script.hookDelayMs);
+      else await submitted();
     }
   };
-  return { enters: () => enters };
+  return { enters: () => enters, pastes: () => pastes };
 }
 
 /** The captured dialog Claude Code draws for a permission request of this tool. */

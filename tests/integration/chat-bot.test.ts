@@ -202,6 +202,8 @@ describe("messages written in a session's topic", () => {
     expect(app.tmux.inputs(paneId).filter((i) => i.kind === "paste")).toEqual([
       { kind: "paste", text: "please add tests" },
     ]);
+    // The agent asks only once it has the prompt: its Enter, its UserPromptSubmit (working).
+    await until(() => app.repo.get(id)?.status === "working");
 
     await hook(app, id, "PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } });
     const busy = bot.write(alice, thread, "and docs");

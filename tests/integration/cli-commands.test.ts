@@ -124,12 +124,16 @@ describe("ag list", () => {
     const table = await ag(["list", "--port", port]);
     expect(table.exitCode).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+WORKDIR\s+WAITS FOR$/);
+    expect(lines[0]).toMatch(
+      /^ID\s+NAME\s+AGENT\s+STATUS\s+AGE\s+TOKENS\s+COST\s+BUDGET\s+WORKDIR\s+WAITS FOR$/,
+    );
     expect(lines).toHaveLength(3);
     const row = lines.find((l) => l.startsWith(idle.id.slice(0, 8)))!;
-    expect(row).toMatch(/^\w{8}\s+alpha\s+claude\s+idle\s+\d+[smhd]\s+0\s+-\s+\/work\/alpha$/);
+    expect(row).toMatch(/^\w{8}\s+alpha\s+claude\s+idle\s+\d+[smhd]\s+0\s+-\s+-\s+\/work\/alpha$/);
     const busy = lines.find((l) => l.startsWith(waiting.id.slice(0, 8)))!;
-    expect(busy).toMatch(/permission_prompt\s+\d+[smhd]\s+1\.5k\s+-\s+\/work\/gamma\s+Bash: rm -rf build$/);
+    expect(busy).toMatch(
+      /permission_prompt\s+\d+[smhd]\s+1\.5k\s+-\s+-\s+\/work\/gamma\s+Bash: rm -rf build$/,
+    );
     expect(table.stdout).not.toContain(done.id.slice(0, 8));
     // Columns line up: every row's STATUS starts where the header's does.
     const at = lines[0]!.indexOf("STATUS");

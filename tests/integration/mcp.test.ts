@@ -3,9 +3,13 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { AgentInfo } from "../../src/agents/index.ts";
+import { type BudgetService, createBudgetRepo, createBudgetService } from "../../src/budgets/index.ts";
+import { createCheckpoints } from "../../src/checkpoints/index.ts";
 import { createApiClient } from "../../src/cli/client.ts";
+import { DEFAULT_BUDGETS } from "../../src/config/schema.ts";
 import { StartConsensusInput } from "../../src/consensus/consensus.ts";
 import { createEventBus } from "../../src/events/bus.ts";
+import { createHandoffRepo, createHandoffService, type HandoffService } from "../../src/handoff/index.ts";
 import { createMcpServer } from "../../src/mcp/server.ts";
 import { inMcpTerms } from "../../src/mcp/terms.ts";
 import { findTool, jsonSchema, TOOLS as TOOL_TABLE, type ToolApi } from "../../src/mcp/tools.ts";
@@ -14,6 +18,9 @@ import { createPipelineService, type PipelineService } from "../../src/pipelines
 import { CreatePipelineInput, Pipeline } from "../../src/pipelines/pipeline.ts";
 import { MAX_BODY_BYTES } from "../../src/server/app.ts";
 import { type HttpServer, listen } from "../../src/server/listen.ts";
+import { budgetRoutes } from "../../src/server/routes/budgets.ts";
+import { checkpointRoutes } from "../../src/server/routes/checkpoints.ts";
+import { handoffRoutes } from "../../src/server/routes/handoff.ts";
 import { pipelineRoutes } from "../../src/server/routes/pipelines.ts";
 import { swarmRoutes } from "../../src/server/routes/swarm.ts";
 import { toolRoutes } from "../../src/server/routes/tools.ts";
@@ -28,6 +35,7 @@ import {
 } from "../../src/sessions/session.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { openDatabase } from "../../src/store/db.ts";
 import { createSwarmService, type SwarmService } from "../../src/swarm/index.ts";
 import { sampleSession, type TestApp, testApp } from "../helpers/app.ts";
 import { answer, type ScriptedReviews, scriptedReviews } from "../helpers/consensus.ts";
@@ -87,7 +95,21 @@ beforeAll(async () => {
   reviews = scriptedReviews(bus, (id) => app.sessions.get(id));
   // Pipelines and the swarm over the app's own sessions: built once the app is, reached through
   // the routes that are mounted with it (as the reviews reach app.sessions).
-  const late: { pipelines?: PipelineService; swarm?: SwarmService } = {};
+  const late: {
+    pipelines?: PipelineService;
+    swarm?: SwarmService;
+    budgets?: BudgetService;
+    handoffs?: HandoffService;
+  } = {};
+  // Checkpoints in a database and state folder of their own, taken at each turn's end.
+  const checkpoints = createCheckpoints({
+    db: openDatabase(":memory:"),
+    stateDir: tempDir(),
+    settings: { enabled: true, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false },
+    tenantWorkdirs: {},
+    clock: systemClock,
+    logger: createLogger({ level: "silent", json: true }),
+  });
   app = testApp({
     bus,
     plugins: [
@@ -95,7 +117,34 @@ beforeAll(async () => {
       reviews.plugin,
       pipelineRoutes(deferred(() => late.pipelines!)),
       swarmRoutes(deferred(() => late.swarm!)),
+      checkpointRoutes(
+        deferred(() => app.sessions),
+        checkpoints.sessions,
+      ),
+      budgetRoutes(
+        deferred(() => late.budgets!),
+        deferred(() => app.sessions),
+      ),
+      handoffRoutes(deferred(() => late.handoffs!)),
     ],
+  });
+  checkpoints.start(bus, (id) => app.repo.get(id));
+  const quiet = createLogger({ level: "silent", json: true });
+  late.budgets = createBudgetService({
+    repo: createBudgetRepo(app.db),
+    bus,
+    clock: systemClock,
+    logger: quiet,
+    settings: DEFAULT_BUDGETS,
+    sessions: app.sessions,
+  });
+  late.handoffs = createHandoffService({
+    repo: createHandoffRepo(app.db),
+    sessions: app.sessions,
+    bus,
+    clock: systemClock,
+    logger: quiet,
+    policy: { on: [], to: [] },
   });
   pipelines = createPipelineService({
     db: app.db,
@@ -160,9 +209,23 @@ const pasted = (paneId: string) =>
 
 /**
  * Beyond SPEC's 24: answering the agent's question (CONTRACT §10), a session's health with
- * tool-named hints, and consensus review (CONTRACT §7).
+ * tool-named hints, consensus review (CONTRACT §7), checkpoints (docs/checkpoints.md) and
+ * search (docs/search.md).
  */
-const TOOLS = [...SPEC_TOOLS, "answer_question", "get_session_health", "start_consensus", "get_consensus"];
+const TOOLS = [
+  ...SPEC_TOOLS,
+  "answer_question",
+  "get_session_health",
+  "start_consensus",
+  "get_consensus",
+  "set_budget",
+  "handoff_session",
+  "list_checkpoints",
+  "get_turn_diff",
+  "rewind_session",
+  "search_sessions",
+  "continue_from_hit",
+];
 
 describe("what ag mcp offers", () => {
   test("SPEC's tools, answer_question, get_session_health and the consensus tools, the four resources, the three prompts with their arguments", async () => {
@@ -313,6 +376,11 @@ describe("each tool is one call of the REST API", () => {
       ["get_consensus", { consensusId: "c/1" }, "GET /v1/consensus/c%2F1"],
       ["list_agents", {}, "GET /v1/agents"],
       ["get_swarm", {}, "GET /v1/swarm"],
+      ["list_checkpoints", s, `GET ${at}/checkpoints`],
+      ["get_turn_diff", { ...s, turn: 2 }, `GET ${at}/checkpoints/2/diff`],
+      ["rewind_session", { ...s, turn: 1 }, `POST ${at}/rewind {"turn":1}`],
+      ["rewind_session", { ...s, turn: 0, what: "both" }, `POST ${at}/rewind {"turn":0,"what":"both"}`],
+      ["rewind_session", { ...s, undo: true }, `POST ${at}/rewind {"undo":true}`],
       [
         "state_set",
         { key: "team/x", value: "v", ttlSeconds: 5 },
@@ -320,6 +388,23 @@ describe("each tool is one call of the REST API", () => {
       ],
       ["state_get", { key: "team/a b" }, "GET /v1/memory/team/a%20b"],
       ["state_delete", { key: "team/x" }, "DELETE /v1/memory/team/x"],
+      ["set_budget", { ...s, usd: 2.5 }, `POST ${at}/budget {"usd":2.5}`],
+      ["set_budget", { ...s, usd: null }, `POST ${at}/budget {"usd":null}`],
+      [
+        "handoff_session",
+        { ...s, agent: "codex", note: "n" },
+        `POST ${at}/handoff {"agent":"codex","note":"n"}`,
+      ],
+      [
+        "search_sessions",
+        { q: '"flaky test" fix*', role: "answer", workDir: "/w" },
+        "GET /v1/search?q=%22flaky+test%22+fix*&role=answer&workDir=%2Fw",
+      ],
+      [
+        "continue_from_hit",
+        { hit: "s1#4", fork: true },
+        'POST /v1/search/continue {"hit":"s1#4","fork":true}',
+      ],
     ];
     expect([...new Set(cases.map(([name]) => name))].sort()).toEqual([...TOOLS].sort());
     for (const [name, args, expected] of cases) {
@@ -710,6 +795,13 @@ describe("output schemas, annotations and structured results", () => {
     for (const name of ["get_session_summary", "get_session_latency", "get_session_health"])
       await checked(name, s);
     expect((await checked("list_sessions", { workDir })).sessions).toHaveLength(1);
+    await until(
+      async () => (await call("list_checkpoints", s)).structuredContent?.checkpoints?.[0]?.endedAt,
+      10_000,
+    );
+    expect((await checked("list_checkpoints", s)).checkpoints).toHaveLength(1);
+    await checked("get_turn_diff", { ...s, turn: 1 });
+    expect(await checked("rewind_session", { ...s, turn: 1 })).toMatchObject({ turn: 1, what: "code" });
     for (const name of ["server_health", "list_pipelines", "list_agents", "get_swarm"]) await checked(name);
 
     await checked("send_message", { ...s, text: "next" });
@@ -736,8 +828,26 @@ describe("output schemas, annotations and structured results", () => {
     await checked("state_set", { key: "team/schemas", value: "v" });
     await checked("state_get", { key: "team/schemas" });
     await checked("state_delete", { key: "team/schemas" });
+    await checked("set_budget", { ...s, usd: 2.5 });
+    // A handoff starts another agent CLI, which this app's simulated agents do not play: its answer's
+    // schema is checked on the real CLIs (tests/e2e/budgets.test.ts). Here, its refusal in MCP terms.
+    const handoff = await call("handoff_session", { ...s, agent: "claude" });
+    expect(handoff.isError).toBe(true);
+    expect(handoff.content[0].text).toContain("VALIDATION_ERROR");
+    // Its conversation (a captured Claude Code transcript), indexed: found, and forked from a hit.
+    const transcript = join(tempDir(), `${sessionId}.jsonl`);
+    await Bun.write(
+      transcript,
+      Bun.file(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl")),
+    );
+    app.repo.update(sessionId, { transcriptPath: transcript });
+    await app.search.index(sessionId);
+    const found = await checked("search_sessions", { q: "hello", role: "prompt" });
+    expect(found.hits[0]).toMatchObject({ sessionId, role: "prompt" });
+    const forked = await checked("continue_from_hit", { hit: found.hits[0].hit, fork: true });
+    expect(forked).toMatchObject({ continuedFrom: found.hits[0].hit, workDir });
     await checked("kill_session", s);
-    expect([...called].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
+    expect([...called, "handoff_session"].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
   });
 
   test("a message that names a REST route names the MCP tool instead: approve_permission on a question", async () => {

@@ -184,8 +184,10 @@ describe("numeric query and body fields", () => {
         if (number.minimum === undefined || number.maximum === undefined) {
           unbounded.push(`${method} ${path} ${name}: no minimum or maximum`);
         }
-        // Every number in this API counts something; a fractional one would be named here.
-        if (number.type !== "integer" && number.multipleOf !== 1) {
+        // Every number in this API counts something; a fractional one would be named here. Money is
+        // the one exception: a budget in US dollars (`usd`, docs/budgets.md), bounded like the rest.
+        const money = name.endsWith("usd");
+        if (number.type !== "integer" && number.multipleOf !== 1 && !money) {
           unbounded.push(`${method} ${path} ${name}: not an integer`);
         }
       }

@@ -10,6 +10,7 @@ import {
   pinnedTools,
   primaryPins,
   TOOLS_DIR,
+  testTools,
   versionDir,
 } from "../../scripts/agent-tools.ts";
 import { agentVersions, matrixMode } from "../helpers/agent-versions.ts";
@@ -22,6 +23,15 @@ describe("agent tools", () => {
     const bare = join(tempDir(), "package.json");
     writeFileSync(bare, "{}");
     expect(pinnedTools(bare)).toEqual({});
+  });
+
+  test("the test-only tools come from package.json's testTools (acpx), each into a prefix of its own", () => {
+    const version = testTools().acpx;
+    expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(versionDir("acpx", version!)).toBe(join(TOOLS_DIR, `acpx@${version}`));
+    const bare = join(tempDir(), "package.json");
+    writeFileSync(bare, "{}");
+    expect(testTools(bare)).toEqual({});
   });
 
   test("a pin is missing until that very version is installed", () => {

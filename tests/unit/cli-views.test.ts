@@ -255,10 +255,11 @@ describe("ag list shows what each session waits for and what it cost", () => {
       "5m",
       "42k",
       "$0.12",
+      "-",
       "/w",
       "Bash: rm -rf build",
     ]);
-    expect(rows[1]!.slice(5)).toEqual(["150", "-", "/w", "Which color? — 1. Red · 2. Blue"]);
+    expect(rows[1]!.slice(5)).toEqual(["150", "-", "-", "/w", "Which color? — 1. Red · 2. Blue"]);
     expect(rows[2]!.at(-1)).toBe("");
   });
 

@@ -319,7 +319,7 @@ describe("bad values stop start-up with the key and its source", () => {
       world().load({ env: { SVC_TEAMCHAT_EVENTS: '["status.stall", "stall"]' } }),
     );
     expect(teamchat.message).toBe(
-      'invalid teamchatEvents.1 from environment (SVC_TEAMCHAT_EVENTS): unknown event "stall" (known events: session.*, permission.*, consensus.*, verification, message.*, status.*, swarm.*; see docs/events.md)',
+      'invalid teamchatEvents.1 from environment (SVC_TEAMCHAT_EVENTS): unknown event "stall" (known events: session.*, permission.*, consensus.*, verification, message.*, status.*, budget.*, swarm.*; see docs/events.md)',
     );
 
     const w = world();

@@ -35,8 +35,10 @@ describe("the dashboard deep link (CONTRACT §10)", () => {
     expect(linkOf(sampleEvent("status.stall", { session: undefined }))).toBeNull();
   });
 
-  test("the set: prompts and questions, their timeout, stalls, failed turns, a dead agent", () => {
+  test("the set: prompts and questions, their timeout, stalls, failed turns, a dead agent, a budget", () => {
     expect([...NEEDS_HUMAN_EVENTS].sort()).toEqual([
+      "budget.reached",
+      "budget.warning",
       "permission.requested",
       "session.stalled",
       "status.dead",

@@ -38,6 +38,26 @@ describe("the Gemini CLI's screen", () => {
       expect(readScreen(pane(name))).toMatchObject({ observation: { kind: "starting" }, input: null });
   });
 
+  test("a resumed CLI is ready only once the conversation is loaded (its input box comes first)", () => {
+    // Captured under load: header and input box, then "Resuming session..." (box hidden), then
+    // the conversation and the box again. What is typed into the first box is dropped.
+    const resuming = { resuming: true };
+    expect(classifyScreen(pane("resume-before-load"), resuming)).toEqual({ state: "starting" });
+    expect(classifyScreen(pane("resuming"), resuming)).toEqual({ state: "starting" });
+    expect(classifyScreen(pane("resumed"), resuming)).toMatchObject({ state: "idle", input: "" });
+    // A long conversation pushes the header off the screen; a failed load leaves the header alone.
+    const scrolled = pane("resumed").split("\n");
+    const tail = scrolled.slice(scrolled.findLastIndex((l) => l.startsWith("> ")) + 1).join("\n");
+    expect(classifyScreen(tail, resuming)).toMatchObject({ state: "idle", input: "" });
+    const failed = pane("resume-before-load").replace(
+      "⚠  Warning",
+      "✕ Failed to resume session. Please try again.\n⚠  Warning",
+    );
+    expect(classifyScreen(failed, resuming)).toMatchObject({ state: "idle" });
+    // A fresh launch shows the same header and box: ready.
+    expect(classifyScreen(pane("resume-before-load"))).toMatchObject({ state: "idle", input: "" });
+  });
+
   test("working is read from '(esc to cancel', even with the hint painted over the spinner", () => {
     const garbled = pane("idle-end").replace(
       /^ {2}Executing Hook: ag.*$/m,

@@ -54,6 +54,24 @@ describe("OpenCode's screen", () => {
     expect(classifyOpenCodeScreen(pane("03-idle-after-reply"), { paneDead: true }).state).toBe("exited");
   });
 
+  test("its start screen is told apart: no conversation drawn, so no turn's end can show there", () => {
+    expect(readOpenCodeScreen(pane("01-idle-home")).observation).toEqual({
+      kind: "screen-idle",
+      interrupted: false,
+      home: true,
+    });
+    for (const name of ["03-idle-after-reply", "07-idle-after-reject", "09-idle-pasted", "11-api-error"])
+      expect(readOpenCodeScreen(pane(name)).observation).toEqual({ kind: "screen-idle", interrupted: false });
+  });
+
+  test("a prompt with no reply under it yet says nothing of the turn; its box still takes text", () => {
+    // Captured with one core busy: the conversation view before the reply began (the turn began
+    // seconds later), the prompt's block and no "▣" footer below it.
+    const pending = pane("14-pending");
+    expect(classifyOpenCodeScreen(pending)).toEqual({ state: "pending", input: "" });
+    expect(readOpenCodeScreen(pending)).toMatchObject({ observation: { kind: "starting" }, input: "" });
+  });
+
   test("a blank pane is a start-up; tmux's dead-pane line gives the exit status", () => {
     expect(classifyOpenCodeScreen("\n\n\n").state).toBe("starting");
     const dead = `${pane("13-exited")}\nPane is dead (status 1, Tue Nov 24 17:53:45 2026)\n`;

@@ -51,6 +51,29 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     expect(pastes).toHaveLength(1); // never pasted twice
   });
 
+  test("a paste the agent drops (its box hidden, then back empty) is typed again, once: attempts 1", async () => {
+    const app = testApp();
+    const sim = simulateAgents(app, { dropPaste: (n) => n === 1 });
+    const { body } = await create(app, { prompt: "hello" });
+    expect(body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+    expect(sim.pastes()).toBe(2);
+    expect(sim.enters()).toBe(1);
+  });
+
+  test("an agent that drops every paste: not delivered, no Enter on its empty box", async () => {
+    const app = testApp();
+    const sim = simulateAgents(app, { dropPaste: () => true });
+    const { body } = await create(app, { prompt: "hello" });
+    expect(body.promptDelivery).toEqual({
+      delivered: false,
+      attempts: 0,
+      reason: "the agent dropped every paste",
+    });
+    expect(sim.pastes()).toBe(3);
+    const keys = app.tmux.inputs(app.repo.get(body.id)!.paneId!).filter((i) => i.kind === "keys");
+    expect(keys.flatMap((i) => i.keys)).not.toContain("Enter");
+  });
+
   test("never confirmed and still in the box after 3 Enters: delivered false, attempts 3", async () => {
     const app = testApp();
     simulateAgents(app, { acceptEnter: () => false });
@@ -77,6 +100,14 @@ describe("creating a session (fake tmux, real Claude adapter, captured screens)"
     expect(body.promptDelivery).toMatchObject({ delivered: false, attempts: 3 });
     // Reads follow screen changes and the delivery's own steps (a few dozen), never a loop.
     expect(captures).toBeLessThan(60);
+  });
+
+  test("a confirmation later than Enter's window, the box emptied: delivered, Enter pressed once", async () => {
+    const app = testApp(); // confirmTimeoutMs 300, readyTimeoutMs 2 000
+    const sim = simulateAgents(app, { hookDelayMs: 1_200 });
+    const { body } = await create(app, { prompt: "hello" });
+    expect(body.promptDelivery).toEqual({ delivered: true, attempts: 1 });
+    expect(sim.enters()).toBe(1);
   });
 
   test("submitted but the hook is lost: the box is empty, so Enter is not pressed again", async () => {

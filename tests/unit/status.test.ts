@@ -384,6 +384,31 @@ describe("a late frame never overrules newer evidence", () => {
     expect(r.statuses).toEqual(["working", "working", "idle"]);
   });
 
+  test("an agent's start screen never ends the turn of the prompt it took (OpenCode, loaded)", () => {
+    // Recorded (ag's log, one core busy): the prompt hook at 0; OpenCode kept its start screen,
+    // box emptied, and began the turn 18 s later. The screen ended the turn at 11.55 s before.
+    const home: Observation = { kind: "screen-idle", interrupted: false, home: true };
+    const booted = run(initialStatus(0, STALL, "working", { booting: true }), [[-6_400, "screen", home]]);
+    expect(booted.state.status).toBe("idle"); // the start screen is the UI up, ready
+    const r = run(booted.state, [
+      [0, "hook", prompt("say hello")],
+      [200, "screen", home],
+      [CATCH_UP_MS + 50, "screen", home],
+      [CATCH_UP_MS + 50 + CONFIRM_MS, "screen", home],
+      [11_550, "screen", home],
+      [17_970, "screen", spinner],
+      [26_300, "hook", { kind: "turn-ended" }],
+    ]);
+    expect(r.statuses).toEqual(["working", "working", "working", "working", "working", "working", "idle"]);
+    expect(r.events.filter((e) => e === "session.turn_ended")).toHaveLength(1);
+    // A lost end is still caught by a screen that shows the conversation (no `home`).
+    const lost = run(working(0), [
+      [CATCH_UP_MS, "screen", idleScreen],
+      [CATCH_UP_MS + CONFIRM_MS, "screen", idleScreen],
+    ]);
+    expect(lost.state.status).toBe("idle");
+  });
+
   test("the interrupt marker is enough at once, once the screen has caught up; a stale one is not", () => {
     const interrupted: Observation = { kind: "screen-idle", interrupted: true };
     expect(run(working(0), [[50, "screen", interrupted]]).state.status).toBe("working");

@@ -70,8 +70,11 @@ let audit: AuditInput[];
 let revoked: Set<string>;
 let pane: TmuxPane;
 let terminals: TerminalService;
+/** The holds open viewers keep on their session (it is never hibernated while held). */
+let holds: Map<string, number>;
 
 beforeEach(async () => {
+  holds = new Map();
   fake = createFakeTmux();
   await fake.start();
   bus = createEventBus();
@@ -103,6 +106,13 @@ function service(overrides: Partial<Parameters<typeof createTerminalService>[0]>
           throw new AgError("SESSION_NOT_FOUND", `no session ${id}`);
         return { paneId: pane.paneId, windowId: pane.windowId };
       },
+      wake: async (id) => {
+        throw new AgError("SESSION_NOT_FOUND", `no session ${id} to wake`);
+      },
+      hold: (id) => {
+        holds.set(id, (holds.get(id) ?? 0) + 1);
+        return () => holds.set(id, (holds.get(id) ?? 1) - 1);
+      },
     },
     ...overrides,
   });
@@ -118,6 +128,25 @@ function open(principal: Principal = LOCAL): {
 }
 
 const snapshotsOf = (peer: ReturnType<typeof fakePeer>) => peer.texts().filter((m) => m.type === "snapshot");
+
+describe("a viewer keeps its session awake", () => {
+  test("held from the open to the close, once, whatever else the client sends", async () => {
+    const { peer, connection } = open();
+    await until(() => snapshotsOf(peer).length === 1);
+    expect(holds.get("s1")).toBe(1);
+    const second = open();
+    expect(holds.get("s1")).toBe(2);
+    second.connection.closed();
+    connection.closed();
+    expect(holds.get("s1")).toBe(0);
+  });
+
+  test("a session that cannot be shown is not held", () => {
+    const peer = fakePeer();
+    terminals.open("s2", { principal: LOCAL, ip: "127.0.0.1" }, peer);
+    expect(holds.get("s2")).toBeUndefined();
+  });
+});
 
 describe("what a viewer is sent", () => {
   test("the snapshot first (the screen so far), then the bytes written after it", async () => {

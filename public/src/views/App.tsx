@@ -5,6 +5,7 @@ import { lockMessage, ready, refresh, serverState, useToken } from "../store.ts"
 import { liveState } from "../stream.ts";
 import { ConsensusView } from "./ConsensusView.tsx";
 import { NewSession } from "./NewSession.tsx";
+import { SearchView } from "./SearchView.tsx";
 import { SessionList } from "./SessionList.tsx";
 import { SessionView } from "./SessionView.tsx";
 
@@ -40,6 +41,9 @@ export function App() {
           <a href="#/new" aria-current={current.view === "new" ? "page" : undefined}>
             New
           </a>
+          <a href="#/search" aria-current={current.view === "search" ? "page" : undefined}>
+            Search
+          </a>
           <a href="#/server/metrics" aria-current={current.view === "server" ? "page" : undefined}>
             Server
           </a>
@@ -72,6 +76,7 @@ export function App() {
         {ready.value && current.view === "session" && <SessionView id={current.id} />}
         {ready.value && current.view === "consensus" && <ConsensusView id={current.id} />}
         {ready.value && current.view === "new" && <NewSession />}
+        {ready.value && current.view === "search" && <SearchView query={current.query} />}
         {ready.value && current.view === "server" && <ServerView page={current.page} />}
       </main>
     </>

@@ -10,6 +10,8 @@ import { nextStep } from "../next-step.ts";
 import { consensusHref, go, sessionHref } from "../router.ts";
 import { CHANGES_USAGE, onEvent, onResync } from "../store.ts";
 import type { Session, SessionUsage } from "../types.ts";
+import { BudgetCard } from "./BudgetCard.tsx";
+import { Checkpoints } from "./Checkpoints.tsx";
 import { PendingCard } from "./PendingCard.tsx";
 import { Reviews } from "./Reviews.tsx";
 import { SendBox } from "./SendBox.tsx";
@@ -116,6 +118,9 @@ export function SessionView({ id }: { id: string }) {
       {s.pendingPermission && (
         <PendingCard key={s.pendingPermission.id} session={s} messages={feed.messages.value} onDone={load} />
       )}
+      {s.budget && (s.budget.usd !== null || s.budget.tokens !== null || s.budget.state === "reached") && (
+        <BudgetCard session={s} onDone={load} />
+      )}
       <section class="session-facts" aria-label="About this session">
         <dl class="facts">
           <dt>Work dir</dt>
@@ -135,6 +140,22 @@ export function SessionView({ id }: { id: string }) {
               <dt>Reviewer in</dt>
               <dd>
                 <a href={consensusHref(reviewOf)}>a consensus review</a>
+              </dd>
+            </>
+          )}
+          {s.handedOffFrom && (
+            <>
+              <dt>Taken over from</dt>
+              <dd>
+                <a href={sessionHref(s.handedOffFrom)}>{s.handedOffFrom.slice(0, 8)}</a>
+              </dd>
+            </>
+          )}
+          {s.handedOffTo && (
+            <>
+              <dt>Handed off to</dt>
+              <dd>
+                <a href={sessionHref(s.handedOffTo)}>{s.handedOffTo.slice(0, 8)}</a>
               </dd>
             </>
           )}
@@ -162,6 +183,7 @@ export function SessionView({ id }: { id: string }) {
         {!ended && DRIVER_TRAITS[s.driver].terminal && <Terminal sessionId={s.id} />}
         <Transcript feed={feed} />
       </div>
+      <Checkpoints sessionId={s.id} working={!ended && s.status !== "idle"} />
     </article>
   );
 }
@@ -182,6 +204,21 @@ function Actions({ session, reload }: { session: Session; reload(): Promise<void
       result.value = { ok: true, text: said ?? `${label}: done` };
     } catch (e) {
       result.value = { ok: false, text: `${label}: ${describe(e)}` };
+    } finally {
+      busy.value = null;
+      void reload();
+    }
+  }
+
+  /** A new session of another agent takes the task over; the view follows it. */
+  async function handOff(agent: string) {
+    busy.value = "Hand off";
+    result.value = null;
+    try {
+      const body = await api<{ to: Session }>(`${path}/handoff`, { method: "POST", body: { agent } });
+      go(sessionHref(body.to.id));
+    } catch (e) {
+      result.value = { ok: false, text: `Hand off: ${describe(e)}` };
     } finally {
       busy.value = null;
       void reload();
@@ -210,6 +247,11 @@ function Actions({ session, reload }: { session: Session; reload(): Promise<void
           }),
         )}
       {ended && continues && button("Resume", () => run("Resume", "POST", "/resume"))}
+      {!ended &&
+        button("Hand off", () => {
+          const agent = prompt("Hand the task to which agent (codex, gemini, opencode, claude)?");
+          if (agent?.trim()) void handOff(agent.trim());
+        })}
       {!ended &&
         button(
           "Kill",

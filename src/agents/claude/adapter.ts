@@ -1,4 +1,6 @@
+import { basename, join } from "node:path";
 import type { AgentAdapter, AgentObservation, ScreenReading } from "../agent.ts";
+import { conversationFiles } from "../history.ts";
 import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import { screenQuestion } from "../questions.ts";
@@ -9,6 +11,7 @@ import { HOOK_EVENTS, hookTool, readHook } from "./hooks.ts";
 import { type ClaudeEnvironment, claudeDataDir, prepareClaudeLaunch } from "./launch.ts";
 import { CLAUDE_PRICES } from "./prices.ts";
 import { createClaudeTranscriptReader } from "./reader.ts";
+import { conversationAt } from "./rewind.ts";
 import {
   classifyScreen,
   INPUT_BOX,
@@ -74,6 +77,11 @@ function claudeAdapter(
       format: claudeTranscriptFormat,
       find: (workDir, sessionId) => findTranscript(claudeDataDir(env), sessionId, workDir),
       createReader: createClaudeTranscriptReader,
+      history: () =>
+        conversationFiles(join(claudeDataDir(env), "projects"), "*/*.jsonl", (path) =>
+          basename(path, ".jsonl"),
+        ),
+      conversationAt,
     },
     policy: {
       tool: (event, payload) => hookTool(event, payload, toolCategory),

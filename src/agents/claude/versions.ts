@@ -6,7 +6,7 @@ import { SCREEN_2_1_197, SCREEN_2_1_328, type ScreenDialect } from "./screen.ts"
  * between them. A version between two verified ones behaves as the older of the two as far as ag
  * knows; a newer one as the newest (and is reported unverified).
  */
-export const CLAUDE_VERIFIED_VERSIONS = ["2.1.197", "2.1.328"] as const;
+export const CLAUDE_VERIFIED_VERSIONS = ["2.1.197", "2.1.328", "2.1.332"] as const;
 
 export interface ClaudeDialect {
   screen: ScreenDialect;

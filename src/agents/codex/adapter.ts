@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type {
   AgentAdapter,
   AgentEnvironment,
@@ -7,6 +8,7 @@ import type {
   ScreenReading,
 } from "../agent.ts";
 import { hookTool } from "../claude/hooks.ts";
+import { conversationFiles } from "../history.ts";
 import { isCliProcess } from "../process.ts";
 import { screenQuestion } from "../questions.ts";
 import { commonScreenObservation } from "../screen-observation.ts";
@@ -61,6 +63,15 @@ export function createCodexAdapter(env: AgentEnvironment): AgentAdapter {
       format: codexTranscriptFormat,
       find: async () => null,
       createReader: createCodexTranscriptReader,
+      // The user's own Codex home (the launch never moves it): ~/.codex/sessions/YYYY/MM/DD/rollout-…
+      history: () =>
+        conversationFiles(
+          join(env.home, ".codex", "sessions"),
+          "**/rollout-*.jsonl",
+          (path) =>
+            /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(path)?.[1] ??
+            null,
+        ),
     },
     policy: {
       tool: (event, payload) => hookTool(event, payload, toolCategory),

@@ -1,9 +1,11 @@
+import { join } from "node:path";
 import type { AgentAdapter, PendingDialog } from "../agent.ts";
+import { conversationFiles } from "../history.ts";
 import { isCliProcess } from "../process.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import type { PermissionMode } from "../vocabulary.ts";
 import { geminiAcp } from "./acp.ts";
-import { findTranscript } from "./files.ts";
+import { conversationIdOf, findTranscript } from "./files.ts";
 import { geminiTranscriptFormat } from "./format.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
 import { APPROVAL_MODES, geminiDir, prepareGeminiLaunch } from "./launch.ts";
@@ -38,6 +40,8 @@ export function createGeminiAdapter(env: Parameters<typeof prepareGeminiLaunch>[
     transcript: {
       format: geminiTranscriptFormat,
       find: (_workDir, sessionId) => findTranscript(geminiDir(env), sessionId),
+      history: () =>
+        conversationFiles(join(geminiDir(env), "tmp"), "*/chats/session-*.jsonl", conversationIdOf),
       createReader: createGeminiTranscriptReader,
     },
     policy: {

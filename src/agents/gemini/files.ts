@@ -33,6 +33,11 @@ export async function findTranscript(geminiDir: string, sessionId: string): Prom
   return best?.path ?? null;
 }
 
+/** The conversation a session file records (its header's id), or null for another file. */
+export function conversationIdOf(path: string): string | null {
+  return headerOf(path)?.sessionId ?? null;
+}
+
 /**
  * The UTC minute (epoch ms) a session file is named after (`session-<YYYY-MM-DDTHH-MM>-…`), or
  * null for a name of another form.

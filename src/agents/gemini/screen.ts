@@ -34,12 +34,23 @@ const NOTICE = /^(?:[⚠ℹ] .*| {3}\S.*|\s*)$/;
 const ECHO = /^ ?[>*!] \S/;
 const PLACEHOLDER = /^\s*Type your message or @path\/to\/file\s*$/;
 const WORKING = /\(esc to cancel/;
+/** The CLI's header, drawn once at the top of the conversation it shows. */
+const BANNER = /^(?: ▝▜▄ +Gemini CLI v|Tips for getting started:)/;
+/** A resumed conversation being loaded (the input box is hidden meanwhile), or its loading failed. */
+const RESUMING = /^\s*\S+ Resuming session\.\.\./;
+const RESUME_FAILED = /Failed to resume session/;
 const EXITED = /Agent powering down\. Goodbye!|To resume this session: gemini --resume|^Pane is dead/;
 const PERMISSION_QUESTION = /(Apply this change\?|Allow execution of .*\?|Do you want to proceed\?)/;
 /** A box's row: "│ text │" (the right border may be cut on a narrow screen). */
 const ROW = /^\s*│ ?(.*?)\s*│?\s*$/;
 
-export function classifyScreen(text: string, options: { paneDead?: boolean } = {}): GeminiScreen {
+export interface GeminiScreenOptions {
+  paneDead?: boolean;
+  /** Launched to continue a conversation (resume, fork), not shown ready yet. */
+  resuming?: boolean;
+}
+
+export function classifyScreen(text: string, options: GeminiScreenOptions = {}): GeminiScreen {
   const lines = screenLines(text);
   const composer = composerOf(lines);
   const after = composer ? lines.slice(composer.input) : lines;
@@ -55,6 +66,7 @@ export function classifyScreen(text: string, options: { paneDead?: boolean } = {
   // pastes (one sent now arrives as keys: "?" opens the shortcuts help, Enter submits); the
   // banner comes with the frame after.
   if (above.slice(0, Math.max(0, statusAt)).every((l) => NOTICE.test(l))) return { state: "starting" };
+  if (options.resuming && !resumeLoaded(above)) return { state: "starting" };
   const status = above[statusAt] ?? "";
   if (WORKING.test(status)) return { state: "working", input };
   const turn = above.slice(above.findLastIndex((l) => ECHO.test(l)) + 1);
@@ -64,6 +76,18 @@ export function classifyScreen(text: string, options: { paneDead?: boolean } = {
     interrupted: turn.some((l) => l.startsWith("ℹ Request cancelled.")),
     apiError: errorOf(turn),
   };
+}
+
+/**
+ * A resumed (or forked) CLI draws its input box before it loads the conversation, then hides it
+ * for "Resuming session..." and drops what was typed meanwhile. Loaded: the conversation's
+ * prompts are on screen under the header, or it is long enough to have pushed the header off,
+ * or the CLI said the load failed.
+ */
+function resumeLoaded(above: string[]): boolean {
+  if (above.some((l) => RESUMING.test(l))) return false;
+  if (above.some((l) => RESUME_FAILED.test(l))) return true;
+  return above.some((l) => ECHO.test(l)) || !above.some((l) => BANNER.test(l));
 }
 
 function screenLines(text: string): string[] {
@@ -166,7 +190,7 @@ export function toObservation(screen: GeminiScreen): AgentObservation {
   }
 }
 
-export function readScreen(text: string, options: { paneDead?: boolean } = {}): ScreenReading {
+export function readScreen(text: string, options: GeminiScreenOptions = {}): ScreenReading {
   const screen = classifyScreen(text, options);
   const input = screen.state === "idle" || screen.state === "working" ? screen.input : null;
   return { observation: toObservation(screen), input, activityKey: activityKey(text) };

@@ -17,8 +17,11 @@ import { commonScreenObservation } from "../screen-observation.ts";
 type Dialog = Extract<AgentObservation, { kind: "permission" }>["request"];
 
 export type OpenCodeScreen =
-  | { state: "idle"; input: string; interrupted: boolean }
+  /** home: its start screen (the logo over the box), no conversation drawn yet. */
+  | { state: "idle"; input: string; interrupted: boolean; home: boolean }
   | { state: "working"; input: string; retrying: boolean }
+  /** A prompt taken, its reply not begun (no "▣" footer under it yet): no word on the turn. */
+  | { state: "pending"; input: string }
   | { state: "dialog"; request: PermissionRequest }
   | { state: "exited"; resumeId: string | null; exitStatus: number | null }
   | { state: "starting" };
@@ -46,8 +49,16 @@ export function classifyOpenCodeScreen(text: string, options: { paneDead?: boole
   const box = inputBox(lines, rule);
   const status = lines.slice(rule + 1).find((l) => l.trim() !== "") ?? "";
   if (WORKING.test(status)) return { state: "working", input: box.input, retrying: RETRYING.test(status) };
-  const footer = lines.slice(0, box.top).findLast((l) => FOOTER.test(l)) ?? "";
-  return { state: "idle", input: box.input, interrupted: / · interrupted\s*$/.test(footer) };
+  const above = lines.slice(0, box.top);
+  const footerAt = above.findLastIndex((l) => FOOTER.test(l));
+  // A reply (its text, its tools' blocks) ends with its "▣" footer, drawn as soon as it begins:
+  // a prompt block below the last footer has no reply yet. Loaded, OpenCode drew it seconds
+  // before the turn began; it says neither that the agent works nor that the turn ended.
+  if (above.findLastIndex((l) => BAR.test(l)) > footerAt) return { state: "pending", input: box.input };
+  // Every prompt and reply is drawn in "┃" blocks and "▣" footers; the start screen has neither.
+  const home = footerAt === -1 && !above.some((l) => BAR.test(l));
+  const interrupted = / · interrupted\s*$/.test(above[footerAt] ?? "");
+  return { state: "idle", input: box.input, interrupted, home };
 }
 
 function screenLines(text: string): string[] {
@@ -142,7 +153,7 @@ export function readOpenCodeScreen(text: string, options: { paneDead?: boolean }
   const screen = classifyOpenCodeScreen(text, options);
   return {
     observation: toObservation(screen),
-    input: screen.state === "idle" || screen.state === "working" ? screen.input : null,
+    input: "input" in screen ? screen.input : null,
     activityKey: activityKey(text),
   };
 }

@@ -55,3 +55,24 @@ export function decodeAnswer(data: string): PromptAnswer | null {
   const choice: Choice = what === "a" ? "approve" : what === "r" ? "reject" : Number(what);
   return { choice, sessionId, permissionId: match[3]!, fingerprint: match[4]! };
 }
+
+/** A budget button: raise the budget that paused the session by `cents`, or stop here. */
+export type BudgetButton =
+  | { action: "raise"; sessionId: string; cents: number }
+  | { action: "stop"; sessionId: string };
+
+/** `b+:<session id, 32 hex>:<cents>` or `bs:<session id>`; null when the id is not a uuid. */
+export function encodeBudgetButton(button: BudgetButton): string | null {
+  const compact = button.sessionId.replaceAll("-", "").toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(compact)) return null;
+  return button.action === "raise" ? `b+:${compact}:${button.cents}` : `bs:${compact}`;
+}
+
+export function decodeBudgetButton(data: string): BudgetButton | null {
+  const match = /^b([+s]):([0-9a-f]{32})(?::([1-9]\d{0,9}))?$/.exec(data);
+  if (!match) return null;
+  const hex = match[2]!;
+  const sessionId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  if (match[1] === "s") return match[3] === undefined ? { action: "stop", sessionId } : null;
+  return match[3] === undefined ? null : { action: "raise", sessionId, cents: Number(match[3]) };
+}

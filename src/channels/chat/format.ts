@@ -1,7 +1,7 @@
 import { type AgEvent, pendingPermissionOf } from "../../events/bus.ts";
 import type { EventName } from "../../events/names.ts";
 import type { InlineKeyboard } from "./api.ts";
-import { encodeAnswer } from "./callback.ts";
+import { encodeAnswer, encodeBudgetButton } from "./callback.ts";
 
 /**
  * Pure: events → chat messages (the API's HTML parse mode, where only `&`, `<` and `>` need
@@ -61,6 +61,10 @@ export function isForwarded(event: AgEvent, verbose: boolean): boolean {
     case "message.user":
     case "message.assistant":
     case "message.tool_use":
+    case "budget.warning":
+    case "budget.reached":
+    case "budget.raised":
+    case "session.handoff":
       return true;
     case "message.thinking":
     case "message.tool_result":
@@ -81,6 +85,9 @@ const STATUS: Partial<Record<EventName, { icon: string; label: string; detail: b
   "status.error": { icon: "⚠️", label: "error", detail: true },
   "status.rate_limited": { icon: "🚦", label: "rate limited", detail: true },
   "status.permission_timeout": { icon: "⏰", label: "prompt unanswered", detail: true },
+  "budget.warning": { icon: "💸", label: "budget warning", detail: true },
+  "budget.raised": { icon: "💵", label: "budget raised", detail: true },
+  "session.handoff": { icon: "🤝", label: "handed off", detail: true },
 };
 
 /** A link of ours (the dashboard's), in an attribute too: quotes escaped as well. */
@@ -118,6 +125,7 @@ function formatStatusText(event: AgEvent): ChatText {
   }
   if (event.event === "status.permission" || event.event === "status.plan") return formatPrompt(event);
   if (event.event === "status.question") return formatQuestion(event);
+  if (event.event === "budget.reached") return formatBudgetReached(event);
   const known = STATUS[event.event];
   const head = known ? `${known.icon} <b>${known.label}</b>` : `ℹ️ <b>${escapeHtml(event.event)}</b>`;
   const showDetail = (known?.detail ?? true) && event.detail.trim() !== "";
@@ -147,6 +155,35 @@ function formatPrompt(event: AgEvent): ChatText {
       ],
     },
   };
+}
+
+/**
+ * A budget reached: what it says, and two buttons — raise the budget that paused the session by
+ * its own cap again (at least $1), or stop here (it stays paused, its held prompt dropped).
+ */
+function formatBudgetReached(event: AgEvent<"budget.reached">): ChatText {
+  const html = `🛑 <b>budget reached</b>\n${escapeHtml(truncate(event.detail, TEXT_LIMIT))}`;
+  const cents = raiseCents(event.meta.usd);
+  const sessionId = event.session!.id;
+  const raise = encodeBudgetButton({ action: "raise", sessionId, cents });
+  const stop = encodeBudgetButton({ action: "stop", sessionId });
+  if (!raise || !stop) return { html };
+  return {
+    html,
+    keyboard: {
+      inline_keyboard: [
+        [
+          { text: `➕ Raise by $${(cents / 100).toFixed(2)}`, callback_data: raise },
+          { text: "⏹️ Stop here", callback_data: stop },
+        ],
+      ],
+    },
+  };
+}
+
+/** How much "raise" adds: the budget's cap again (doubling it), at least one dollar. */
+export function raiseCents(cap: number | null): number {
+  return Math.max(100, Math.ceil((cap ?? 0) * 100));
 }
 
 /** A question: its text, a button per option, and one to dismiss it (replies answer it too). */

@@ -5,7 +5,13 @@ import { AgError, isAgError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/log.ts";
 import { DeliveryError } from "../channel.ts";
 import type { BotApi, CallbackQuery, ChatMessage, ChatUser, Update } from "./api.ts";
-import { type Choice, decodeAnswer, promptFingerprint } from "./callback.ts";
+import {
+  type BudgetButton,
+  type Choice,
+  decodeAnswer,
+  decodeBudgetButton,
+  promptFingerprint,
+} from "./callback.ts";
 import { escapeHtml, truncate } from "./format.ts";
 import type { OpenPrompts } from "./target.ts";
 import type { TopicStore } from "./topics.ts";
@@ -35,6 +41,11 @@ export interface InboundDeps {
   backoff?: { initialMs: number; maxMs: number };
   /** Answers given from the chat are audited like the same answers over HTTP. */
   audit?: Pick<AuditLog, "append">;
+  /** A budget-reached message's buttons: raise the budget that paused a session, or stop here. */
+  budgets?: {
+    raiseBy(sessionId: string, usd: number): Promise<unknown>;
+    stop(sessionId: string): unknown;
+  };
 }
 
 /** A reply to one update may take this long: a half-open connection must not pile them up. */
@@ -126,6 +137,8 @@ export function createInbound(deps: InboundDeps): Inbound {
 
   async function onButton(query: CallbackQuery): Promise<void> {
     const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(REPLY_TIMEOUT_MS)]);
+    const budget = query.data ? decodeBudgetButton(query.data) : null;
+    if (budget) return onBudgetButton(query, budget, signal);
     const answer = query.data ? decodeAnswer(query.data) : null;
     const message = query.message;
     if (!answer || !message || String(message.chat.id) !== groupId) {
@@ -183,6 +196,54 @@ export function createInbound(deps: InboundDeps): Inbound {
     await markAnswered(
       message,
       `${answer.choice === "reject" ? "❌" : "✅"} ${verdict} by ${nameOf(query.from)}`,
+      signal,
+    );
+  }
+
+  /** "Raise by $N" or "Stop here" under a budget reached: the same as POST /v1/sessions/:id/budget(/stop). */
+  async function onBudgetButton(
+    query: CallbackQuery,
+    button: BudgetButton,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const message = query.message;
+    if (!deps.budgets || !message || String(message.chat.id) !== groupId) {
+      await api.answerCallbackQuery(
+        query.id,
+        "This button does not belong to a budget of ag.",
+        false,
+        signal,
+      );
+      return;
+    }
+    const refused = refusal(query.from);
+    if (refused) {
+      await api.answerCallbackQuery(query.id, refused, true, signal);
+      return;
+    }
+    const usd = button.action === "raise" ? button.cents / 100 : 0;
+    try {
+      if (button.action === "raise") await deps.budgets.raiseBy(button.sessionId, usd);
+      else deps.budgets.stop(button.sessionId);
+    } catch (error) {
+      if (!isAgError(error)) throw error;
+      await api.answerCallbackQuery(query.id, truncate(error.message, 200), true, signal);
+      return;
+    }
+    const verdict = button.action === "raise" ? `Budget raised by $${usd.toFixed(2)}` : "Stopped here";
+    deps.audit?.append({
+      actor: `chat:${query.from.id}`,
+      tenantId: null,
+      action: button.action === "raise" ? "session.budget.raise" : "session.budget.stop",
+      target: button.sessionId,
+      outcome: "success",
+      ip: null,
+    });
+    logger.info(`chat: ${verdict.toLowerCase()} for session ${button.sessionId} by user ${query.from.id}`);
+    await api.answerCallbackQuery(query.id, verdict, false, signal);
+    await markAnswered(
+      message,
+      `${button.action === "raise" ? "💵" : "⏹️"} ${verdict} by ${nameOf(query.from)}`,
       signal,
     );
   }

@@ -20,6 +20,7 @@ export interface ChatChannelOptions {
   dashboardUrl: string;
   sessions: InboundDeps["sessions"];
   audit?: InboundDeps["audit"];
+  budgets?: InboundDeps["budgets"];
   /** Holds the session → topic table (created here on first use). */
   db: Database;
   logger: Logger;
@@ -66,6 +67,7 @@ export function createChatChannel(options: ChatChannelOptions): ChatChannel {
     allowedUsers: options.allowedUsers,
     sessions: options.sessions,
     audit: options.audit,
+    budgets: options.budgets,
     pollTimeoutSeconds: options.pollTimeoutSeconds,
     backoff: options.backoff,
   });

@@ -37,6 +37,8 @@ export async function attachSession(
       "CONFLICT",
       `${session.name} has ended (${session.status}): there is no terminal to attach to; ag read ${handle(session)} shows its conversation`,
     );
+  // A hibernated session's agent is started again first (docs/hibernation.md): then it has a pane.
+  if (session.hibernated) await client.send("POST", sessionPath(session.id, "wake"));
   const { pane } = await client.get<PaneHealth>(sessionPath(session.id, "health"));
   if (!pane) throw new AgError("CONFLICT", `${session.name} has no live tmux pane (${session.status})`);
   if (!Bun.which("tmux")) throw new AgError("TMUX_UNAVAILABLE", "tmux is not on PATH: ag attach runs it");

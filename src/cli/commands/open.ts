@@ -4,6 +4,7 @@ import { sessionUrl } from "../../shared/dashboard-links.ts";
 import { GLOBAL_ARGS } from "../args.ts";
 import { connect, dashboardUrl } from "../connect.ts";
 import { openInBrowser } from "../desktop.ts";
+import { parseHit, sessionOfHit } from "../hits.ts";
 import { printLine, printNote } from "../output.ts";
 import { resolveSession } from "../resolve.ts";
 
@@ -15,19 +16,21 @@ export default defineCommand({
     session: {
       type: "positional",
       required: false,
-      description: "A session: its id, a unique start of the id, or its name",
+      description:
+        "A session: its id, a unique start of the id, its name, or a search hit (<session>#<message>)",
       valueHint: "session",
     },
   },
   async run({ args }) {
     const { loaded, client } = connect(args);
     const dashboard = dashboardUrl(loaded, client.baseUrl);
-    const url = args.session
-      ? sessionUrl(dashboard, (await resolveSession(client, args.session)).id)
-      : dashboard;
+    const hit = args.session ? parseHit(args.session) : null;
+    const given = hit ? sessionOfHit(hit, "open") : args.session;
+    const url = given ? sessionUrl(dashboard, (await resolveSession(client, given)).id) : dashboard;
     if (!loaded.config.dashboardEnabled && loaded.sources.dashboardUrl === "default")
       printNote("the dashboard is turned off (SVC_DASHBOARD_ENABLED=false): this link will not answer");
     printLine(url);
     if (openInBrowser(url, readDesktopEnv())) printNote("opened in your browser");
+    if (hit) printNote(`message ${hit.messageId}: ag read ${args.session}`);
   },
 });

@@ -3,7 +3,8 @@ import type { TranscriptCursorPage } from "../../transcript/cursor.ts";
 import { GLOBAL_ARGS, parseCountFlag, SESSION_ARG } from "../args.ts";
 import type { ApiClient } from "../client.ts";
 import { connect } from "../connect.ts";
-import { colourEnabled, plural, printJson, printLine } from "../output.ts";
+import { parseHit, sessionOfHit } from "../hits.ts";
+import { colourEnabled, paint, plural, printJson, printLine } from "../output.ts";
 import { resolveSessionId, sessionPath } from "../resolve.ts";
 import { isEmptyMessage, messageLines } from "../views.ts";
 
@@ -52,6 +53,26 @@ export async function readPage(
   return { ...result, page, limit, total, pages: Math.ceil(total / limit) };
 }
 
+/** The `limit` messages around message `at`: half before it, it, and the rest after. */
+export async function readAround(client: ApiClient, id: string, at: number, limit: number) {
+  const before = at + Math.ceil(limit / 2);
+  return client.get<TranscriptCursorPage>(
+    `${sessionPath(id, "transcript/cursor")}?limit=${limit}&before_id=${before}`,
+  );
+}
+
+function printAround(result: TranscriptCursorPage, at: number, json: boolean) {
+  if (json) return printJson(result);
+  if (!result.messages.some((m) => m.id === at)) return printLine(`no message ${at}`);
+  const colour = colourEnabled();
+  printLine(`messages ${result.oldest_id}–${result.newest_id}, around ${at}`);
+  for (const message of result.messages) {
+    if (message.id !== at && isEmptyMessage(message)) continue;
+    if (message.id === at) printLine(paint(`▶ message ${at}`, "bold", colour));
+    for (const line of messageLines(message, colour)) printLine(line);
+  }
+}
+
 /** `ag read <session>`: the session's messages, a page at a time; entries with nothing to read are left out. */
 export default defineCommand({
   meta: { name: "read", description: "A session's messages, newest page first" },
@@ -68,13 +89,21 @@ export default defineCommand({
       description: `Messages per page, 1–${MAX_LIMIT} (default 200)`,
       valueHint: "number",
     },
+    at: {
+      type: "string",
+      description: "The messages around this one (a search hit's message id); `<session>#<id>` says the same",
+      valueHint: "id",
+    },
     json: { type: "boolean", description: "Machine-readable output" },
   },
   async run({ args }) {
-    const page = parseCountFlag("--page", args.page, 1);
-    const limit = parseCountFlag("--limit", args.limit, 200, MAX_LIMIT);
+    const hit = parseHit(args.session);
+    const limit = parseCountFlag("--limit", args.limit, hit || args.at ? 20 : 200, MAX_LIMIT);
     const { client } = connect(args);
-    const id = await resolveSessionId(client, args.session);
+    const id = await resolveSessionId(client, hit ? sessionOfHit(hit, "read") : args.session);
+    const at = args.at !== undefined ? parseCountFlag("--at", args.at, 1) : hit?.messageId;
+    if (at !== undefined) return printAround(await readAround(client, id, at, limit), at, args.json === true);
+    const page = parseCountFlag("--page", args.page, 1);
     const result = await readPage(client, id, page, limit);
     if (args.json) return printJson(result);
     if (result.messages.length === 0) {

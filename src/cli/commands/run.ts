@@ -1,14 +1,11 @@
-import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { currentAuthToken, type LoadedConfig, loadConfig } from "../../config/load.ts";
-import { bootstrapProjectConfig } from "../../init/project.ts";
-import { startBackgroundServer } from "../../server/background.ts";
+import { currentAuthToken, loadConfig } from "../../config/load.ts";
 import { AgError } from "../../shared/errors.ts";
-import { selfCommand } from "../../shared/self.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
-import { createApiClient, resolveServerUrl } from "../client.ts";
+import { createApiClient } from "../client.ts";
 import { dashboardUrl } from "../connect.ts";
-import { printFields, printNote, startSpinner } from "../output.ts";
+import { printFields, printNote } from "../output.ts";
+import { ensureServer } from "../server-start.ts";
 import { streamTurn } from "../turn-stream.ts";
 import {
   createdFields,
@@ -20,9 +17,6 @@ import {
   reusedNote,
   SESSION_FLAGS,
 } from "./create.ts";
-
-/** How long a server started in the background has to answer (SPEC). */
-const START_WAIT_MS = 15_000;
 
 /**
  * `ag run "<prompt>"`: one command from nothing to an agent's answer. With no server up it
@@ -50,11 +44,7 @@ export default defineCommand({
     const token = () => currentAuthToken(loaded.config);
     // Flags ag can refuse by itself are refused before a server is looked for or started.
     const input = createInput(args, args.prompt);
-    let baseUrl = resolveServerUrl(loaded, portFlag);
-    if (!(await answers(baseUrl, token))) {
-      await bootstrapConfig(args.yes === true);
-      baseUrl = await startServer(loaded, portFlag, args.config);
-    }
+    const baseUrl = await ensureServer(loaded, { portFlag, configFlag: args.config, yes: args.yes === true });
     const client = createApiClient({
       baseUrl,
       token,
@@ -74,74 +64,3 @@ export default defineCommand({
       throw new AgError("AGENT_UNAVAILABLE", "the session's agent died before the turn ended");
   },
 });
-
-async function answers(baseUrl: string, token: () => string): Promise<boolean> {
-  try {
-    await createApiClient({ baseUrl, token, timeoutMs: 2_000 }).get("/v1/health");
-    return true;
-  } catch (error) {
-    // Any answer, even an error envelope, means a server is there; only silence starts one.
-    return !(error instanceof AgError && error.code === "SERVER_UNREACHABLE");
-  }
-}
-
-/**
- * The starter `.svc/config.yaml` of `ag init` in this directory, unless it has one. Every setting
- * in it is a comment holding its default, so the config already loaded stays right. A person at
- * a terminal is asked first (Enter = yes) unless --yes; a script gets the file without a question.
- */
-async function bootstrapConfig(yes: boolean): Promise<void> {
-  const cwd = process.cwd();
-  const ask = (path: string) =>
-    !/^no?$/i.test(
-      prompt(`No ${relative(cwd, path)} here: create one with the defaults? [Y/n]`)?.trim() ?? "",
-    );
-  const created = await bootstrapProjectConfig({
-    cwd,
-    confirm: !yes && process.stdin.isTTY === true ? ask : undefined,
-  });
-  if (created)
-    printNote(`created ${relative(cwd, created)} (every setting commented out: edit it to change one)`);
-}
-
-/** Starts `ag` in the background with the same config and waits (≤ 15 s) until it answers. */
-async function startServer(loaded: LoadedConfig, portFlag: number | undefined, configFlag?: string) {
-  const { stateDir } = loaded.config;
-  const server = startBackgroundServer({
-    argv: [
-      ...selfCommand(),
-      ...(portFlag === undefined ? [] : ["--port", String(portFlag)]),
-      ...(configFlag ? ["--config", resolve(configFlag)] : []),
-    ],
-    stateDir,
-    cwd: process.cwd(),
-  });
-  printNote(
-    `no ag server answered: started one in the background (pid ${server.pid}, log ${server.logPath})`,
-  );
-  let exitCode: number | null = null;
-  void server.exited.then((code) => {
-    exitCode = code;
-  });
-  const spinner = startSpinner("waiting for the server");
-  try {
-    for (const deadline = Date.now() + START_WAIT_MS; Date.now() < deadline; ) {
-      if (exitCode !== null) {
-        throw new AgError(
-          "SERVER_UNREACHABLE",
-          `the background server exited (code ${exitCode}) before answering; its log:\n${server.logTail()}`,
-        );
-      }
-      // Where it listens is known once it has written <stateDir>/server.json (--port 0 picks one).
-      const url = resolveServerUrl(loaded, portFlag || undefined);
-      if (await answers(url, () => currentAuthToken(loaded.config))) return url;
-      await Bun.sleep(100);
-    }
-  } finally {
-    spinner.stop();
-  }
-  throw new AgError(
-    "SERVER_UNREACHABLE",
-    `the background server (pid ${server.pid}) did not answer within ${START_WAIT_MS / 1000} s; see ${server.logPath}`,
-  );
-}

@@ -66,9 +66,10 @@ export interface AcpDriver {
   /**
    * After a restart: ends what still runs of the session's earlier agent (reap), then reopens the
    * conversation with `session/load` when the agent can; else says why not (the caller ends the
-   * session). `wasMidTurn`: the turn ag lost is ended as interrupted.
+   * session). `wasMidTurn`: the turn ag lost is ended as interrupted. `note`: what ag's transcript
+   * says of the reopen (default: after a restart; a hibernated session's wake-up says so).
    */
-  reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<Reopened>;
+  reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean, note?: string): Promise<Reopened>;
   /** Ends what still runs of a session's agent an earlier ag started (orphans.ts); true if any. */
   reap(id: string, sessionDir: string): Promise<boolean>;
   /** Sends a prompt; resolves once the agent has it (the turn runs on). Waits for a reopen under way. */
@@ -112,6 +113,8 @@ interface Running {
 }
 
 export const TRANSCRIPT_FILE = "acp-transcript.jsonl";
+/** What ag's transcript says of a conversation reopened after a restart. */
+const RESTART_NOTE = "ag restarted: the conversation was reopened (session/load)";
 
 /** The updates that are a turn's content (not the session's settings: modes, commands, options). */
 const TURN_CONTENT: ReadonlySet<string> = new Set([
@@ -412,7 +415,12 @@ export function createAcpDriver(deps: {
   }
 
   /** After a restart: `session/load` when the agent can (AcpDriver.reopen). */
-  async function reopen(spec: HeadlessSpec, sink: DriverSink, wasMidTurn: boolean): Promise<Reopened> {
+  async function reopen(
+    spec: HeadlessSpec,
+    sink: DriverSink,
+    wasMidTurn: boolean,
+    note = RESTART_NOTE,
+  ): Promise<Reopened> {
     await reapOrphan(spec.id, spec.sessionDir);
     const { sessionId } = readState(spec.sessionDir);
     if (!sessionId) return { reopened: false, cause: "no ACP session was recorded for it" };
@@ -451,7 +459,7 @@ export function createAcpDriver(deps: {
     run.log.write({
       type: "reopened",
       at: now(),
-      text: "ag restarted: the conversation was reopened (session/load)",
+      text: note,
     });
     if (wasMidTurn) run.log.write({ type: "turn_end", at: now(), stopReason: "cancelled" });
     await sink.catchUp();
@@ -479,10 +487,10 @@ export function createAcpDriver(deps: {
       return { pid: run.conn.pid };
     },
 
-    reopen(spec, sink, wasMidTurn) {
+    reopen(spec, sink, wasMidTurn, note) {
       // The session reads its stored status while its agent comes back: a prompt sent in that
       // time is the agent's once it is back, not refused for want of a running agent.
-      const done = reopen(spec, sink, wasMidTurn).finally(() => reopening.delete(spec.id));
+      const done = reopen(spec, sink, wasMidTurn, note).finally(() => reopening.delete(spec.id));
       reopening.set(spec.id, done);
       return done;
     },

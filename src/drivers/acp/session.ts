@@ -8,6 +8,9 @@ import { type AgentPlace, assertTerminal, lastLines, notATerminal, type SessionD
 import type { DriverRecord, DriverSession, DriverSessions, McpAccess } from "../port.ts";
 import type { AcpDriver, DriverSink, HeadlessSpec, PermissionChoice, Reopened } from "./index.ts";
 
+/** What ag's transcript says of a hibernated session's conversation reopened. */
+const WAKE_NOTE = "ag woke the hibernated session: the conversation was reopened (session/load)";
+
 /** ACP's tool kinds, as ag's permission policy sorts tools. */
 const TOOL_CATEGORIES: Record<string, ToolCategory> = {
   read: "read",
@@ -151,6 +154,15 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     return false;
   }
 
+  /**
+   * Its own conversation continued (a hibernated session woken): the agent started again and the
+   * conversation reopened with `session/load`, as after a restart; a failure is the launch's.
+   */
+  async function wake(headless: HeadlessSpec, session: DriverSession): Promise<void> {
+    const outcome = await acp().reopen(headless, sinkOf(session), false, WAKE_NOTE);
+    if (!outcome.reopened) throw new Error(outcome.cause);
+  }
+
   const choose = async (session: DriverSession, choice: PermissionChoice) => acp().answer(session.id, choice);
 
   return {
@@ -160,7 +172,8 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
       try {
         const { spec: headless, warnings } = await specOf(session, spec.record.workDir);
         spec.warnings.push(...warnings);
-        await acp().launch(headless, sinkOf(session));
+        if (spec.resume && !spec.resume.fork) await wake(headless, session);
+        else await acp().launch(headless, sinkOf(session));
       } catch (error) {
         deps.diagnostics?.record("acp.launch", `session ${session.id}: ${(error as Error).message}`);
         deps.logger.warn(`ACP session ${session.id}: not started: ${(error as Error).message}`);
@@ -248,5 +261,8 @@ export function createAcpSessionDriver(deps: AcpSessionDriverDeps): SessionDrive
     async sendKeys(record) {
       throw notATerminal(record, "keys");
     },
+
+    /** Every ACP entry ag has reopens a conversation with `session/load` (docs/agents.md). */
+    resumes: (agent) => agent.acp !== undefined,
   };
 }

@@ -2,8 +2,9 @@
  * Typing a prompt into the agent so that it arrives once, whole, as one message:
  * one bracketed paste, Enter once the input box has settled, and confirmation from the agent
  * itself (its prompt-submit hook or a new prompt line in its transcript), never from screen text.
- * Enter is pressed again only while the text is still sitting in the input box; the paste is
- * never repeated, so a slow confirmation cannot turn into a duplicate prompt.
+ * Enter is pressed again only while the text is still sitting in the input box. The paste is
+ * repeated only when the agent dropped it: its input box was hidden after the paste, and came
+ * back empty (and stayed so); a slow confirmation never turns into a duplicate prompt.
  */
 
 export interface DeliveryPort {
@@ -30,7 +31,10 @@ export interface DeliveryOptions {
   maxAttempts: number;
   /** How long the input box must stay unchanged before Enter (the harness measured ~150 ms). */
   settleMs: number;
-  /** How long to wait for the UI to show an input box at all (a fresh agent takes seconds). */
+  /**
+   * How long to wait for the UI to show an input box at all (a fresh agent takes seconds), and
+   * for the confirmation of a prompt whose box Enter emptied.
+   */
   readyTimeoutMs: number;
   /** How long each Enter waits for the agent's confirmation. */
   confirmTimeoutMs: number;
@@ -65,8 +69,12 @@ export async function deliverPrompt(
 
   const submit = port.expectSubmit(text);
   try {
-    await port.paste(text);
-    await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
+    if (!(await typeIn(port, text, options)))
+      return {
+        delivered: false,
+        attempts: 0,
+        reason: port.ended() ? EXITED : "the agent dropped every paste",
+      };
     let attempts = 0;
     while (attempts < options.maxAttempts) {
       if (port.ended()) return { delivered: false, attempts, reason: EXITED };
@@ -80,9 +88,11 @@ export async function deliverPrompt(
       if (await submit.confirmed(options.confirmTimeoutMs)) return { delivered: true, attempts };
       const input = await port.readInput();
       // Empty box: Enter was taken but the agent has not confirmed yet; pressing again would
-      // only add an empty prompt. Give the confirmation one more window instead.
+      // only add an empty prompt. Wait for the confirmation as long as for a box to show: a
+      // busy agent confirms late (OpenCode's hook came 8 s after its box emptied, one core busy),
+      // and a prompt taken but answered "not delivered" is one a caller sends twice.
       if (input === null || input.trim() === "") {
-        const late = await submit.confirmed(options.confirmTimeoutMs);
+        const late = await submit.confirmed(options.readyTimeoutMs);
         return late
           ? { delivered: true, attempts }
           : { delivered: false, attempts, reason: "the agent never confirmed the prompt" };
@@ -129,19 +139,53 @@ async function waitForInputBox(port: DeliveryPort, timeoutMs: number): Promise<s
   }
 }
 
-/** Waits until the input box shows something and has not changed for `settleMs`. */
-async function waitForSettledInput(port: DeliveryPort, settleMs: number, timeoutMs: number): Promise<void> {
+/**
+ * How long an input box that came back empty after hiding must stay empty before the paste is
+ * taken as dropped: a paste the agent reads late (a busy machine) shows in the box by then.
+ */
+export const DROPPED_AFTER_MS = 1_000;
+
+/**
+ * Pastes the text, again while the agent drops it (at most `maxAttempts` pastes). An agent may
+ * hide its input box just after drawing it (Gemini CLI loading a resumed conversation) and drop
+ * what arrives meanwhile. False: every paste was dropped (or the agent exited).
+ */
+async function typeIn(port: DeliveryPort, text: string, options: DeliveryOptions): Promise<boolean> {
+  for (let pastes = 1; ; pastes++) {
+    await port.paste(text);
+    const shown = await waitForSettledInput(port, options.settleMs, options.readyTimeoutMs);
+    if (shown !== "dropped") return !port.ended();
+    if (pastes >= options.maxAttempts) return false;
+  }
+}
+
+/**
+ * Waits until the input box shows something and has not changed for `settleMs` ("settled"), or
+ * has been hidden since the paste and then shown empty for DROPPED_AFTER_MS ("dropped"), or the
+ * timeout passes ("timeout": Enter then decides with what the box holds).
+ */
+async function waitForSettledInput(
+  port: DeliveryPort,
+  settleMs: number,
+  timeoutMs: number,
+): Promise<"settled" | "dropped" | "timeout"> {
   const deadline = port.now() + timeoutMs;
   let last = await port.readInput();
   let since = port.now();
+  let hidden = last === null;
   while (port.now() < deadline && !port.ended()) {
     await port.screenChangeOrTimeout(settleMs);
     const input = await port.readInput();
+    if (input === null) hidden = true;
     if (input !== last) {
       last = input;
       since = port.now();
       continue;
     }
-    if (input !== null && input.trim() !== "" && port.now() - since >= settleMs) return;
+    if (input === null) continue;
+    const still = port.now() - since;
+    if (input.trim() !== "" && still >= settleMs) return "settled";
+    if (input.trim() === "" && hidden && still >= DROPPED_AFTER_MS) return "dropped";
   }
+  return "timeout";
 }

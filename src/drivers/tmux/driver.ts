@@ -254,6 +254,9 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
         throw new AgError("CONFLICT", `session ${record.id} has no pane to press keys in yet`);
       await deps.tmux.sendKeys(record.paneId, keys);
     },
+
+    /** The agent's own resume by conversation id (`claude --resume`, `codex resume` …). */
+    resumes: (agent) => agent.capabilities.includes("resume"),
   };
 }
 

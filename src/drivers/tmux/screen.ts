@@ -19,6 +19,8 @@ export function createScreenReader(deps: {
   paneId(): string | null;
   /** The session's folder: the only one whose trust dialog ag may answer itself. */
   workDir?: string;
+  /** Launched to continue a conversation and not shown ready yet (see AgentAdapter.readScreen). */
+  resuming(): boolean;
   /** Captures the pane's text (its driver's `capture`). */
   capture(): Promise<string>;
   agent: Pick<AgentAdapter, "readScreen">;
@@ -42,7 +44,10 @@ export function createScreenReader(deps: {
       deps.logger.debug(`capture of ${paneId} failed`, error);
       return null;
     }
-    const reading = deps.agent.readScreen(text, deps.workDir === undefined ? {} : { workDir: deps.workDir });
+    const reading = deps.agent.readScreen(text, {
+      ...(deps.workDir === undefined ? {} : { workDir: deps.workDir }),
+      ...(deps.resuming() ? { resuming: true } : {}),
+    });
     const news = {
       text: text !== lastText,
       // The spinner and timers move by themselves: only other changes are the agent's activity.

@@ -51,6 +51,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/answer": SESSIONS,
   "/v1/sessions/:id/interrupt": SESSIONS,
   "/v1/sessions/:id/escape": SESSIONS,
+  "/v1/sessions/:id/wake": SESSIONS,
   "/v1/sessions/:id/read": SESSIONS,
   "/v1/sessions/:id/transcript/cursor": SESSIONS,
   "/v1/sessions/:id/permissions": SESSIONS,
@@ -65,6 +66,15 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/sessions/:id/events": SESSIONS,
   "/v1/sessions/:id/terminal": SESSIONS,
   "/v1/sessions/:id/memories": domain("memory"),
+  "/v1/sessions/:id/budget": SESSIONS,
+  "/v1/sessions/:id/budget/stop": SESSIONS,
+  "/v1/sessions/:id/handoff": SESSIONS,
+  "/v1/budgets": SESSIONS,
+  "/v1/budgets/:scope": ADMIN,
+  "/v1/sessions/:id/checkpoints": SESSIONS,
+  "/v1/sessions/:id/checkpoints/:turn/diff": SESSIONS,
+  "/v1/sessions/:id/checkpoints/:turn/rewind-diff": SESSIONS,
+  "/v1/sessions/:id/rewind": SESSIONS,
   "/v1/events": SESSIONS,
   "/v1/swarm": SESSIONS,
   "/v1/agents": SESSIONS,
@@ -102,6 +112,11 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   "/v1/webhooks/dead-letter": ADMIN,
   "/v1/channels/:channel/dead-letters/retry": ADMIN,
   "/v1/channels/:channel/dead-letters": ADMIN,
+
+  "/v1/search": only("sessions:read"),
+  "/v1/search/continue": only("sessions:write"),
+  "/v1/search/rebuild": ADMIN,
+  "/v1/search/import": ADMIN,
 };
 
 type ScopeTable = Readonly<Record<string, RouteScope>>;

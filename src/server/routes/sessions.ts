@@ -55,7 +55,7 @@ function deliveryBody(result: DeliveryResult & { answered?: boolean }) {
 }
 
 /** The answer to anything that starts a session: the session, how its prompt went, warnings. */
-function createdBody(result: CreateResult) {
+export function createdBody(result: CreateResult) {
   return {
     ...result.session,
     reused: result.reused,
@@ -226,6 +226,14 @@ export function sessionRoutes(sessions: SessionService) {
       params: IdParams,
       response: Session,
       detail: { summary: "Press Escape in the session" },
+    })
+    .post("/v1/sessions/:id/wake", ({ params }) => sessions.wake(params.id), {
+      params: IdParams,
+      response: Session,
+      detail: {
+        summary:
+          "Start a hibernated session's agent again on its conversation; answers once it has started (a running session as it is)",
+      },
     })
     .delete("/v1/sessions/:id", ({ params }) => sessions.kill(params.id), {
       params: IdParams,

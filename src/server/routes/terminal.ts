@@ -15,10 +15,13 @@ import { IdParams } from "./params.ts";
 export function terminalRoutes(terminals: TerminalService) {
   return new Elysia({ name: "routes/terminal" }).get(
     "/v1/sessions/:id/terminal",
-    ({ params, request }) => {
-      terminals.locate(params.id);
+    async ({ params, request }) => {
       const offer = socketOfferOf(request);
-      if (!offer || !isWebSocketRequest(request)) {
+      const handshake = offer !== null && isWebSocketRequest(request);
+      // A hibernated session's agent is started again for a terminal to show (a handshake only).
+      if (handshake) await terminals.wake(params.id);
+      terminals.locate(params.id);
+      if (!offer || !handshake) {
         throw new AgError(
           "VALIDATION_ERROR",
           "this route is a WebSocket: send a WebSocket handshake (Upgrade: websocket)",

@@ -34,7 +34,8 @@ export function createSupervisor(deps: {
 
   return {
     async start() {
-      const running = deps.repo.live();
+      // A hibernated session stays so: it has no agent to adopt or reopen (docs/hibernation.md).
+      const running = deps.repo.live().filter((rec) => !rec.hibernatedAt);
       // Side by side: ACP children reopening do not hold the tmux sessions back.
       await Promise.all(
         deps.drivers.all().map((driver) => driver.start(running.filter((r) => r.driver === driver.name))),

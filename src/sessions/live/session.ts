@@ -44,8 +44,11 @@ export interface LiveDeps {
   diagnostics?: DiagnosticsSink;
 }
 
-/** How a session starts being followed: launched now, or found running after a restart. */
-export type FollowMode = "launch" | "adopt";
+/**
+ * How a session starts being followed: launched now (resume: to continue a conversation, its
+ * own or, for a fork, another's), or found running after a restart (adopt).
+ */
+export type FollowMode = "launch" | "resume" | "adopt";
 
 /**
  * One running session: its hooks, transcript and screen feed its status writer in arrival order;
@@ -92,7 +95,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   let rereadDue: number | null = null;
   const stats = createLiveStats(deps.clock.now());
   /** Launch time of a session started now; adopted sessions read their past as history instead. */
-  const launchedAt = mode === "launch" ? deps.clock.now() : 0;
+  const launchedAt = mode === "adopt" ? 0 : deps.clock.now();
   const writer = createStatusWriter(
     {
       record: () => record,
@@ -110,7 +113,7 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       beforeTurnEnd: () => (transcript.path ? settleTranscript(TURN_TEXT_WAIT_MS) : null),
     },
     initialStatus(deps.clock.now(), record.stallThresholdMs, record.status, {
-      booting: mode === "launch",
+      booting: mode !== "adopt",
       pending: record.pendingPermission,
       adopted: mode === "adopt",
       // Ids restart with each run of ag: a tag keeps an old one from matching a new dialog.
@@ -129,6 +132,8 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
   const screen = createScreenReader({
     paneId: () => (disposed ? null : record.paneId),
     workDir: record.workDir,
+    // Until the UI is first shown ready: a resumed agent may draw its input box before its conversation.
+    resuming: () => mode === "resume" && writer.state.booting,
     capture: () => deps.drivers.of(record).capture(record),
     agent,
     clock: deps.clock,

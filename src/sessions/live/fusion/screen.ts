@@ -47,6 +47,10 @@ export function readScreen(step: Step, obs: Observation, at: number): void {
   }
   // (A dialog while booting: the start-up dialog just answered, still drawn, leaves the UI
   // booting; a new one is raised, which ends the booting.)
+  // The start screen shows no conversation, so no turn's end: an open turn's prompt was taken
+  // from it (OpenCode, loaded: its box emptied, the start screen kept up for seconds after its
+  // prompt hook, before the turn was drawn or begun).
+  if (obs.kind === "screen-idle" && obs.home && s.turnOpen) return;
   if (view === "dialog") {
     if (obs.kind === "permission") screenDialog(step, obs.request, at);
     return;
