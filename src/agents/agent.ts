@@ -147,6 +147,11 @@ export interface ScreenReading {
   /** The screen with volatile parts (spinner, timers) removed: changes here are agent activity. */
   activityKey: string;
   /**
+   * The agent would take Enter now as a newline in its input, not as a submit: its guard after a
+   * paste is still on, as its screen shows it (Gemini CLI's "expand pasted text" hint). Absent: no.
+   */
+  enterGuarded?: boolean;
+  /**
    * A dialog ag's configuration already answered (the folder-trust dialog with trustWorkdir on):
    * the keys that answer it and what it is, for the log. The session presses them once instead
    * of asking the user. Absent for every other screen.

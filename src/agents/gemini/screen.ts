@@ -40,6 +40,11 @@ const BANNER = /^(?: ▝▜▄ +Gemini CLI v|Tips for getting started:)/;
 const RESUMING = /^\s*\S+ Resuming session\.\.\./;
 const RESUME_FAILED = /Failed to resume session/;
 const EXITED = /Agent powering down\. Goodbye!|To resume this session: gemini --resume|^Pane is dead/;
+/**
+ * The hint a large paste shows for 3 s (WARNING_PROMPT_DURATION_MS). Its timer starts after the
+ * CLI's 40 ms paste guard, during which Enter adds a newline: gone, the guard is over.
+ */
+const PASTE_HINT = /^ Press \S+ to expand pasted text/;
 const PERMISSION_QUESTION = /(Apply this change\?|Allow execution of .*\?|Do you want to proceed\?)/;
 /** A box's row: "│ text │" (the right border may be cut on a narrow screen). */
 const ROW = /^\s*│ ?(.*?)\s*│?\s*$/;
@@ -193,7 +198,25 @@ export function toObservation(screen: GeminiScreen): AgentObservation {
 export function readScreen(text: string, options: GeminiScreenOptions = {}): ScreenReading {
   const screen = classifyScreen(text, options);
   const input = screen.state === "idle" || screen.state === "working" ? screen.input : null;
-  return { observation: toObservation(screen), input, activityKey: activityKey(text) };
+  const reading: ScreenReading = {
+    observation: toObservation(screen),
+    input,
+    activityKey: activityKey(text),
+  };
+  if (input && pasteGuardShown(text)) reading.enterGuarded = true;
+  return reading;
+}
+
+/**
+ * Whether the paste hint is on screen, above the composer. The CLI turns an Enter into a newline
+ * for 40 ms after a paste, through a timer and a React re-render: on a starved machine both can
+ * come after ag's Enter, whatever ag waited. The hint's own timer was set after the guard's, in
+ * the same keypress: its disappearance is the CLI's proof that the guard has run out.
+ */
+function pasteGuardShown(text: string): boolean {
+  const lines = screenLines(text);
+  const composer = composerOf(lines);
+  return composer !== null && lines.slice(0, composer.top).some((l) => PASTE_HINT.test(l));
 }
 
 /** The screen above the status line (spinner, timer, hook progress) and the composer. */

@@ -10,6 +10,11 @@
 export interface DeliveryPort {
   /** The live input box's text now, or null when no input box is shown (start-up, a dialog). */
   readInput(): Promise<string | null>;
+  /**
+   * Whether the agent would take Enter now as a newline (its guard after a paste is on screen).
+   * Absent: never.
+   */
+  enterGuarded?(): Promise<boolean>;
   paste(text: string): Promise<void>;
   pressEnter(): Promise<void>;
   clearInput(): Promise<void>;
@@ -160,7 +165,8 @@ async function typeIn(port: DeliveryPort, text: string, options: DeliveryOptions
 }
 
 /**
- * Waits until the input box shows something and has not changed for `settleMs` ("settled"), or
+ * Waits until the input box shows something, has not changed for `settleMs` and the agent no
+ * longer guards it against Enter ("settled"), or
  * has been hidden since the paste and then shown empty for DROPPED_AFTER_MS ("dropped"), or the
  * timeout passes ("timeout": Enter then decides with what the box holds).
  */
@@ -184,7 +190,7 @@ async function waitForSettledInput(
     }
     if (input === null) continue;
     const still = port.now() - since;
-    if (input.trim() !== "" && still >= settleMs) return "settled";
+    if (input.trim() !== "" && still >= settleMs && !(await port.enterGuarded?.())) return "settled";
     if (input.trim() === "" && hidden && still >= DROPPED_AFTER_MS) return "dropped";
   }
   return "timeout";

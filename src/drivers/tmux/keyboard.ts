@@ -27,6 +27,9 @@ export function deliverTo(
       const reading = await session.readScreen();
       return reading?.input ?? null;
     },
+    async enterGuarded() {
+      return (await session.readScreen())?.enterGuarded === true;
+    },
     paste: (t) => tmux.paste(pane(), t),
     pressEnter: () => tmux.sendKeys(pane(), agent.keys.submit),
     clearInput: () => tmux.sendKeys(pane(), agent.keys.clearInput),
