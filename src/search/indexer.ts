@@ -95,6 +95,26 @@ export function createSourceIndexer(store: SearchStore, sourceId: string, file: 
 
 export type SourceIndexer = ReturnType<typeof createSourceIndexer>;
 
+/**
+ * Indexes a conversation read whole from a store shared by many (not a file of its own: OpenCode's
+ * database): its rows are replaced by these messages', and `stamp` (the conversation's last change
+ * there) is kept where a file's mtime would be. Returns the turn parts added.
+ */
+export function indexStoredConversation(
+  store: SearchStore,
+  sourceId: string,
+  messages: readonly TranscriptMessage[],
+  stamp: number,
+): number {
+  const turns = messages.map(toTurn).filter((t): t is TurnRow => t !== null);
+  store.forgetFrom(sourceId, 1);
+  store.addTurns(sourceId, turns);
+  const first = firstPrompt(messages);
+  if (first) store.nameIfUntitled(sourceId, first);
+  store.saveProgress(sourceId, messages.length, { size: messages.length, mtimeMs: stamp });
+  return turns.length;
+}
+
 /** The messages with ids from `from` to `to`, a cursor page at a time, newest page first. */
 async function* pagesFrom(
   index: TranscriptIndex,

@@ -7,7 +7,12 @@ import { isConfined, transcriptFileOf } from "../sessions/index.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
-import { createSourceIndexer, type SourceIndexer, type TranscriptFile } from "./indexer.ts";
+import {
+  createSourceIndexer,
+  indexStoredConversation,
+  type SourceIndexer,
+  type TranscriptFile,
+} from "./indexer.ts";
 import { toMatchExpression } from "./query.ts";
 import {
   hitRef,
@@ -138,7 +143,7 @@ export function createSearchService(deps: SearchServiceDeps) {
   /** Takes in (or catches up with) the agent CLIs' own conversations; ag's sessions are skipped. */
   async function importHistory(): Promise<void> {
     const sessionFiles = new Set(store.sources("session").map((s) => s.path));
-    const seen = new Set<string>();
+    const seen = await sessionConversations();
     for (const agent of deps.agents.all()) {
       const conversations = (await agent.transcript.history?.().catch(() => [])) ?? [];
       for (const conversation of conversations) {
@@ -154,14 +159,41 @@ export function createSearchService(deps: SearchServiceDeps) {
     }
   }
 
+  /**
+   * The agents' own conversations ag's sessions had, as external ids, where a session's file names
+   * them (OpenCode's: its store holds ag's sessions' conversations beside the user's own).
+   */
+  async function sessionConversations(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const source of store.sources("session")) {
+      const rec = deps.repo.get(source.id);
+      const agent = rec ? deps.agents.all().find((a) => a.name === rec.agent) : undefined;
+      const named = (await agent?.transcript.conversationsIn?.(source.path).catch(() => [])) ?? [];
+      for (const conversationId of named) ids.add(externalId(agent!.name, conversationId));
+    }
+    return ids;
+  }
+
   async function importConversation(agent: AgentAdapter, id: string, conversation: HistoryConversation) {
     const file: TranscriptFile = { path: conversation.path, format: agent.transcript.format };
     const known = store.source(id);
+    const { stored } = conversation;
+    if (stored) {
+      if (known && known.path === file.path && known.fileMtimeMs === stored.stamp) return;
+      store.upsertSource(externalMeta(agent, id, conversation));
+      indexStoredConversation(store, id, stored.messages(), stored.stamp);
+      return;
+    }
     const info = Bun.file(conversation.path);
     const size = info.size;
     const mtime = Math.floor(info.lastModified);
     if (known && known.path === file.path && known.fileSize === size && known.fileMtimeMs === mtime) return;
-    store.upsertSource({
+    store.upsertSource(externalMeta(agent, id, conversation));
+    await createSourceIndexer(store, id, file).catchUp();
+  }
+
+  function externalMeta(agent: AgentAdapter, id: string, conversation: HistoryConversation): SourceMeta {
+    return {
       id,
       origin: "external",
       agent: agent.name,
@@ -172,8 +204,7 @@ export function createSearchService(deps: SearchServiceDeps) {
       conversationId: conversation.conversationId,
       title: null,
       path: conversation.path,
-    });
-    await createSourceIndexer(store, id, file).catchUp();
+    };
   }
 
   async function timed(work: () => Promise<void>): Promise<SearchIndexStats> {
