@@ -429,7 +429,8 @@ export async function startRuntime({
       owners,
       bus,
       logger,
-      host: hostname(),
+      // A fleet member's hits name it as the fleet does.
+      host: config.fleet.hostName || hostname(),
       visibleSessions: (owner) => sessions.list(undefined, owner).map((s) => s.id),
     });
     made.defer(() => search.stop());
@@ -520,7 +521,7 @@ export async function startRuntime({
       plugins: [
         authRoutes({ keys: fleetKeys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
-        searchRoutes(search, sessions),
+        searchRoutes(search, sessions, fleet?.search),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
         checkpointRoutes(sessions, checkpoints.sessions),

@@ -9,6 +9,7 @@ import { createInterceptor, type Interceptor } from "./intercept.ts";
 import { createFleetKeys } from "./keys.ts";
 import { createMirror, type FleetEvent } from "./mirror.ts";
 import { createPublisher, type LocalSessions } from "./publisher.ts";
+import { createFleetSearch, type FleetSearch } from "./search.ts";
 import { createFleetStore, type HostFigures } from "./store.ts";
 import type { SocketOffers } from "./terminal.ts";
 import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
@@ -46,6 +47,8 @@ export interface Fleet {
   /** The sessions as this member answers for them (view.ts). */
   sessions(local: SessionService): SessionService;
   intercept: Interceptor;
+  /** GET /v1/search over every live host (search.ts). */
+  search: FleetSearch;
   /** Every host's events in the fleet's order, for /v1/events. */
   feed: Pick<EventBus, "subscribe" | "since">;
   /**
@@ -173,6 +176,7 @@ export function createFleet(deps: {
     },
     sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
     intercept: createInterceptor({ self: name, mirror, isLocal, sockets: deps.sockets }),
+    search: createFleetSearch({ self: name, mirror }),
     feed,
     keys(own) {
       const inner = fleetKeys.wrap(own);
