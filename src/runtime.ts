@@ -29,7 +29,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
-import { createSearchService, createSearchStore } from "./search/index.ts";
+import { createSearchService, createSearchStore, type SearchService } from "./search/index.ts";
 import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
@@ -110,6 +110,8 @@ export interface Runtime {
   readonly sessions: SessionService;
   /** ag's tmux control client. */
   readonly tmux: Tmux;
+  /** The search index of every conversation (docs/search.md). */
+  readonly search: SearchService;
   /** Drains HTTP for up to graceMs, then releases the database and the state directory. */
   drain(graceMs: number): Promise<boolean>;
   /** Stops following sessions. Agent windows keep running: they are re-adopted at the next start. */
@@ -603,6 +605,7 @@ export async function startRuntime({
       bus,
       sessions,
       tmux: control,
+      search,
       drain: (graceMs) => server.stop(graceMs),
       // A second close finds the stack disposed: nothing runs twice.
       close: () => disposeAll(made, logger),
