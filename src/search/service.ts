@@ -3,7 +3,7 @@ import type { HistoryConversation } from "../agents/history.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type EventBus, isStatusEvent } from "../events/bus.ts";
 import type { Owner, SessionRecord, SessionRepo } from "../sessions/index.ts";
-import { isConfined, transcriptFileOf } from "../sessions/index.ts";
+import { isConfined, transcriptFileOf, transcriptSource } from "../sessions/index.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
@@ -161,15 +161,19 @@ export function createSearchService(deps: SearchServiceDeps) {
 
   /**
    * The agents' own conversations ag's sessions had, as external ids, where a session's file names
-   * them (OpenCode's: its store holds ag's sessions' conversations beside the user's own).
+   * them (OpenCode's plugin file; a headless session's ACP session id): the agents' own stores
+   * hold ag's sessions' conversations beside the user's, and the sessions are indexed already.
    */
   async function sessionConversations(): Promise<Set<string>> {
     const ids = new Set<string>();
     for (const source of store.sources("session")) {
       const rec = deps.repo.get(source.id);
       const agent = rec ? deps.agents.all().find((a) => a.name === rec.agent) : undefined;
-      const named = (await agent?.transcript.conversationsIn?.(source.path).catch(() => [])) ?? [];
-      for (const conversationId of named) ids.add(externalId(agent!.name, conversationId));
+      if (!rec || !agent) continue;
+      // A headless session's file is ag's own: the ACP session id it records is the agent's id.
+      const { transcript } = transcriptSource(rec, agent);
+      const named = (await transcript.conversationsIn?.(source.path).catch(() => [])) ?? [];
+      for (const conversationId of named) ids.add(externalId(agent.name, conversationId));
     }
     return ids;
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sessionDir } from "../../src/sessions/lifecycle.ts";
 import { writeOpenCodeStore } from "../helpers/agents/opencode.ts";
 import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -160,6 +161,18 @@ describe("search over the real runtime", () => {
     const before = statSync(claudeFile);
     const openCodeStore = join(home, ".local", "share", "opencode", "opencode.db");
     const storeBefore = statSync(openCodeStore);
+    // The headless session's conversation as the agent itself would keep it (a Gemini chat under
+    // the ACP session id ag recorded): the session is indexed already, so it is not imported.
+    const { sessionId: acpSession } = JSON.parse(
+      readFileSync(join(sessionDir(ag.stateDir, sessionId), "acp.json"), "utf8"),
+    );
+    const chats = join(home, ".gemini", "tmp", "agproject", "chats");
+    mkdirSync(chats, { recursive: true });
+    const gemini = readFileSync(join(FIXTURES, "agents", "gemini", "0.61.0", "session.jsonl"), "utf8");
+    writeFileSync(
+      join(chats, "session-2026-11-29T10-00-headless.jsonl"),
+      gemini.replaceAll("0f1c7a2e-5e55-4a0e-8e00-000000022040", acpSession),
+    );
     const imported = await callApi<Json>(ag, "POST", "/v1/search/import");
     expect(imported.status).toBe(200);
     expect(imported.body.external).toBe(4);
