@@ -71,7 +71,14 @@ export function createSourceIndexer(store: SearchStore, sourceId: string, file: 
       let from = file.format.entries ? Math.max(1, row.indexedId) : row.indexedId + 1;
       if (newest < row.indexedId) from = 1; // shrank or replaced: start over
       if (from > newest) {
-        store.saveProgress(sourceId, newest, info);
+        // Nothing new: the progress row is written only when the file changed (a busy session's
+        // events wake many passes that find nothing).
+        if (
+          row.indexedId !== newest ||
+          row.fileSize !== info.size ||
+          row.fileMtimeMs !== Math.floor(info.mtimeMs)
+        )
+          store.saveProgress(sourceId, newest, info);
         return 0;
       }
       store.forgetFrom(sourceId, from);

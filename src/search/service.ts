@@ -61,6 +61,8 @@ export function createSearchService(deps: SearchServiceDeps) {
   const indexers = new Map<string, SourceIndexer>();
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
+  /** What each followed session's row last said (but its status), to write it only when that changes. */
+  const written = new Map<string, string>();
   let stopped = false;
 
   function sessionMeta(rec: SessionRecord, path: string): SourceMeta {
@@ -91,8 +93,15 @@ export function createSearchService(deps: SearchServiceDeps) {
     if (!indexer || indexer.path !== file.path) {
       indexer = createSourceIndexer(store, id, file);
       indexers.set(id, indexer);
+      written.delete(id);
     }
-    store.upsertSource(sessionMeta(rec, file.path));
+    // The row is written when what it says changed (its status events keep the status current).
+    const meta = sessionMeta(rec, file.path);
+    const key = JSON.stringify({ ...meta, status: null });
+    if (written.get(id) !== key) {
+      store.upsertSource(meta);
+      written.set(id, key);
+    }
     return indexer;
   }
 
@@ -101,7 +110,10 @@ export function createSearchService(deps: SearchServiceDeps) {
     if (indexer) await indexer.catchUp();
     // An ended session's file no longer grows: its cursor index is not kept in memory.
     const rec = deps.repo.get(id);
-    if (!rec || rec.endedAt) indexers.delete(id);
+    if (!rec || rec.endedAt) {
+      indexers.delete(id);
+      written.delete(id);
+    }
   }
 
   /** Indexes a session now, or right after the pass already under way (passes never overlap). */
@@ -236,6 +248,7 @@ export function createSearchService(deps: SearchServiceDeps) {
         await Promise.all(running.values());
         store.clear("session");
         indexers.clear();
+        written.clear();
         await catchUpSessions();
         if (options.importHistory) {
           store.clear("external");
