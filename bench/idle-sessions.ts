@@ -13,34 +13,18 @@ const binary = resolve(process.argv[2] ?? "dist/ag");
 const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 60);
 const world = await claudeBenchWorld("ag-bench-idle");
-const { root, mock, socket, base } = world;
-const ag = Bun.spawn([binary, "--json-logs"], {
-  env: world.env({ SVC_LOG_LEVEL: "debug" }),
-  stderr: "pipe",
-  stdout: "ignore",
-});
-let log = "";
-void (async () => {
-  for await (const chunk of ag.stderr) log += new TextDecoder().decode(chunk);
-})();
-
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return response.json();
-}
-for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
+const { root, mock, socket } = world;
+const started = world.startAg(binary, { args: ["--json-logs"], env: { SVC_LOG_LEVEL: "debug" } });
+const ag = started.proc;
+const log = started.log;
+const api = async (method: string, path: string, body?: unknown) =>
+  (await world.request(method, path, body)).json();
+await started.ready();
 
 const cpu = () => processUsage(ag.pid).cpuTicks; // utime + stime, clock ticks (100 Hz)
 /** tmux commands logged so far; consola folds a run of identical lines into "(repeated N times)". */
 const commands = () =>
-  [...log.matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
+  [...log().matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
     (sum, m) => sum + (m[1] ? Number(m[1]) : 1),
     0,
   );

@@ -75,26 +75,12 @@ const hookSettings = Object.fromEntries(
 // ── A world: seeded HOME, the mock, the compiled ag ───────────────────────────────────────────
 const world = await claudeBenchWorld("ag-soak", { settings: { hooks: hookSettings } });
 const { root, mock, socket, base } = world;
-const ag = Bun.spawn([binary], {
-  env: world.env(),
-  stdout: "ignore",
-  stderr: "pipe",
-});
-let agLog = "";
-void (async () => {
-  for await (const chunk of ag.stderr) agLog += new TextDecoder().decode(chunk);
-})();
-for (let i = 0; i < 200 && !agLog.includes("listening on"); i++) await Bun.sleep(50);
+const agServer = world.startAg(binary);
+const ag = agServer.proc;
+await agServer.ready();
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const response = await world.request(method, path, body);
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : {} };
 }
