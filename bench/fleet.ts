@@ -11,12 +11,11 @@
  *
  *   bun bench/fleet.ts [path/to/ag] [sessions=50] [wave=5]
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { availableBytes } from "../src/host/index.ts";
 import { readHostMemory } from "../src/host/procfs.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: API answers are inspected field by field
@@ -28,7 +27,7 @@ const WAVE = Number(process.argv[4] ?? 5);
 const MB = 1024 * 1024;
 
 const world = await claudeBenchWorld("ag-bench-fleet");
-const { root, mock, socket, base } = world;
+const { root, base } = world;
 
 const startAg = (extra: Record<string, string>) =>
   world.startAg(binary, { env: { SVC_IDLE_TIMEOUT_MS: "0", ...extra } });
@@ -221,8 +220,4 @@ console.log(
 );
 
 for (const id of ids) await api("DELETE", `/v1/sessions/${id}`).catch(() => {});
-ag.proc.kill("SIGTERM");
-await ag.proc.exited;
-killTmuxServer(socket);
-await mock.stop();
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag.proc);

@@ -7,12 +7,11 @@
  * own cold start (`claude --resume <id>` in a tmux window of its own until its input box shows).
  * `bun bench/hibernation.ts [path/to/ag] [sessions] [seconds] [samples]`
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readProcesses } from "../src/host/procfs.ts";
 import { treeOf } from "../src/host/tree.ts";
 import { claudeBinary } from "../tests/helpers/agent-home.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
@@ -20,7 +19,7 @@ const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 30);
 const samples = Number(process.argv[5] ?? 5);
 const world = await claudeBenchWorld("ag-bench-hibernate");
-const { root, mock, socket } = world;
+const { root, socket } = world;
 /** Long enough for every session to start and be measured awake first (each counts its own idle time). */
 const afterMs = (seconds + 20 + 5 * count) * 1000;
 const started = world.startAg(binary, {
@@ -146,10 +145,5 @@ try {
   if (cold.length) console.log(`the agent's own cold start (claude --resume → input box):  ${ms(cold)}`);
 } finally {
   for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
-  ag.kill("SIGTERM");
-  await ag.exited;
-  killTmuxServer(socket);
-  await mock.stop();
-  await Bun.sleep(2500); // the agents write their transcripts on the way out
-  rmSync(root, { recursive: true, force: true });
+  await world.dispose(ag, 2500);
 }

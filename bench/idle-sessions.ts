@@ -4,16 +4,15 @@
  * The REAL Claude Code CLI against the project's mock model, through the compiled binary.
  * `bun bench/idle-sessions.ts [path/to/ag] [sessions] [seconds]`
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 60);
 const world = await claudeBenchWorld("ag-bench-idle");
-const { root, mock, socket } = world;
+const { root } = world;
 const started = world.startAg(binary, { args: ["--json-logs"], env: { SVC_LOG_LEVEL: "debug" } });
 const ag = started.proc;
 const log = started.log;
@@ -63,9 +62,4 @@ console.log(`  ag RSS: ${rss.toFixed(1)} MiB`);
 console.log(`  tmux commands issued: ${(((cmd1 - cmd0) / elapsed) * 60).toFixed(1)} per minute`);
 
 for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
-ag.kill("SIGTERM");
-await ag.exited;
-killTmuxServer(socket);
-await mock.stop();
-await Bun.sleep(2500); // the agents write their transcripts on the way out
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag, 2500);

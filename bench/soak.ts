@@ -14,11 +14,10 @@
  * - duplicate prompts: dialogs ag announced more than once;
  * - stuck turns, undelivered prompts.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { classifyScreen } from "../src/agents/claude/screen.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
@@ -74,7 +73,7 @@ const hookSettings = Object.fromEntries(
 
 // ── A world: seeded HOME, the mock, the compiled ag ───────────────────────────────────────────
 const world = await claudeBenchWorld("ag-soak", { settings: { hooks: hookSettings } });
-const { root, mock, socket, base } = world;
+const { root, socket, base } = world;
 const agServer = world.startAg(binary);
 const ag = agServer.proc;
 await agServer.ready();
@@ -416,10 +415,6 @@ for (const line of misreads.slice(0, 20)) console.log(`misread: ${line}`);
 for (const line of problems.slice(0, 20)) console.log(line);
 
 stream.abort();
-ag.kill();
-await ag.exited;
-killTmuxServer(socket);
-await mock.stop();
 listener.stop(true);
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag);
 process.exit(misreads.length || lost || duplicated || unmatched || outcome.stuck ? 1 : 0);

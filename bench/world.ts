@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Subprocess } from "bun";
 import { parseStat } from "../src/host/procfs.ts";
 import { startMockModel } from "../tests/fakes/mock-model.ts";
 import { agentEnv, claudeBinary, type SeedOptions, seedAgentHome } from "../tests/helpers/agent-home.ts";
 import { agToken, freePort } from "../tests/helpers/binary.ts";
+import { killTmuxServer } from "../tests/helpers/tmux.ts";
 
 /**
  * What the real-agent benchmarks share: a seeded HOME, the REAL Claude Code CLI on PATH, the
@@ -63,6 +65,18 @@ export async function claudeBenchWorld(name: string, seed: Omit<SeedOptions, "tr
           for (let i = 0; i < 200 && !log.includes("listening on"); i++) await Bun.sleep(50);
         },
       };
+    },
+    /**
+     * The world taken down: `ag` ended (SIGTERM), the tmux server and the mock model stopped, its
+     * files removed once `settleMs` passed (the agents write their transcripts on the way out).
+     */
+    async dispose(ag: Subprocess, settleMs = 0): Promise<void> {
+      ag.kill("SIGTERM");
+      await ag.exited;
+      killTmuxServer(socket);
+      await mock.stop();
+      if (settleMs > 0) await Bun.sleep(settleMs);
+      rmSync(root, { recursive: true, force: true });
     },
     /** An authenticated request to ag in this world, its body (if any) as JSON. */
     request(method: string, path: string, body?: unknown): Promise<Response> {
