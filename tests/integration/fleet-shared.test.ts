@@ -17,7 +17,10 @@ type Json = Record<string, any>;
  * no agent CLI runs (tests/e2e/fleet.test.ts has the real one).
  */
 const LEASE_MS = 1000;
+const SLEEPER = "sh -c 'sleep 600'";
 const workDir = tempDir("ag-fleet-shared-work-");
+/** Tenant acme's folders, defined in a's configuration only. */
+const tenantRoot = tempDir("ag-fleet-shared-acme-");
 
 let pg: TestPostgres;
 let databaseUrl: string;
@@ -38,7 +41,10 @@ async function stop(runtime: TestRuntime): Promise<void> {
 beforeAll(async () => {
   pg = await startPostgres();
   databaseUrl = await pg.database("fleet_shared_it");
-  hosts.b = await startTestRuntime(fleetEnv("b"));
+  // b reaps expired memory every second; a keeps the default (an hour).
+  hosts.b = await startTestRuntime(fleetEnv("b"), {
+    configFile: { memoryBridge: { enabled: true, persistPath: null, reaperIntervalMs: 1000 } },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -52,7 +58,8 @@ const api = (host: string, method: string, path: string, body?: unknown) =>
 describe("keys made before a host joined", () => {
   test("are published at the join: a's key from before works on b, with its tenant and scopes; revoked on a, refused on b", async () => {
     const home = tempDir("ag-fleet-shared-home-");
-    const alone = await startTestRuntime({ SVC_IDLE_TIMEOUT_MS: "0" }, { home });
+    const configFile = { tenantWorkdirs: { acme: { root: tenantRoot } } };
+    const alone = await startTestRuntime({ SVC_IDLE_TIMEOUT_MS: "0" }, { home, configFile });
     const made = await callApi<Json>(alone, "POST", "/v1/auth/keys", {
       name: "before",
       scopes: ["sessions:read"],
@@ -60,7 +67,7 @@ describe("keys made before a host joined", () => {
     });
     expect(made.status).toBe(201);
     await stop(alone);
-    hosts.a = await startTestRuntime(fleetEnv("a"), { home });
+    hosts.a = await startTestRuntime(fleetEnv("a"), { home, configFile });
     const as = (host: string, method: string, path: string) =>
       callApi<Json>({ url: hosts[host]!.url, token: () => made.body.key }, method, path);
     await until(async () => (await as("b", "GET", "/v1/sessions")).status === 200, 5_000);
@@ -105,5 +112,83 @@ describe("MCP create_session with host", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("templates", () => {
+  test("one made on a is used by a create on b; its name is taken on b too", async () => {
+    const made = await api("a", "POST", "/v1/templates", { name: "shared", workDir, agentCommand: SLEEPER });
+    expect(made.status).toBe(201);
+    const id = made.body.id as string;
+    await until(async () => (await api("b", "GET", `/v1/templates/${id}`)).status === 200, 5_000);
+    const created = await api("b", "POST", "/v1/sessions", { name: "from-template", templateId: id });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ workDir, agentCommand: SLEEPER });
+    const local = (await api("b", "GET", "/v1/sessions?host=b")).body as Json[];
+    expect(local.map((s) => s.id)).toContain(created.body.id);
+    const twin = await api("b", "POST", "/v1/templates", { name: "shared", workDir });
+    expect([twin.status, twin.body.code]).toEqual([409, "CONFLICT"]);
+    expect((await api("b", "DELETE", `/v1/sessions/${created.body.id}`)).status).toBe(200);
+    expect((await api("b", "DELETE", `/v1/templates/${id}`)).status).toBe(200);
+    await until(async () => (await api("a", "GET", `/v1/templates/${id}`)).status === 404, 5_000);
+  });
+});
+
+describe("memory", () => {
+  const path = (key: string) => `/v1/memory/${encodeURIComponent(key)}`;
+
+  test("an entry set on a is read on b; replaced on b, a reads the new value", async () => {
+    expect((await api("a", "POST", "/v1/memory", { key: "team/goal", value: "ship" })).status).toBe(201);
+    await until(async () => (await api("b", "GET", path("team/goal"))).body.value === "ship", 5_000);
+    const replaced = await api("b", "POST", "/v1/memory", { key: "team/goal", value: "ship twice" });
+    expect(replaced.status).toBe(200);
+    await until(async () => (await api("a", "GET", path("team/goal"))).body.value === "ship twice", 5_000);
+    expect((await api("b", "GET", "/v1/memories?scope=team")).body.map((e: Json) => e.key)).toContain(
+      "team/goal",
+    );
+  });
+
+  test("an entry's TTL holds on every host, and a reaper removes it from the fleet database", async () => {
+    const set = await api("a", "POST", "/v1/memory", {
+      key: "team/brief",
+      value: "soon gone",
+      ttlSeconds: 3,
+    });
+    expect(set.status).toBe(201);
+    expect(set.body.expiresAt).not.toBeNull();
+    // Seen on b (its notification takes milliseconds), until it expires there too.
+    await until(async () => (await api("b", "GET", path("team/brief"))).status === 200, 2_500);
+    await until(async () => (await api("b", "GET", path("team/brief"))).status === 404, 5_000);
+    expect((await api("a", "GET", path("team/brief"))).status).toBe(404);
+    const sql = new Bun.SQL(databaseUrl);
+    try {
+      await until(
+        async () => (await sql`SELECT key FROM fleet_memory WHERE key = 'team/brief'`).length === 0,
+        5_000,
+      );
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
+describe("tenants", () => {
+  test("a tenant defined in a's configuration confines its key on b the same", async () => {
+    const key = (
+      await api("a", "POST", "/v1/auth/keys", {
+        name: "acme-writer",
+        scopes: ["sessions:read", "sessions:write"],
+        tenantId: "acme",
+      })
+    ).body.key as string;
+    const asB = (body: Json) =>
+      callApi<Json>({ url: hosts.b!.url, token: () => key }, "POST", "/v1/sessions", body);
+    await until(async () => (await asB({ workDir, agentCommand: SLEEPER })).status !== 401, 5_000);
+    const outside = await asB({ workDir, agentCommand: SLEEPER });
+    expect([outside.status, outside.body.code]).toEqual([403, "TENANT_WORKDIR_DENIED"]);
+    const inside = await asB({ workDir: tenantRoot, agentCommand: SLEEPER });
+    expect(inside.status).toBe(201);
+    expect(inside.body.tenantId).toBe("acme");
+    await api("b", "DELETE", `/v1/sessions/${inside.body.id}`);
   });
 });
