@@ -58,16 +58,54 @@ export function createFleetShared<T extends Named>(deps: {
   const memory = new Map<string, MemoryRow>();
   const tenantWorkdirs: TenantWorkdirs = { ...own };
 
-  /** Writes go out one after another, in the order they were made. */
-  let writing: Promise<void> = Promise.resolve();
-  function write(op: (store: SharedStore) => Promise<void>, refused?: (error: unknown) => boolean): void {
+  /**
+   * Writes not yet in the database, oldest first: sent one after another in the order they were
+   * made; one that fails stays, with all after it, for the next attempt (a later write, a join).
+   * `about` is the notification a write causes: until it is sent, this host's copy is newer than
+   * what the database would answer, so such a notification is not read back.
+   */
+  const outbox: Array<{
+    about: string;
+    run(store: SharedStore): Promise<void>;
+    refused?(error: unknown): boolean;
+  }> = [];
+  let flushing: Promise<void> | null = null;
+
+  function flush(): Promise<void> {
     const target = bound;
-    if (!target) return;
-    writing = writing
-      .then(() => op(target.store))
-      .catch((error) => {
-        if (!refused?.(error)) target.failed(error);
-      });
+    if (!target || outbox.length === 0) return flushing ?? Promise.resolve();
+    flushing ??= send(target.store).then(
+      () => {
+        flushing = null;
+        // A write made as the last one was answered: its turn now.
+        if (outbox.length > 0) void flush().catch(target.failed);
+      },
+      (error) => {
+        flushing = null;
+        throw error;
+      },
+    );
+    return flushing;
+  }
+
+  async function send(store: SharedStore): Promise<void> {
+    // Past the first await: `flushing` is set before this can end.
+    await Promise.resolve();
+    while (outbox.length > 0) {
+      const next = outbox[0]!;
+      try {
+        await next.run(store);
+      } catch (error) {
+        if (!next.refused?.(error)) throw error;
+      }
+      outbox.shift();
+    }
+  }
+
+  function write(entry: (typeof outbox)[number]): void {
+    if (!bound) return;
+    outbox.push(entry);
+    void flush().catch(bound.failed);
   }
 
   function named(name: string, id: string): void {
@@ -92,10 +130,11 @@ export function createFleetShared<T extends Named>(deps: {
   const putTemplate = (template: T) => {
     named(template.name, template.id);
     templates.set(template.id, template);
-    write(
-      (s) => s.upsertTemplate({ id: template.id, name: template.name, data: JSON.stringify(template) }),
-      lostName(template),
-    );
+    write({
+      about: `t:${template.id}`,
+      run: (s) => s.upsertTemplate({ id: template.id, name: template.name, data: JSON.stringify(template) }),
+      refused: lostName(template),
+    });
   };
 
   const live = (row: MemoryRow | undefined, now: number): row is MemoryRow =>
@@ -131,13 +170,13 @@ export function createFleetShared<T extends Named>(deps: {
         expiresAt: entry.expiresAt,
       };
       memory.set(entry.key, row);
-      write((s) => s.upsertMemory(row));
+      write({ about: `m:${row.key}`, run: (s) => s.upsertMemory(row) });
       return !existed;
     },
     delete(key, now) {
       if (!live(memory.get(key), now)) return false;
       memory.delete(key);
-      write((s) => s.deleteMemory(key));
+      write({ about: `m:${key}`, run: (s) => s.deleteMemory(key) });
       return true;
     },
     reap(now) {
@@ -147,7 +186,7 @@ export function createFleetShared<T extends Named>(deps: {
           memory.delete(key);
           removed++;
         }
-      if (removed > 0) write((s) => s.reapMemory(now));
+      if (removed > 0) write({ about: "", run: (s) => s.reapMemory(now) });
       return removed;
     },
   };
@@ -168,7 +207,7 @@ export function createFleetShared<T extends Named>(deps: {
       list: () => [...templates.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       delete(id) {
         if (!templates.delete(id)) return false;
-        write((s) => s.deleteTemplate(id));
+        write({ about: `t:${id}`, run: (s) => s.deleteTemplate(id) });
         return true;
       },
     },
@@ -180,7 +219,8 @@ export function createFleetShared<T extends Named>(deps: {
     async reload() {
       if (!bound) return;
       const { store, host } = bound;
-      await writing;
+      // What this host wrote while the database was away goes first: then the database is the truth.
+      await flush();
       // A tenant's rule is where its folders are: the OS user it runs as stays this host's own.
       await store.publishTenants(
         host,
@@ -201,6 +241,7 @@ export function createFleetShared<T extends Named>(deps: {
       if (!bound) return false;
       const { store } = bound;
       const [kind, id] = [payload.slice(0, 2), payload.slice(2)];
+      if (outbox.some((w) => w.about === payload)) return kind === "t:" || kind === "m:";
       if (kind === "t:") {
         const row = await store.template(id);
         if (row) templates.set(id, JSON.parse(row.data));

@@ -192,3 +192,26 @@ describe("tenants", () => {
     await api("b", "DELETE", `/v1/sessions/${inside.body.id}`);
   });
 });
+
+describe("the fleet database stopped and started", () => {
+  test("a memory entry and a template written on a meanwhile reach b once it is back", async () => {
+    await pg.stop();
+    await until(async () => (await api("a", "GET", "/v1/health")).body.fleet.connected === false, 10_000);
+    expect((await api("a", "POST", "/v1/memory", { key: "team/offline", value: "kept" })).status).toBe(201);
+    expect((await api("a", "GET", "/v1/memory/team%2Foffline")).body.value).toBe("kept");
+    const template = await api("a", "POST", "/v1/templates", { name: "offline", workDir });
+    expect(template.status).toBe(201);
+    await pg.start();
+    await until(async () => (await api("a", "GET", "/v1/health")).body.fleet.connected === true, 15_000);
+    await until(
+      async () => (await api("b", "GET", "/v1/memory/team%2Foffline")).body.value === "kept",
+      15_000,
+    );
+    await until(
+      async () => (await api("b", "GET", `/v1/templates/${template.body.id}`)).status === 200,
+      15_000,
+    );
+    // a's copy is still there after its join read everything again.
+    expect((await api("a", "GET", "/v1/memory/team%2Foffline")).body.value).toBe("kept");
+  }, 60_000);
+});
