@@ -134,6 +134,36 @@ describe("templates", () => {
   });
 });
 
+describe("a template name two hosts take at once", () => {
+  test("the database settles it: the host that wrote second drops its template and says so", async () => {
+    // Another host's row that a has not heard of yet (written without a notification).
+    const first = { id: "raced-first", name: "raced", workDir, createdAt: "2026-01-01T00:00:00.000Z" };
+    const sql = new Bun.SQL(databaseUrl);
+    try {
+      await sql`INSERT INTO fleet_templates (id, name, data) VALUES (${first.id}, ${first.name}, ${JSON.stringify({ ...first, updatedAt: first.createdAt })})`;
+    } finally {
+      await sql.close();
+    }
+    const second = await api("a", "POST", "/v1/templates", { name: "raced", workDir });
+    expect(second.status).toBe(201);
+    await until(async () => (await api("a", "GET", `/v1/templates/${second.body.id}`)).status === 404, 5_000);
+    const dropped = `(${second.body.id}) was dropped: another host made one of that name first`;
+    expect(hosts.a!.logs.some((l) => l.includes(dropped))).toBe(true);
+    // The first host's notification, late as in a race: a then has the template that won.
+    const late = new Bun.SQL(databaseUrl);
+    try {
+      await late`SELECT pg_notify('ag_fleet', ${`t:${first.id}`})`;
+    } finally {
+      await late.close();
+    }
+    await until(
+      async () => (await api("a", "GET", `/v1/templates/${first.id}`)).body.name === "raced",
+      5_000,
+    );
+    expect((await api("a", "DELETE", `/v1/templates/${first.id}`)).status).toBe(200);
+  });
+});
+
 describe("memory", () => {
   const path = (key: string) => `/v1/memory/${encodeURIComponent(key)}`;
 
