@@ -114,17 +114,27 @@ export function createFleetShared<T extends Named>(deps: {
         throw new AgError("CONFLICT", `a template named "${name}" already exists`);
   }
 
-  /** Another host wrote the same name first: this host's copy goes, the database's stays. */
+  /**
+   * Another host wrote the same name first: this host's write goes, and its copy becomes what the
+   * database holds (nothing for a new template, the version before for a renamed one).
+   */
   function lostName(template: Named) {
     return (error: unknown) => {
       const { errno, code } = error as { errno?: string; code?: string };
       if (errno !== UNIQUE_VIOLATION && code !== UNIQUE_VIOLATION) return false;
       templates.delete(template.id);
+      if (bound) void readTemplate(bound.store, template.id).catch(bound.failed);
       deps.logger.warn(
         `fleet: template "${template.name}" (${template.id}) was dropped: another host made one of that name first (${describeError(error)})`,
       );
       return true;
     };
+  }
+
+  async function readTemplate(store: SharedStore, id: string): Promise<void> {
+    const row = await store.template(id);
+    if (row) templates.set(id, JSON.parse(row.data));
+    else templates.delete(id);
   }
 
   const putTemplate = (template: T) => {
@@ -242,11 +252,8 @@ export function createFleetShared<T extends Named>(deps: {
       const { store } = bound;
       const [kind, id] = [payload.slice(0, 2), payload.slice(2)];
       if (outbox.some((w) => w.about === payload)) return kind === "t:" || kind === "m:";
-      if (kind === "t:") {
-        const row = await store.template(id);
-        if (row) templates.set(id, JSON.parse(row.data));
-        else templates.delete(id);
-      } else if (kind === "m:") {
+      if (kind === "t:") await readTemplate(store, id);
+      else if (kind === "m:") {
         const row = await store.memory(id);
         if (row) memory.set(id, row);
         else memory.delete(id);
