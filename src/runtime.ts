@@ -20,7 +20,7 @@ import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts"
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
-import { createFleet, type Fleet, outsideFleet } from "./fleet/index.ts";
+import { createFleet, createFleetShared, type Fleet, type FleetShared, outsideFleet } from "./fleet/index.ts";
 import { createHandoffRepo, createHandoffService, linkHandoffs } from "./handoff/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
@@ -86,7 +86,7 @@ import { MEMORY_MIGRATIONS, SEARCH_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
 import { tracingEnabled } from "./telemetry/index.ts";
 import { traceAgentTurns } from "./telemetry/turns.ts";
-import { createTemplateService } from "./templates/index.ts";
+import { createTemplateService, type StoredTemplate } from "./templates/index.ts";
 import { createTerminalService } from "./terminal/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
@@ -188,11 +188,16 @@ export async function startRuntime({
     startupStep(config.stateDir, () => storage.assertWritable(true));
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
     if (memoryDb !== db) made.defer(() => memoryDb.close());
+    // In a fleet, templates, memory and tenants live in its database (docs/fleet.md).
+    const shared = config.fleet.databaseUrl
+      ? createFleetShared<StoredTemplate>({ tenants: config.tenantWorkdirs, logger })
+      : null;
     const memory = createMemoryService({
       db: memoryDb,
       clock: systemClock,
       logger,
       settings: config.memoryBridge,
+      ...(shared ? { repo: shared.memory } : {}),
     });
     const audit = createAuditLog({ db, clock: systemClock });
     const keys = createKeyStore({ db, clock: systemClock });
@@ -298,7 +303,7 @@ export async function startRuntime({
       logger,
       memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
       templates: { defaults: (id) => templates.defaults(id) },
-      tenants: createTenantPolicy(config.tenantWorkdirs),
+      tenants: createTenantPolicy(shared?.tenantWorkdirs ?? config.tenantWorkdirs),
       owners,
       diagnostics,
       audit,
@@ -349,7 +354,12 @@ export async function startRuntime({
     });
     made.defer(() => handoffs.close());
     made.defer(checkpoints.start(bus, (id) => repo.get(id)));
-    const templates = createTemplateService({ db, clock: systemClock, sessions });
+    const templates = createTemplateService({
+      db,
+      clock: systemClock,
+      sessions,
+      ...(shared ? { repo: shared.templates } : {}),
+    });
     const pipelines = createPipelineService({
       db,
       sessions,
@@ -472,7 +482,7 @@ export async function startRuntime({
     made.defer(() => void screenshots.close());
     made.defer(() => verification.dispose());
     const fleet = config.fleet.databaseUrl
-      ? joinFleet(config, { bus, repo, sessions, available: host.available, logger })
+      ? joinFleet(config, { bus, repo, sessions, available: host.available, shared, logger })
       : null;
     if (fleet) made.defer(() => void fleet.close());
     // In a fleet, a request another host forwards here carries its caller in its credential.
@@ -658,6 +668,7 @@ function joinFleet(
     repo: SessionRepo;
     sessions: SessionService;
     available(): Promise<number | null>;
+    shared: FleetShared<StoredTemplate> | null;
     logger: Logger;
   },
 ): Fleet {
@@ -681,6 +692,7 @@ function joinFleet(
       };
     },
     sockets: socketOfferOf,
+    ...(deps.shared ? { shared: deps.shared } : {}),
     logger: deps.logger,
   });
 }

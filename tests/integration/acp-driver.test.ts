@@ -371,8 +371,10 @@ describe("what a client sees of a headless session is as true as of a terminal o
     const metrics = (await api("GET", "/v1/metrics")).body;
     const mine = metrics.bySession.find((s: Json) => s.id === created.id);
     expect(mine?.tokens).toEqual(idle.tokenUsage);
-    // The fake's model has no price: counted, and named as unpriced.
-    expect(mine?.estimatedCost).toEqual({ usd: 0, unpriced: ["fake-model"] });
+    // The fake's model has no price: priced by budgets.defaultPrice (never silently free) and
+    // named as unpriced (docs/budgets.md, "What is counted").
+    expect(mine?.estimatedCost).toEqual({ usd: expect.any(Number), unpriced: ["fake-model"] });
+    expect(mine.estimatedCost.usd).toBeGreaterThan(0);
     expect(metrics.tokensByModel["fake-model"].input).toBeGreaterThanOrEqual(idle.tokenUsage.input);
     const process = metrics.agents.bySession.find((s: Json) => s.id === created.id);
     expect(process).toMatchObject({ pid: health.agentPid, agent: "gemini" });
