@@ -11,12 +11,11 @@
  *
  *   bun bench/fleet.ts [path/to/ag] [sessions=50] [wave=5]
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { availableBytes } from "../src/host/index.ts";
 import { readHostMemory } from "../src/host/procfs.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: API answers are inspected field by field
@@ -28,38 +27,18 @@ const WAVE = Number(process.argv[4] ?? 5);
 const MB = 1024 * 1024;
 
 const world = await claudeBenchWorld("ag-bench-fleet");
-const { root, mock, socket, base } = world;
+const { root, base } = world;
 
-function startAg(extra: Record<string, string>) {
-  const proc = Bun.spawn([binary], {
-    env: world.env({ SVC_IDLE_TIMEOUT_MS: "0", ...extra }),
-    stderr: "pipe",
-    stdout: "ignore",
-  });
-  let log = "";
-  void (async () => {
-    for await (const chunk of proc.stderr) log += new TextDecoder().decode(chunk);
-  })();
-  return { proc, log: () => log };
-}
+const startAg = (extra: Record<string, string>) =>
+  world.startAg(binary, { env: { SVC_IDLE_TIMEOUT_MS: "0", ...extra } });
 
 async function api(
   method: string,
   path: string,
   body?: unknown,
 ): Promise<{ status: number; headers: Headers; body: Json }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  const response = await world.request(method, path, body);
   return { status: response.status, headers: response.headers, body: (await response.json()) as Json };
-}
-async function ready(ag: ReturnType<typeof startAg>) {
-  for (let i = 0; i < 200 && !ag.log().includes("listening on"); i++) await Bun.sleep(50);
 }
 const ticks = (pid: number) => processUsage(pid).cpuTicks;
 const rssMb = (pid: number) => Math.round(processUsage(pid).rssBytes / MB);
@@ -77,7 +56,7 @@ async function allIdle(ids: string[], timeoutMs = 300_000) {
 }
 
 let ag = startAg({ SVC_MEMORY_RESERVE_MB: "0" });
-await ready(ag);
+await ag.ready();
 const ids: string[] = [];
 const waves: Array<{ seconds: number; cpu: number; rss: number }> = [];
 for (let start = 0; start < COUNT; start += WAVE) {
@@ -176,7 +155,7 @@ const available = availableBytes((await readHostMemory())!) / MB;
 const perAgent = metrics.agents.rssBytes / MB / metrics.agents.bySession.length;
 const reserve = Math.max(1, Math.floor(available - perAgent * 1.5));
 ag = startAg({ SVC_MEMORY_RESERVE_MB: String(reserve) });
-await ready(ag);
+await ag.ready();
 await allIdle(ids, 60_000);
 const decisions: string[] = [];
 for (let i = 0; i < 3; i++) {
@@ -241,8 +220,4 @@ console.log(
 );
 
 for (const id of ids) await api("DELETE", `/v1/sessions/${id}`).catch(() => {});
-ag.proc.kill("SIGTERM");
-await ag.proc.exited;
-killTmuxServer(socket);
-await mock.stop();
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag.proc);

@@ -7,12 +7,11 @@
  * own cold start (`claude --resume <id>` in a tmux window of its own until its input box shows).
  * `bun bench/hibernation.ts [path/to/ag] [sessions] [seconds] [samples]`
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readProcesses } from "../src/host/procfs.ts";
 import { treeOf } from "../src/host/tree.ts";
 import { claudeBinary } from "../tests/helpers/agent-home.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
@@ -20,32 +19,18 @@ const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 30);
 const samples = Number(process.argv[5] ?? 5);
 const world = await claudeBenchWorld("ag-bench-hibernate");
-const { root, mock, socket, base } = world;
+const { root, socket } = world;
 /** Long enough for every session to start and be measured awake first (each counts its own idle time). */
 const afterMs = (seconds + 20 + 5 * count) * 1000;
-const ag = Bun.spawn([binary], {
-  env: world.env({ SVC_IDLE_TIMEOUT_MS: "0", SVC_HIBERNATE_AFTER_MS: String(afterMs) }),
-  stderr: "pipe",
-  stdout: "ignore",
+const started = world.startAg(binary, {
+  env: { SVC_IDLE_TIMEOUT_MS: "0", SVC_HIBERNATE_AFTER_MS: String(afterMs) },
 });
-let log = "";
-void (async () => {
-  for await (const chunk of ag.stderr) log += new TextDecoder().decode(chunk);
-})();
-for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
+const ag = started.proc;
+await started.ready();
 
 // biome-ignore lint/suspicious/noExplicitAny: a benchmark reads answers field by field
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return response.json();
-}
+const api = async (method: string, path: string, body?: unknown): Promise<any> =>
+  (await world.request(method, path, body)).json();
 
 const tmux = (...args: string[]) =>
   Bun.spawnSync(["tmux", "-L", socket, ...args], { stdout: "pipe" })
@@ -160,10 +145,5 @@ try {
   if (cold.length) console.log(`the agent's own cold start (claude --resume → input box):  ${ms(cold)}`);
 } finally {
   for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
-  ag.kill("SIGTERM");
-  await ag.exited;
-  killTmuxServer(socket);
-  await mock.stop();
-  await Bun.sleep(2500); // the agents write their transcripts on the way out
-  rmSync(root, { recursive: true, force: true });
+  await world.dispose(ag, 2500);
 }

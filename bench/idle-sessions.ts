@@ -4,43 +4,26 @@
  * The REAL Claude Code CLI against the project's mock model, through the compiled binary.
  * `bun bench/idle-sessions.ts [path/to/ag] [sessions] [seconds]`
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld, processUsage } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
 const count = Number(process.argv[3] ?? 10);
 const seconds = Number(process.argv[4] ?? 60);
 const world = await claudeBenchWorld("ag-bench-idle");
-const { root, mock, socket, base } = world;
-const ag = Bun.spawn([binary, "--json-logs"], {
-  env: world.env({ SVC_LOG_LEVEL: "debug" }),
-  stderr: "pipe",
-  stdout: "ignore",
-});
-let log = "";
-void (async () => {
-  for await (const chunk of ag.stderr) log += new TextDecoder().decode(chunk);
-})();
-
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return response.json();
-}
-for (let i = 0; i < 100 && !log.includes("listening on"); i++) await Bun.sleep(50);
+const { root } = world;
+const started = world.startAg(binary, { args: ["--json-logs"], env: { SVC_LOG_LEVEL: "debug" } });
+const ag = started.proc;
+const log = started.log;
+const api = async (method: string, path: string, body?: unknown) =>
+  (await world.request(method, path, body)).json();
+await started.ready();
 
 const cpu = () => processUsage(ag.pid).cpuTicks; // utime + stime, clock ticks (100 Hz)
 /** tmux commands logged so far; consola folds a run of identical lines into "(repeated N times)". */
 const commands = () =>
-  [...log.matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
+  [...log().matchAll(/tmux command: [a-z-]+(?: \(repeated (\d+) times\))?/g)].reduce(
     (sum, m) => sum + (m[1] ? Number(m[1]) : 1),
     0,
   );
@@ -79,9 +62,4 @@ console.log(`  ag RSS: ${rss.toFixed(1)} MiB`);
 console.log(`  tmux commands issued: ${(((cmd1 - cmd0) / elapsed) * 60).toFixed(1)} per minute`);
 
 for (const id of ids) await api("DELETE", `/v1/sessions/${id}`);
-ag.kill("SIGTERM");
-await ag.exited;
-killTmuxServer(socket);
-await mock.stop();
-await Bun.sleep(2500); // the agents write their transcripts on the way out
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag, 2500);

@@ -14,11 +14,10 @@
  * - duplicate prompts: dialogs ag announced more than once;
  * - stuck turns, undelivered prompts.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { classifyScreen } from "../src/agents/claude/screen.ts";
 import { parseSse } from "../tests/helpers/sse.ts";
-import { killTmuxServer } from "../tests/helpers/tmux.ts";
 import { claudeBenchWorld } from "./world.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/ag");
@@ -74,27 +73,13 @@ const hookSettings = Object.fromEntries(
 
 // ── A world: seeded HOME, the mock, the compiled ag ───────────────────────────────────────────
 const world = await claudeBenchWorld("ag-soak", { settings: { hooks: hookSettings } });
-const { root, mock, socket, base } = world;
-const ag = Bun.spawn([binary], {
-  env: world.env(),
-  stdout: "ignore",
-  stderr: "pipe",
-});
-let agLog = "";
-void (async () => {
-  for await (const chunk of ag.stderr) agLog += new TextDecoder().decode(chunk);
-})();
-for (let i = 0; i < 200 && !agLog.includes("listening on"); i++) await Bun.sleep(50);
+const { root, socket, base } = world;
+const agServer = world.startAg(binary);
+const ag = agServer.proc;
+await agServer.ready();
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${world.token()}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const response = await world.request(method, path, body);
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : {} };
 }
@@ -430,10 +415,6 @@ for (const line of misreads.slice(0, 20)) console.log(`misread: ${line}`);
 for (const line of problems.slice(0, 20)) console.log(line);
 
 stream.abort();
-ag.kill();
-await ag.exited;
-killTmuxServer(socket);
-await mock.stop();
 listener.stop(true);
-rmSync(root, { recursive: true, force: true });
+await world.dispose(ag);
 process.exit(misreads.length || lost || duplicated || unmatched || outcome.stuck ? 1 : 0);

@@ -20,7 +20,7 @@ import { createDiagnostics, type DiagnosticsSink } from "./diagnostics/index.ts"
 import { createAcpDriver } from "./drivers/acp/index.ts";
 import { createEventBus, type EventBus } from "./events/bus.ts";
 import { logSessionEvents } from "./events/log.ts";
-import { createFleet, type Fleet, outsideFleet } from "./fleet/index.ts";
+import { createFleet, createFleetShared, type Fleet, type FleetShared, outsideFleet } from "./fleet/index.ts";
 import { createHandoffRepo, createHandoffService, linkHandoffs } from "./handoff/index.ts";
 import { createHealthService } from "./health/service.ts";
 import { createHostGuard, listenersOf, programsUnder } from "./host/index.ts";
@@ -29,7 +29,7 @@ import { createMetricsRecorder, createMetricsService } from "./metrics/index.ts"
 import { createPipelineService } from "./pipelines/index.ts";
 import { createRouterService, tierModels } from "./router/index.ts";
 import { createScreenshotService } from "./screenshot/index.ts";
-import { createSearchService, createSearchStore } from "./search/index.ts";
+import { createSearchService, createSearchStore, type SearchService } from "./search/index.ts";
 import { resolveAccess } from "./server/access.ts";
 import { createApp, type HttpApp, MAX_BODY_BYTES } from "./server/app.ts";
 import { bindNotes, localUrl, machineAddresses } from "./server/banner.ts";
@@ -86,7 +86,7 @@ import { MEMORY_MIGRATIONS, SEARCH_MIGRATIONS } from "./store/migrations.ts";
 import { createSwarmService } from "./swarm/index.ts";
 import { tracingEnabled } from "./telemetry/index.ts";
 import { traceAgentTurns } from "./telemetry/turns.ts";
-import { createTemplateService } from "./templates/index.ts";
+import { createTemplateService, type StoredTemplate } from "./templates/index.ts";
 import { createTerminalService } from "./terminal/index.ts";
 import { createControlTmux } from "./tmux/control.ts";
 import { createTmuxProbe } from "./tmux/probe.ts";
@@ -110,6 +110,8 @@ export interface Runtime {
   readonly sessions: SessionService;
   /** ag's tmux control client. */
   readonly tmux: Tmux;
+  /** The search index of every conversation (docs/search.md). */
+  readonly search: SearchService;
   /** Drains HTTP for up to graceMs, then releases the database and the state directory. */
   drain(graceMs: number): Promise<boolean>;
   /** Stops following sessions. Agent windows keep running: they are re-adopted at the next start. */
@@ -186,11 +188,16 @@ export async function startRuntime({
     startupStep(config.stateDir, () => storage.assertWritable(true));
     const memoryDb = config.memoryBridge.persistPath ? openMemoryFile(config.memoryBridge.persistPath) : db;
     if (memoryDb !== db) made.defer(() => memoryDb.close());
+    // In a fleet, templates, memory and tenants live in its database (docs/fleet.md).
+    const shared = config.fleet.databaseUrl
+      ? createFleetShared<StoredTemplate>({ tenants: config.tenantWorkdirs, logger })
+      : null;
     const memory = createMemoryService({
       db: memoryDb,
       clock: systemClock,
       logger,
       settings: config.memoryBridge,
+      ...(shared ? { repo: shared.memory } : {}),
     });
     const audit = createAuditLog({ db, clock: systemClock });
     const keys = createKeyStore({ db, clock: systemClock });
@@ -296,7 +303,7 @@ export async function startRuntime({
       logger,
       memory: { enabled: memory.enabled, get: (key) => memory.lookup(key) },
       templates: { defaults: (id) => templates.defaults(id) },
-      tenants: createTenantPolicy(config.tenantWorkdirs),
+      tenants: createTenantPolicy(shared?.tenantWorkdirs ?? config.tenantWorkdirs),
       owners,
       diagnostics,
       audit,
@@ -347,7 +354,12 @@ export async function startRuntime({
     });
     made.defer(() => handoffs.close());
     made.defer(checkpoints.start(bus, (id) => repo.get(id)));
-    const templates = createTemplateService({ db, clock: systemClock, sessions });
+    const templates = createTemplateService({
+      db,
+      clock: systemClock,
+      sessions,
+      ...(shared ? { repo: shared.templates } : {}),
+    });
     const pipelines = createPipelineService({
       db,
       sessions,
@@ -429,7 +441,8 @@ export async function startRuntime({
       owners,
       bus,
       logger,
-      host: hostname(),
+      // A fleet member's hits name it as the fleet does.
+      host: config.fleet.hostName || hostname(),
       visibleSessions: (owner) => sessions.list(undefined, owner).map((s) => s.id),
     });
     made.defer(() => search.stop());
@@ -469,7 +482,7 @@ export async function startRuntime({
     made.defer(() => void screenshots.close());
     made.defer(() => verification.dispose());
     const fleet = config.fleet.databaseUrl
-      ? joinFleet(config, { bus, repo, sessions, available: host.available, logger })
+      ? joinFleet(config, { bus, repo, sessions, available: host.available, shared, logger })
       : null;
     if (fleet) made.defer(() => void fleet.close());
     // In a fleet, a request another host forwards here carries its caller in its credential.
@@ -520,7 +533,7 @@ export async function startRuntime({
       plugins: [
         authRoutes({ keys: fleetKeys, sseTokens }),
         screenshotRoutes(screenshots, sessions),
-        searchRoutes(search, sessions),
+        searchRoutes(search, sessions, fleet?.search),
         verificationRoutes(verification),
         memoryRoutes(memory, sessions),
         checkpointRoutes(sessions, checkpoints.sessions),
@@ -602,6 +615,7 @@ export async function startRuntime({
       bus,
       sessions,
       tmux: control,
+      search,
       drain: (graceMs) => server.stop(graceMs),
       // A second close finds the stack disposed: nothing runs twice.
       close: () => disposeAll(made, logger),
@@ -654,6 +668,7 @@ function joinFleet(
     repo: SessionRepo;
     sessions: SessionService;
     available(): Promise<number | null>;
+    shared: FleetShared<StoredTemplate> | null;
     logger: Logger;
   },
 ): Fleet {
@@ -677,6 +692,7 @@ function joinFleet(
       };
     },
     sockets: socketOfferOf,
+    ...(deps.shared ? { shared: deps.shared } : {}),
     logger: deps.logger,
   });
 }

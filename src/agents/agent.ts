@@ -370,6 +370,11 @@ export interface AgentAdapter {
      */
     history?(): Promise<HistoryConversation[]>;
     /**
+     * The CLI's own conversation ids a session's transcript file names, when that file is ag's and
+     * the CLI keeps the conversation elsewhere too (OpenCode): the import skips them.
+     */
+    conversationsIn?(path: string): Promise<string[]>;
+    /**
      * A copy of the conversation at `path` as its first `turns` turns left it, written as the
      * conversation `conversationId` (which a resume then continues): its path. Absent: the agent's
      * conversation cannot be rewound to a turn (docs/agents.md).

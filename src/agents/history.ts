@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import type { TranscriptMessage } from "../transcript/cursor.ts";
 
 /**
  * A conversation an agent CLI keeps on this host, whoever started it (the user's own history):
@@ -11,6 +12,12 @@ export interface HistoryConversation {
   conversationId: string;
   /** The folder it ran in, when its file says. */
   workDir: string | null;
+  /**
+   * A conversation kept in a store shared by many (OpenCode's SQLite database at `path`), not in
+   * a file of its own: its messages as the transcript cursor would page them, and a stamp that
+   * changes whenever the conversation does (the import reads it again only then).
+   */
+  stored?: { stamp: number; messages(): TranscriptMessage[] };
 }
 
 /** The bytes of a file's start in which a conversation's folder (`"cwd"`) is looked for. */

@@ -25,6 +25,8 @@ export interface KeyStore {
   authenticate(secret: string): ApiKey | null;
   /** The key by id while it is still valid (an SSE token dies with its key). */
   active(id: string): ApiKey | null;
+  /** The keys not bound to a session, each with the hash of its secret (a fleet publishes them). */
+  digests(): Array<{ key: ApiKey; hash: string }>;
 }
 
 interface Row {
@@ -113,6 +115,11 @@ export function createKeyStore(deps: { db: Database; clock: Pick<Clock, "now"> }
       return key;
     },
     active: (id) => live(byId.get(id)),
+    digests: () =>
+      db
+        .query<Row & { hash: string }, []>(`SELECT ${columns}, hash FROM api_keys WHERE session_id IS NULL`)
+        .all()
+        .map((row) => ({ key: toKey(row), hash: row.hash })),
   };
 }
 

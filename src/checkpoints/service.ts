@@ -90,6 +90,10 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
   /** The newest commit of the session's line. */
   const tip = (last: CheckpointRecord | null) => last?.afterCommit ?? last?.beforeCommit ?? null;
 
+  /** The folder as it is, committed on top of the session's last checkpoint (`why` in its message). */
+  const snapshotNow = (place: Place, sessionId: string, why: string) =>
+    snapshot(place, tip(deps.repo.last(sessionId)), `ag checkpoint: ${sessionId} ${why}`);
+
   async function begin(sessionId: string, folder: string, prompt: string | null): Promise<CheckpointRecord> {
     const place = await placeFor(sessionId, folder);
     const last = deps.repo.last(sessionId);
@@ -226,11 +230,7 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
       return queued(sessionId, async () => {
         const target = commitAt(sessionId, turn);
         const place = await placeFor(sessionId, folder);
-        const present = await snapshot(
-          place,
-          tip(deps.repo.last(sessionId)),
-          `ag checkpoint: ${sessionId} now`,
-        );
+        const present = await snapshotNow(place, sessionId, "now");
         return patch(place, present, target);
       });
     },
@@ -243,11 +243,7 @@ export function createCheckpointService(deps: CheckpointServiceDeps) {
       return queued(sessionId, async () => {
         const target = commitAt(sessionId, turn);
         const place = await placeFor(sessionId, folder);
-        const present = await snapshot(
-          place,
-          tip(deps.repo.last(sessionId)),
-          `ag checkpoint: ${sessionId} before rewind to turn ${turn}`,
-        );
+        const present = await snapshotNow(place, sessionId, `before rewind to turn ${turn}`);
         await setRef(place, ref(sessionId, "undo"), present);
         deps.repo.setUndo({ sessionId, folder, commit: present, turn, createdAt: now() });
         return { files: await restore(place, target, present), undoable: true };

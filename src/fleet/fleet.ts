@@ -9,6 +9,8 @@ import { createInterceptor, type Interceptor } from "./intercept.ts";
 import { createFleetKeys } from "./keys.ts";
 import { createMirror, type FleetEvent } from "./mirror.ts";
 import { createPublisher, type LocalSessions } from "./publisher.ts";
+import { createFleetSearch, type FleetSearch } from "./search.ts";
+import type { FleetShared } from "./shared.ts";
 import { createFleetStore, type HostFigures } from "./store.ts";
 import type { SocketOffers } from "./terminal.ts";
 import { createFleetSessions, type FleetView, headroomOf } from "./view.ts";
@@ -46,6 +48,8 @@ export interface Fleet {
   /** The sessions as this member answers for them (view.ts). */
   sessions(local: SessionService): SessionService;
   intercept: Interceptor;
+  /** GET /v1/search over every live host (search.ts). */
+  search: FleetSearch;
   /** Every host's events in the fleet's order, for /v1/events. */
   feed: Pick<EventBus, "subscribe" | "since">;
   /**
@@ -68,6 +72,8 @@ export function createFleet(deps: {
   figures(): Promise<HostFigures>;
   /** The WebSocket upgrades the listener offers (another host's terminal is relayed). */
   sockets?: SocketOffers;
+  /** Templates, memory and tenants kept in the fleet database (shared.ts). */
+  shared?: Pick<FleetShared, "bind" | "reload" | "notified">;
   logger: Logger;
 }): Fleet {
   const { settings, logger } = deps;
@@ -96,13 +102,17 @@ export function createFleet(deps: {
 
   const publisher = createPublisher({ store, host: name, bus: deps.bus, sessions: deps.local, failed });
   const fleetKeys = createFleetKeys({ store, host: name, failed });
+  deps.shared?.bind({ store, host: name, failed });
+  const reloadShared = () => deps.shared?.reload() ?? Promise.resolve();
 
   /** Notifications are handled one after another, in the order they came. */
   let handled: Promise<void> = Promise.resolve();
   function onNotify(payload: string): void {
     const read = payload.startsWith("k:")
       ? () => fleetKeys.notified(payload.slice(2))
-      : () => mirror.notified(payload);
+      : async () => {
+          if (!(await deps.shared?.notified(payload))) await mirror.notified(payload);
+        };
     handled = handled.then(read).catch(failed);
   }
   /**
@@ -115,7 +125,9 @@ export function createFleet(deps: {
       subscribed = true;
       return;
     }
-    handled = handled.then(() => Promise.all([mirror.reload(), fleetKeys.reload()])).then(() => {}, failed);
+    handled = handled
+      .then(() => Promise.all([mirror.reload(), fleetKeys.reload(), reloadShared()]))
+      .then(() => {}, failed);
   }
 
   async function join(): Promise<void> {
@@ -127,6 +139,7 @@ export function createFleet(deps: {
     }
     await mirror.reload();
     await fleetKeys.reload();
+    await reloadShared();
     await publisher.republish();
     if (!connected) logger.info(`fleet: host ${name} joined the fleet (lease ${settings.leaseMs} ms)`);
     connected = true;
@@ -173,6 +186,7 @@ export function createFleet(deps: {
     },
     sessions: (local) => createFleetSessions({ self: name, local, mirror, isLocal }),
     intercept: createInterceptor({ self: name, mirror, isLocal, sockets: deps.sockets }),
+    search: createFleetSearch({ self: name, mirror }),
     feed,
     keys(own) {
       const inner = fleetKeys.wrap(own);

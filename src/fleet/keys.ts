@@ -3,15 +3,17 @@ import { keyDigest as digest, type KeyStore } from "../auth/keys.ts";
 import type { FleetStore, KeyRow } from "./store.ts";
 
 /**
- * API keys that work on every host: a key made on a fleet member is published (the SHA-256 of
- * its secret and what it grants, never the secret), and every host accepts the others' keys from
- * its in-memory copy of them. Each key stays its host's: revoked there, and gone everywhere.
+ * API keys that work on every host: a host's keys (those not bound to a session) are published
+ * (the SHA-256 of the secret and what it grants, never the secret), and every host accepts the
+ * others' keys from its in-memory copy of them. At each (re)join a host publishes every key it
+ * has, those made before it joined the fleet or while the database was away included, and removes
+ * the rows of those it no longer has. Each key stays its host's: revoked there, and gone everywhere.
  */
 
 export interface FleetKeys {
   /** The host's own key store, its keys published; another host's key accepted. */
   wrap(inner: KeyStore): KeyStore;
-  /** Everything read again, and what this host made or revoked while away written. */
+  /** This host's keys published again (and the revoked removed), everything else read again. */
   reload(): Promise<void>;
   /** A `k:<id>` notification. */
   notified(id: string): Promise<void>;
@@ -28,13 +30,16 @@ export function createFleetKeys(deps: {
   /** Other hosts' keys by the hash of their secret, and by id. */
   let byHash = new Map<string, ApiKey>();
   let byId = new Map<string, string>();
-  /** Keys this host made (kept to publish again after an outage) and revoked. */
-  const made = new Map<string, KeyRow>();
-  const revoked = new Set<string>();
   let inner: KeyStore | null = null;
 
   const live = (key: ApiKey | undefined): ApiKey | null =>
     key && (key.expiresAt === null || Date.parse(key.expiresAt) > now()) ? key : null;
+  const rowOf = (key: ApiKey, hash: string): KeyRow => ({
+    id: key.id,
+    host: deps.host,
+    hash,
+    data: JSON.stringify(key),
+  });
 
   function hold(row: KeyRow): void {
     if (row.host === deps.host) return;
@@ -48,18 +53,13 @@ export function createFleetKeys(deps: {
     byId.delete(id);
   }
 
-  async function publish(): Promise<void> {
-    for (const [id, row] of made) {
-      if (inner?.active(id)) await deps.store.upsertKey(row);
-      else {
-        made.delete(id);
-        revoked.add(id);
-      }
-    }
-    for (const id of revoked) {
-      await deps.store.deleteKey(id);
-      revoked.delete(id);
-    }
+  /** Every key this host has, written; the rows of those it no longer has, removed. */
+  async function publish(rows: readonly KeyRow[]): Promise<void> {
+    const own = inner?.digests() ?? [];
+    for (const { key, hash } of own) await deps.store.upsertKey(rowOf(key, hash));
+    const kept = new Set(own.map(({ key }) => key.id));
+    for (const row of rows)
+      if (row.host === deps.host && !kept.has(row.id)) await deps.store.deleteKey(row.id);
   }
 
   return {
@@ -69,28 +69,21 @@ export function createFleetKeys(deps: {
         ...store,
         create(input) {
           const created = store.create(input);
-          // A session's own key stays with its session's host.
-          if (created.key.sessionId === null) {
-            const row = { id: created.key.id, host: deps.host, hash: digest(created.secret), data: "" };
-            row.data = JSON.stringify(created.key);
-            made.set(row.id, row);
-            void deps.store.upsertKey(row).catch(deps.failed);
-          }
+          // A session's own key stays with its session's host (its session is there).
+          if (created.key.sessionId === null)
+            void deps.store.upsertKey(rowOf(created.key, digest(created.secret))).catch(deps.failed);
           return created;
         },
         delete(id) {
           store.delete(id);
-          if (made.delete(id)) {
-            revoked.add(id);
-            void publish().catch(deps.failed);
-          }
+          void deps.store.deleteKey(id).catch(deps.failed);
         },
         authenticate: (secret) => store.authenticate(secret) ?? live(byHash.get(digest(secret))),
         active: (id) => store.active(id) ?? live(byHash.get(byId.get(id) ?? "")),
       };
     },
     async reload() {
-      await publish();
+      await publish(await deps.store.keys());
       const rows = await deps.store.keys();
       byHash = new Map();
       byId = new Map();

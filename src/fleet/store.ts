@@ -1,4 +1,5 @@
 import { SQL } from "bun";
+import { createSharedStore, SHARED_TABLES } from "./shared-store.ts";
 
 /**
  * The fleet's tables in PostgreSQL and every statement on them (Bun's built-in SQL client). No
@@ -8,7 +9,7 @@ import { SQL } from "bun";
 
 /**
  * The one NOTIFY channel: `s:<id>` a session changed, `d:<id>` one went, `e:<seq>` an event,
- * `h:<name>` a host, `k:<id>` an API key was made or revoked.
+ * `h:<name>` a host, `k:<id>` an API key was made or revoked; shared-store.ts adds its own.
  */
 export const CHANNEL = "ag_fleet";
 
@@ -47,6 +48,7 @@ const MIGRATIONS: readonly string[] = [
      hash text NOT NULL UNIQUE,
      data text NOT NULL
    );`,
+  SHARED_TABLES,
 ];
 
 /** Serialises migrations between hosts that start together, and event numbering (see insertEvents). */
@@ -104,6 +106,7 @@ export function createFleetStore(url: string, options: { connectionTimeoutS?: nu
 
   return {
     sql,
+    ...createSharedStore(sql, CHANNEL),
     async migrate(): Promise<void> {
       await sql.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;

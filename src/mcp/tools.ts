@@ -180,6 +180,24 @@ function tool<S extends TObject>(definition: ToolDefinition<S>): ToolDefinition 
   return definition as unknown as ToolDefinition;
 }
 
+/** A tool that posts its arguments but the session's id as the body of `POST /v1/sessions/:id<rest>`. */
+function sessionPostTool(
+  definition: Pick<ToolDefinition, "name" | "title" | "description" | "output" | "hints"> & {
+    input: TProperties;
+    rest: string;
+    note?: string;
+  },
+): ToolDefinition {
+  const { input, rest, note, ...shown } = definition;
+  return tool({
+    ...shown,
+    input: sessionWith(input),
+    rest: { method: "POST", path: `/v1/sessions/:id${rest}`, ...(note ? { note } : {}) },
+    // The schema holds sessionId a string; the other properties' types are the caller's.
+    call: (api, { sessionId, ...body }) => api.send("POST", path(sessionId as string, rest), body),
+  });
+}
+
 /** A tool that asks one thing of one session: `GET|POST|DELETE /v1/sessions/:id<rest>`. */
 function sessionTool(
   definition: Pick<ToolDefinition, "name" | "title" | "description" | "output" | "hints" | "render"> & {
@@ -451,22 +469,18 @@ export const TOOLS: readonly ToolDefinition[] = [
     note: "(on a question: dismisses it)",
     ...ANSWERS,
   }),
-  tool({
+  sessionPostTool({
     name: "answer_question",
     title: "Answer the question",
     description:
       "Answer the question the agent asks (status asking): `option` is the number of one of pendingPermission.options, or give `text` of your own",
-    input: sessionWith({
+    input: {
       option: QuestionAnswerInput.properties.option,
       text: QuestionAnswerInput.properties.text,
-    }),
-    ...ANSWERS,
-    rest: {
-      method: "POST",
-      path: "/v1/sessions/:id/answer",
-      note: "with `{option}` or `{text}` (`approve_permission` on a question is an error that names this tool)",
     },
-    call: (api, { sessionId, ...answer }) => api.send("POST", path(sessionId, "/answer"), answer),
+    ...ANSWERS,
+    rest: "/answer",
+    note: "with `{option}` or `{text}` (`approve_permission` on a question is an error that names this tool)",
   }),
   tool({
     name: "batch_create_sessions",
@@ -500,20 +514,16 @@ export const TOOLS: readonly ToolDefinition[] = [
     rest: { method: "POST", path: "/v1/pipelines", note: "with `steps` as `stages`" },
     call: (api, { steps, ...rest }) => api.send("POST", "/v1/pipelines", { ...rest, stages: steps }),
   }),
-  tool({
+  sessionPostTool({
     name: "start_consensus",
     title: "Start a consensus review",
     description:
       "Start a consensus review of the session's work: 1–7 independent read-only reviewers (default 3) each judge every criterion PASS or FAIL and give a verdict; the majority decides. Answers at once with the review (status running): follow it with get_consensus",
-    input: sessionWith(StartConsensusInput.properties),
+    input: StartConsensusInput.properties,
     output: Consensus,
     hints: ADDS,
-    rest: {
-      method: "POST",
-      path: "/v1/sessions/:id/consensus",
-      note: "(answers at once, `status: running`)",
-    },
-    call: (api, { sessionId, ...input }) => api.send("POST", path(sessionId, "/consensus"), input),
+    rest: "/consensus",
+    note: "(answers at once, `status: running`)",
   }),
   tool({
     name: "get_consensus",
@@ -578,27 +588,27 @@ export const TOOLS: readonly ToolDefinition[] = [
     rest: { method: "DELETE", path: "/v1/memory/:key" },
     call: (api, { key }) => api.send("DELETE", memoryPath(key)),
   }),
-  tool({
+  sessionPostTool({
     name: "set_budget",
     title: "Raise or clear a session's budget",
     description:
       "Set the session's budget in US dollars (null clears it); a session paused at its budget takes prompts again and gets the prompt it refused, once",
-    input: sessionWith({ usd: BudgetInput.properties.usd, tokens: BudgetInput.properties.tokens }),
+    input: { usd: BudgetInput.properties.usd, tokens: BudgetInput.properties.tokens },
     output: SessionBudget,
     hints: acts({ destructive: false, idempotent: true }),
-    rest: { method: "POST", path: "/v1/sessions/:id/budget", note: "with `{usd, tokens?}`" },
-    call: (api, { sessionId, ...budget }) => api.send("POST", path(sessionId, "/budget"), budget),
+    rest: "/budget",
+    note: "with `{usd, tokens?}`",
   }),
-  tool({
+  sessionPostTool({
     name: "handoff_session",
     title: "Hand the task to another agent",
     description:
       "Start a session of another agent in the same folder whose first prompt is a brief of this one (task, digest, last turns, files changed, what it waits on, your note); both sessions link each other",
-    input: sessionWith(HandoffBody.properties),
+    input: HandoffBody.properties,
     output: HandoffAnswer,
     hints: ADDS,
-    rest: { method: "POST", path: "/v1/sessions/:id/handoff", note: "with `{agent, driver?, note?}`" },
-    call: (api, { sessionId, ...body }) => api.send("POST", path(sessionId, "/handoff"), body),
+    rest: "/handoff",
+    note: "with `{agent, driver?, note?}`",
   }),
   tool({
     name: "search_sessions",

@@ -9,7 +9,7 @@ import {
   type MemoryInput,
   type MemoryScope,
 } from "./entry.ts";
-import { createMemoryRepo } from "./repo.ts";
+import { createMemoryRepo, type MemoryRepo } from "./repo.ts";
 
 export interface MemorySettings {
   enabled: boolean;
@@ -56,8 +56,10 @@ export function createMemoryService(deps: {
   clock: Clock;
   logger: Logger;
   settings: MemorySettings;
+  /** Where the entries live: the SQLite table of `db` unless given (a fleet's, docs/fleet.md). */
+  repo?: MemoryRepo;
 }): MemoryService {
-  const repo = createMemoryRepo(deps.db);
+  const repo = deps.repo ?? createMemoryRepo(deps.db);
   const { clock } = deps;
   let cancelReaper: (() => void) | null = null;
 

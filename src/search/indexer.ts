@@ -71,7 +71,14 @@ export function createSourceIndexer(store: SearchStore, sourceId: string, file: 
       let from = file.format.entries ? Math.max(1, row.indexedId) : row.indexedId + 1;
       if (newest < row.indexedId) from = 1; // shrank or replaced: start over
       if (from > newest) {
-        store.saveProgress(sourceId, newest, info);
+        // Nothing new: the progress row is written only when the file changed (a busy session's
+        // events wake many passes that find nothing).
+        if (
+          row.indexedId !== newest ||
+          row.fileSize !== info.size ||
+          row.fileMtimeMs !== Math.floor(info.mtimeMs)
+        )
+          store.saveProgress(sourceId, newest, info);
         return 0;
       }
       store.forgetFrom(sourceId, from);
@@ -94,6 +101,26 @@ export function createSourceIndexer(store: SearchStore, sourceId: string, file: 
 }
 
 export type SourceIndexer = ReturnType<typeof createSourceIndexer>;
+
+/**
+ * Indexes a conversation read whole from a store shared by many (not a file of its own: OpenCode's
+ * database): its rows are replaced by these messages', and `stamp` (the conversation's last change
+ * there) is kept where a file's mtime would be. Returns the turn parts added.
+ */
+export function indexStoredConversation(
+  store: SearchStore,
+  sourceId: string,
+  messages: readonly TranscriptMessage[],
+  stamp: number,
+): number {
+  const turns = messages.map(toTurn).filter((t): t is TurnRow => t !== null);
+  store.forgetFrom(sourceId, 1);
+  store.addTurns(sourceId, turns);
+  const first = firstPrompt(messages);
+  if (first) store.nameIfUntitled(sourceId, first);
+  store.saveProgress(sourceId, messages.length, { size: messages.length, mtimeMs: stamp });
+  return turns.length;
+}
 
 /** The messages with ids from `from` to `to`, a cursor page at a time, newest page first. */
 async function* pagesFrom(

@@ -60,9 +60,19 @@ export const SearchHit = Type.Object({
 });
 export type SearchHit = Static<typeof SearchHit>;
 
+/** In a fleet: which hosts' hits the answer holds, and why a host's are missing. */
+export const SearchFleetHosts = Type.Object({
+  answered: Type.Array(Type.String(), { description: "hosts whose hits are merged in (this one first)" }),
+  missing: Type.Array(Type.Object({ host: Type.String(), reason: Type.String() }), {
+    description: "hosts offline or not answering in time: their hits are left out",
+  }),
+});
+export type SearchFleetHosts = Static<typeof SearchFleetHosts>;
+
 export const SearchResult = Type.Object({
   hits: Type.Array(SearchHit, { description: "best first" }),
   took_ms: Type.Number(),
+  hosts: Type.Optional(SearchFleetHosts),
 });
 export type SearchResult = Static<typeof SearchResult>;
 

@@ -3,11 +3,16 @@ import type { HistoryConversation } from "../agents/history.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type EventBus, isStatusEvent } from "../events/bus.ts";
 import type { Owner, SessionRecord, SessionRepo } from "../sessions/index.ts";
-import { isConfined, transcriptFileOf } from "../sessions/index.ts";
+import { isConfined, transcriptFileOf, transcriptSource } from "../sessions/index.ts";
 import { AgError } from "../shared/errors.ts";
 import type { Logger } from "../shared/log.ts";
 import type { TenantUsers } from "../shared/run-as.ts";
-import { createSourceIndexer, type SourceIndexer, type TranscriptFile } from "./indexer.ts";
+import {
+  createSourceIndexer,
+  indexStoredConversation,
+  type SourceIndexer,
+  type TranscriptFile,
+} from "./indexer.ts";
 import { toMatchExpression } from "./query.ts";
 import {
   hitRef,
@@ -56,6 +61,8 @@ export function createSearchService(deps: SearchServiceDeps) {
   const indexers = new Map<string, SourceIndexer>();
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
+  /** What each followed session's row last said (but its status), to write it only when that changes. */
+  const written = new Map<string, string>();
   let stopped = false;
 
   function sessionMeta(rec: SessionRecord, path: string): SourceMeta {
@@ -86,8 +93,15 @@ export function createSearchService(deps: SearchServiceDeps) {
     if (!indexer || indexer.path !== file.path) {
       indexer = createSourceIndexer(store, id, file);
       indexers.set(id, indexer);
+      written.delete(id);
     }
-    store.upsertSource(sessionMeta(rec, file.path));
+    // The row is written when what it says changed (its status events keep the status current).
+    const meta = sessionMeta(rec, file.path);
+    const key = JSON.stringify({ ...meta, status: null });
+    if (written.get(id) !== key) {
+      store.upsertSource(meta);
+      written.set(id, key);
+    }
     return indexer;
   }
 
@@ -96,7 +110,10 @@ export function createSearchService(deps: SearchServiceDeps) {
     if (indexer) await indexer.catchUp();
     // An ended session's file no longer grows: its cursor index is not kept in memory.
     const rec = deps.repo.get(id);
-    if (!rec || rec.endedAt) indexers.delete(id);
+    if (!rec || rec.endedAt) {
+      indexers.delete(id);
+      written.delete(id);
+    }
   }
 
   /** Indexes a session now, or right after the pass already under way (passes never overlap). */
@@ -138,7 +155,7 @@ export function createSearchService(deps: SearchServiceDeps) {
   /** Takes in (or catches up with) the agent CLIs' own conversations; ag's sessions are skipped. */
   async function importHistory(): Promise<void> {
     const sessionFiles = new Set(store.sources("session").map((s) => s.path));
-    const seen = new Set<string>();
+    const seen = await sessionConversations();
     for (const agent of deps.agents.all()) {
       const conversations = (await agent.transcript.history?.().catch(() => [])) ?? [];
       for (const conversation of conversations) {
@@ -154,14 +171,45 @@ export function createSearchService(deps: SearchServiceDeps) {
     }
   }
 
+  /**
+   * The agents' own conversations ag's sessions had, as external ids, where a session's file names
+   * them (OpenCode's plugin file; a headless session's ACP session id): the agents' own stores
+   * hold ag's sessions' conversations beside the user's, and the sessions are indexed already.
+   */
+  async function sessionConversations(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const source of store.sources("session")) {
+      const rec = deps.repo.get(source.id);
+      const agent = rec ? deps.agents.all().find((a) => a.name === rec.agent) : undefined;
+      if (!rec || !agent) continue;
+      // A headless session's file is ag's own: the ACP session id it records is the agent's id.
+      const { transcript } = transcriptSource(rec, agent);
+      const named = (await transcript.conversationsIn?.(source.path).catch(() => [])) ?? [];
+      for (const conversationId of named) ids.add(externalId(agent.name, conversationId));
+    }
+    return ids;
+  }
+
   async function importConversation(agent: AgentAdapter, id: string, conversation: HistoryConversation) {
     const file: TranscriptFile = { path: conversation.path, format: agent.transcript.format };
     const known = store.source(id);
+    const { stored } = conversation;
+    if (stored) {
+      if (known && known.path === file.path && known.fileMtimeMs === stored.stamp) return;
+      store.upsertSource(externalMeta(agent, id, conversation));
+      indexStoredConversation(store, id, stored.messages(), stored.stamp);
+      return;
+    }
     const info = Bun.file(conversation.path);
     const size = info.size;
     const mtime = Math.floor(info.lastModified);
     if (known && known.path === file.path && known.fileSize === size && known.fileMtimeMs === mtime) return;
-    store.upsertSource({
+    store.upsertSource(externalMeta(agent, id, conversation));
+    await createSourceIndexer(store, id, file).catchUp();
+  }
+
+  function externalMeta(agent: AgentAdapter, id: string, conversation: HistoryConversation): SourceMeta {
+    return {
       id,
       origin: "external",
       agent: agent.name,
@@ -172,8 +220,7 @@ export function createSearchService(deps: SearchServiceDeps) {
       conversationId: conversation.conversationId,
       title: null,
       path: conversation.path,
-    });
-    await createSourceIndexer(store, id, file).catchUp();
+    };
   }
 
   async function timed(work: () => Promise<void>): Promise<SearchIndexStats> {
@@ -201,6 +248,7 @@ export function createSearchService(deps: SearchServiceDeps) {
         await Promise.all(running.values());
         store.clear("session");
         indexers.clear();
+        written.clear();
         await catchUpSessions();
         if (options.importHistory) {
           store.clear("external");

@@ -266,13 +266,19 @@ export function createSessionCreation(
     return { ...record, env: input.env ?? null };
   }
 
-  /** The conversation a fork or resume continues; it must have been written down. */
-  async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
+  /** The agent continuing `rec`'s conversation; refused where its driver or agent cannot `need`. */
+  function continuing(rec: SessionRecord, need: "fork" | "resume") {
     if (!DRIVER_TRAITS[rec.driver].continues)
       throw new AgError("UNSUPPORTED_BY_AGENT", `a ${rec.driver} session cannot ${need} yet (${rec.id})`);
     const agent = deps.agents.get(rec.agent, rec.agentVersion);
     if (!agent.capabilities.includes(need))
       throw new AgError("UNSUPPORTED_BY_AGENT", `${agent.displayName} cannot ${need} a conversation`);
+    return agent;
+  }
+
+  /** The conversation a fork or resume continues; it must have been written down. */
+  async function conversationOf(rec: SessionRecord, need: "fork" | "resume"): Promise<string> {
+    const agent = continuing(rec, need);
     const path = rec.transcriptPath ?? (await agent.transcript.find(rec.workDir, rec.id));
     if (!path) throw new AgError("CONFLICT", `session ${rec.id} has no conversation yet`);
     return path;
@@ -502,6 +508,16 @@ export function createSessionCreation(
       return inSpan("session.create", { "ag.session.origin": "fork" }, () =>
         forkConversationNow(from, owner),
       );
+    },
+
+    /** Throws what a fork of `id` would be refused with before anything is made (or woken). */
+    refuseFork(id: string): void {
+      continuing(record(id), "fork");
+    },
+
+    /** Throws what a spawn beside `id` would be refused with before anything is made (or woken). */
+    refuseSpawn(id: string): void {
+      assertTerminal(record(id), "a split pane");
     },
 
     spawn(id: string, prompt: string, owner?: Owner): Promise<CreateResult> {

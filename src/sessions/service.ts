@@ -120,10 +120,18 @@ export interface SessionParts {
 
 export function createSessionService(deps: SessionServiceDeps, parts: SessionParts): SessionService {
   const { live, drivers, exits, hibernation } = parts;
-  /** What wakes a hibernated session does so before it acts (nothing to wake: it acts at once). */
+  /**
+   * What wakes a hibernated session does so before it acts (nothing to wake: it acts at once);
+   * what `refuse` refuses is refused first, with the session left asleep.
+   */
   const awake =
-    <A extends unknown[], R>(by: Waker, act: (id: string, ...rest: A) => Promise<R>) =>
+    <A extends unknown[], R>(
+      by: Waker,
+      act: (id: string, ...rest: A) => Promise<R>,
+      refuse?: (id: string) => void,
+    ) =>
     async (id: string, ...rest: A): Promise<R> => {
+      refuse?.(id);
       await hibernation.awake(id, by);
       return act(id, ...rest);
     };
@@ -215,10 +223,10 @@ export function createSessionService(deps: SessionServiceDeps, parts: SessionPar
 
     create: creation.create,
     createBatch: creation.createBatch,
-    fork: awake("fork", creation.fork),
+    fork: awake("fork", creation.fork, creation.refuseFork),
     forkAt: creation.forkAt,
     forkConversation: creation.forkConversation,
-    spawn: awake("fork", creation.spawn),
+    spawn: awake("fork", creation.spawn, creation.refuseSpawn),
     resume: creation.resume,
     send: awake("prompt", actions.send),
     answer(id, approve, permissionId, owner) {

@@ -7,8 +7,8 @@ import { AgError } from "./errors.ts";
  * default has none): the link always has exactly one before the `#` (or before the query, when
  * the URL has one). A fragment already in the configured URL is dropped: the route is the fragment.
  */
-export function sessionUrl(dashboardUrl: string, sessionId: string): string {
-  return sessionRoute(dashboardBase(dashboardUrl), sessionId);
+export function sessionUrl(dashboardUrl: string, sessionId: string, at?: number): string {
+  return sessionRoute(dashboardBase(dashboardUrl), sessionId, at);
 }
 
 /** A consensus review's page: `<dashboardUrl>/#/consensus/<id>`. */
@@ -16,7 +16,9 @@ export function consensusUrl(dashboardUrl: string, consensusId: string): string 
   return consensusRoute(dashboardBase(dashboardUrl), consensusId);
 }
 
-export const sessionRoute = (base: string, id: string) => `${base}#/sessions/${encodeURIComponent(id)}`;
+/** A session's page; with `at`, opened at that transcript message (a search hit's: `?at=<messageId>`). */
+export const sessionRoute = (base: string, id: string, at?: number) =>
+  `${base}#/sessions/${encodeURIComponent(id)}${at === undefined ? "" : `?at=${at}`}`;
 export const consensusRoute = (base: string, id: string) => `${base}#/consensus/${encodeURIComponent(id)}`;
 
 /** The configured dashboard URL as the base of its links (CONFIG_INVALID when it is not a URL). */

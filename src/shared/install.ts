@@ -25,37 +25,20 @@ export function agentNotFound(cli: { command: string; package: string }): string
   return `the agent CLI not found (${cli.command}); install it: ${agentInstallCommand(cli.package)}`;
 }
 
-/** System packages by package manager; the first manager found on PATH wins. */
+/**
+ * System packages by package manager; the first manager found on PATH wins. A program's package is
+ * named as the program is unless `names` says otherwise.
+ */
 const SYSTEM_PACKAGES: ReadonlyArray<{
   manager: string;
   install: string;
-  names: Record<Needed, string>;
+  names?: Partial<Record<Needed, string>>;
 }> = [
-  {
-    manager: "apt-get",
-    install: "apt-get install -y",
-    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
-  },
-  {
-    manager: "dnf",
-    install: "dnf install -y",
-    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql-server" },
-  },
-  {
-    manager: "apk",
-    install: "apk add",
-    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
-  },
-  {
-    manager: "pacman",
-    install: "pacman -S --noconfirm",
-    names: { tmux: "tmux", chromium: "chromium", postgresql: "postgresql" },
-  },
-  {
-    manager: "brew",
-    install: "brew install",
-    names: { tmux: "tmux", chromium: "--cask chromium", postgresql: "postgresql" },
-  },
+  { manager: "apt-get", install: "apt-get install -y" },
+  { manager: "dnf", install: "dnf install -y", names: { postgresql: "postgresql-server" } },
+  { manager: "apk", install: "apk add" },
+  { manager: "pacman", install: "pacman -S --noconfirm" },
+  { manager: "brew", install: "brew install", names: { chromium: "--cask chromium" } },
 ];
 
 /** `apt-get install -y tmux`, `sudo dnf install -y tmux`, `brew install tmux`… */
@@ -66,7 +49,7 @@ export function installCommand(program: Needed, env: InstallEnv): string {
   }
   // Homebrew refuses to run as root and never wants sudo.
   const sudo = env.isRoot || found.manager === "brew" ? "" : "sudo ";
-  return `${sudo}${found.install} ${found.names[program]}`;
+  return `${sudo}${found.install} ${found.names?.[program] ?? program}`;
 }
 
 /** The running machine's InstallEnv. */

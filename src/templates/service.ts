@@ -4,7 +4,7 @@ import type { SessionService, TemplateReader } from "../sessions/index.ts";
 import { normalizeText, validateWorkDir } from "../sessions/index.ts";
 import type { Clock } from "../shared/clock.ts";
 import { AgError } from "../shared/errors.ts";
-import { createTemplateRepo } from "./repo.ts";
+import { createTemplateRepo, type TemplateRepo } from "./repo.ts";
 import type { StoredTemplate as Template, TemplateInput, TemplatePatch } from "./template.ts";
 
 export interface TemplateService extends TemplateReader {
@@ -19,8 +19,10 @@ export function createTemplateService(deps: {
   db: Database;
   clock: Clock;
   sessions: Pick<SessionService, "get">;
+  /** Where the templates live: the SQLite table of `db` unless given (a fleet's, docs/fleet.md). */
+  repo?: TemplateRepo;
 }): TemplateService {
-  const repo = createTemplateRepo(deps.db);
+  const repo = deps.repo ?? createTemplateRepo(deps.db);
 
   /** `sessionId` supplies workDir, stallThresholdMs, permissionMode, model, agent and driver where the input does not. */
   function withSession<T extends TemplatePatch>(input: T): Omit<T, "sessionId"> {

@@ -3,6 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 // The SDK checks what reaches a client (requests, notifications) with these schemas, but not the
 // responses to the client's own requests: the contract checks those with the same schemas.
 import * as schema from "../../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js";
+import { childStream } from "../../src/drivers/acp/connection.ts";
 
 /**
  * What every ACP agent ag drives must answer, as the official SDK's client side (`acp.client()`,
@@ -52,15 +53,6 @@ async function connect(spec: {
     stdout: "pipe",
     stderr: "ignore",
   });
-  const output = new WritableStream<Uint8Array>({
-    async write(chunk) {
-      child.stdin.write(chunk);
-      await child.stdin.flush();
-    },
-    close() {
-      void child.stdin.end();
-    },
-  });
   const running = {
     child,
     updates: [],
@@ -84,7 +76,7 @@ async function connect(spec: {
       expect(schema.zRequestPermissionResponse.safeParse(response).success).toBe(true);
       return response;
     });
-  running.connection = app.connect(acp.ndJsonStream(output, child.stdout as ReadableStream<Uint8Array>));
+  running.connection = app.connect(childStream(child));
   return running;
 }
 

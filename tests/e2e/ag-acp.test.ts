@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { testTools, versionDir } from "../../scripts/agent-tools.ts";
 import { connectEditor, type Editor, initialize } from "../helpers/acp-editor.ts";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
-import { compiledBinary } from "../helpers/binary.ts";
+import { compiledBinary, runCommand } from "../helpers/binary.ts";
 import { privateSocket, tmux } from "../helpers/tmux.ts";
 import { until } from "../helpers/until.ts";
 
@@ -44,20 +44,7 @@ const acpxArgv = (args: string[]) => [
   ...args,
 ];
 
-async function acpx(...args: string[]) {
-  const proc = Bun.spawn(acpxArgv(args), {
-    env: world.env,
-    cwd: world.workDir,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, exitCode };
-}
+const acpx = (...args: string[]) => runCommand(acpxArgv(args), { env: world.env, cwd: world.workDir });
 
 /** `--format json`'s NDJSON: the protocol's messages as acpx saw them. */
 const messages = (stdout: string): Json[] =>

@@ -153,7 +153,7 @@ describe("search over real Claude Code sessions", () => {
       expect(await search(`q=${word}`, key.body.key)).toEqual([]);
   });
 
-  test("the console's search box: hits with their words marked, ↓ and Enter open the chosen one", async () => {
+  test("the console's search box: hits with their words marked, ↓ and Enter open the chosen one at its message", async () => {
     const browser = await launchChromium();
     try {
       // ag on loopback with its own token: the page is served to this machine's browser as it is.
@@ -169,7 +169,8 @@ describe("search over real Claude Code sessions", () => {
       await page.keyboard.press("ArrowDown");
       expect(await page.getAttribute("#hit-1", "aria-current")).toBe("true");
       await page.keyboard.press("Enter");
-      await page.waitForFunction((id) => location.hash === `#/sessions/${id}`, live);
+      // At the chosen hit's message (tests/integration/search-console.test.ts follows it there).
+      await page.waitForFunction((id) => location.hash.startsWith(`#/sessions/${id}?at=`), live);
       expect(problems).toEqual([]);
     } finally {
       await browser.close();

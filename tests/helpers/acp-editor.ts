@@ -1,4 +1,5 @@
 import * as acp from "@agentclientprotocol/sdk";
+import { childStream } from "../../src/drivers/acp/connection.ts";
 
 /**
  * An editor as the official SDK's client side makes one (`acp.client()`), connected to an ACP
@@ -30,15 +31,6 @@ export function connectEditor(spec: { command: string[]; env: Record<string, str
     stdout: "pipe",
     stderr: "inherit",
   });
-  const output = new WritableStream<Uint8Array>({
-    async write(chunk) {
-      child.stdin.write(chunk);
-      await child.stdin.flush();
-    },
-    close() {
-      void child.stdin.end();
-    },
-  });
   const editor = { child, updates: [], permissions: [], answer: "allow_once" } as unknown as Editor;
   const app = acp
     .client({ name: "test-editor" })
@@ -58,7 +50,7 @@ export function connectEditor(spec: { command: string[]; env: Record<string, str
       const option = params.options.find((o) => o.kind === editor.answer) ?? params.options[0]!;
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     });
-  editor.connection = app.connect(acp.ndJsonStream(output, child.stdout as ReadableStream<Uint8Array>));
+  editor.connection = app.connect(childStream(child));
   editor.request = <T>(method: string, params: unknown) =>
     editor.connection.agent.request(method as never, params as never) as Promise<T>;
   editor.prompt = (sessionId, text) =>

@@ -68,9 +68,14 @@ export function agEnv(extra: Record<string, string> = {}): Record<string, string
   };
 }
 
-/** Runs a short command to completion. */
-export async function runAg(binary: string, args: string[], options: RunOptions = {}) {
-  const proc = Bun.spawn([binary, ...args], {
+/** Runs a short ag command to completion. */
+export function runAg(binary: string, args: string[], options: RunOptions = {}) {
+  return runCommand([binary, ...args], options);
+}
+
+/** Runs a short command (ag, or a client driving it) to completion: its output and exit code. */
+export async function runCommand(argv: string[], options: RunOptions = {}) {
+  const proc = Bun.spawn(argv, {
     cwd: options.cwd ?? tempDir(),
     env: options.env ?? agEnv(),
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),

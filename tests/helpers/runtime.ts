@@ -24,6 +24,8 @@ export async function startTestRuntime(
     /** What the host can still give (bytes), in place of /proc/meminfo. */
     hostMemory?: () => Promise<number | null>;
     containerRoot?: string;
+    /** A built dashboard to serve under /dashboard/ (scripts/dashboard.ts buildDashboard). */
+    dashboardRoot?: string;
   } = {},
 ): Promise<TestRuntime> {
   const home = options.home ?? tempDir("ag-home-");
@@ -55,6 +57,7 @@ export async function startTestRuntime(
     logger,
     tmuxBinary: options.tmuxBinary,
     hostMemory: options.hostMemory,
+    dashboardRoot: options.dashboardRoot,
   });
   runtime.bus.subscribe(checkAgainstCatalog);
   return Object.assign(runtime, { stateDir, logs, token: () => currentAuthToken(config) });

@@ -63,6 +63,18 @@ const api = (host: string, method: string, path: string, body?: unknown) =>
 const list = async (host: string, query = "") =>
   (await api(host, "GET", `/v1/sessions${query}`)).body as Json[];
 const seenOn = (host: string, id: string) => async () => (await list(host)).some((s) => s.id === id);
+/** A new session `name` (a sleeper) on a, once c lists it: its id. */
+async function sleeperSeenOnC(name: string): Promise<string> {
+  const created = await api("a", "POST", "/v1/sessions", {
+    name,
+    workDir,
+    agentCommand: SLEEPER,
+    reuse: false,
+  });
+  const id = created.body.id as string;
+  await until(seenOn("c", id), 5_000);
+  return id;
+}
 
 describe("membership", () => {
   test("every host lists the three, online, with its admission figures; health says connected", async () => {
@@ -140,14 +152,7 @@ describe("a session created through b on a", () => {
 
 describe("a caller's own key, checked as if the session were local", () => {
   test("a tenant's key on c neither lists, reads nor acts on a's untenanted session; a read-only key cannot act", async () => {
-    const created = await api("a", "POST", "/v1/sessions", {
-      name: "untenanted",
-      workDir,
-      agentCommand: SLEEPER,
-      reuse: false,
-    });
-    const id = created.body.id as string;
-    await until(seenOn("c", id), 5_000);
+    const id = await sleeperSeenOnC("untenanted");
     const key = async (body: Json) => (await api("c", "POST", "/v1/auth/keys", body)).body.key as string;
     const tenant = await key({ name: "acme", scopes: ["sessions:read", "sessions:write"], tenantId: "acme" });
     const reader = await key({ name: "reader", scopes: ["sessions:read"] });
@@ -204,13 +209,7 @@ describe("the CLI", () => {
     const c = hosts.c!;
     const port = new URL(c.url).port;
     const env = cliEnv({ stateDir: c.stateDir });
-    const created = await api("a", "POST", "/v1/sessions", {
-      name: "listed",
-      workDir,
-      agentCommand: SLEEPER,
-      reuse: false,
-    });
-    await until(seenOn("c", created.body.id), 5_000);
+    const id = await sleeperSeenOnC("listed");
     const [fleet, listed, onB] = await Promise.all([
       ag(["fleet", "--port", port], undefined, env),
       ag(["list", "--port", port], undefined, env),
@@ -221,9 +220,9 @@ describe("the CLI", () => {
     expect(fleet.stdout).toMatch(/^a\s+yes\s+\S+ ago\s+7900 MB\s/m);
     expect(fleet.stdout).toMatch(/^c \(this\)\s+yes\s/m);
     expect(listed.stdout).toMatch(/^ID\s+NAME\s+HOST\s+AGENT/m);
-    expect(listed.stdout).toMatch(new RegExp(`^${created.body.id.slice(0, 8)}\\s+listed\\s+a\\s`, "m"));
+    expect(listed.stdout).toMatch(new RegExp(`^${id.slice(0, 8)}\\s+listed\\s+a\\s`, "m"));
     expect(onB.stdout).not.toContain("listed");
-    await api("a", "DELETE", `/v1/sessions/${created.body.id}`);
+    await api("a", "DELETE", `/v1/sessions/${id}`);
   });
 
   test("outside a fleet: ag fleet says so (FEATURE_DISABLED), ag list has no HOST column", async () => {
@@ -249,14 +248,7 @@ describe("the CLI", () => {
 
 describe("what changes without an event", () => {
   test("a session's token counts, and its removal (pruned), reach the other hosts with the next renewal", async () => {
-    const created = await api("a", "POST", "/v1/sessions", {
-      name: "quiet",
-      workDir,
-      agentCommand: SLEEPER,
-      reuse: false,
-    });
-    const id = created.body.id as string;
-    await until(seenOn("c", id), 5_000);
+    const id = await sleeperSeenOnC("quiet");
     // As the transcript's usage lines do: the record changes, no event is published.
     hosts.a!.db.run("UPDATE sessions SET token_input = 4321 WHERE id = ?", [id]);
     await until(
@@ -271,14 +263,7 @@ describe("what changes without an event", () => {
 
 describe("another host's live terminal", () => {
   test("c relays a's terminal WebSocket: the snapshot, control, and keystrokes echoed back", async () => {
-    const created = await api("a", "POST", "/v1/sessions", {
-      name: "terminal",
-      workDir,
-      agentCommand: SLEEPER,
-      reuse: false,
-    });
-    const id = created.body.id as string;
-    await until(seenOn("c", id), 5_000);
+    const id = await sleeperSeenOnC("terminal");
     const c = hosts.c!;
     const url = `${c.url.replace(/^http/, "ws")}/v1/sessions/${id}/terminal`;
     const terminal = await openTerminal(url, { authorization: `Bearer ${c.token()}` });

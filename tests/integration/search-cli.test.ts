@@ -8,7 +8,7 @@ import { tempDir } from "../helpers/temp.ts";
  * `ag search`, and a hit picked up by `ag read`, as a person runs them: `bun src/main.ts` against
  * the served app, whose session has a captured Claude Code transcript, indexed.
  */
-test("ag search prints hits with snippets; ag read <hit> shows the message; bad input exits 1 with its code", async () => {
+test("ag search prints hits with snippets; ag read <hit> shows the message, ag open <hit> links to it; bad input exits 1 with its code", async () => {
   const { ag: app, port } = serve();
   const transcript = join(tempDir(), "conversation.jsonl");
   copyFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), transcript);
@@ -31,6 +31,12 @@ test("ag search prints hits with snippets; ag read <hit> shows the message; bad 
   expect(read.exitCode).toBe(0);
   expect(read.stdout).toContain(`▶ message ${prompt.messageId}`);
   expect(read.stdout).toContain("say hello");
+  // ag open <hit>: the session's page at that message.
+  const open = await ag(["open", prompt.hit, "--port", port]);
+  expect(open.exitCode).toBe(0);
+  expect(open.stdout).toBe(
+    `http://127.0.0.1:${port}/dashboard/#/sessions/${session.id}?at=${prompt.messageId}\n`,
+  );
 
   const none = await ag(["search", "nothingmatchesthis", "--port", port]);
   expect([none.exitCode, none.stdout]).toEqual([0, "no match\n"]);

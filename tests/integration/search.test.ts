@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sessionDir } from "../../src/sessions/lifecycle.ts";
+import { writeOpenCodeStore } from "../helpers/agents/opencode.ts";
 import { callApi, startTestRuntime, type TestRuntime } from "../helpers/runtime.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
@@ -25,8 +27,12 @@ const work = tempDir("ag-search-work-");
 let ag: TestRuntime;
 let sessionId = "";
 
-/** The user's own history: a Claude Code conversation and a Codex rollout, as their CLIs keep them. */
+/**
+ * The user's own history: a Claude Code conversation, a Codex rollout and OpenCode's database of
+ * two conversations, as their CLIs keep them.
+ */
 function writeHistory() {
+  writeOpenCodeStore(home);
   const project = join(home, ".claude", "projects", "-srv-elsewhere");
   mkdirSync(project, { recursive: true });
   const sample = readFileSync(join(FIXTURES, "transcripts", "sample.jsonl"), "utf8");
@@ -153,9 +159,23 @@ describe("search over the real runtime", () => {
   test("imported history is found by an admin only, and never written", async () => {
     const claudeFile = join(home, ".claude", "projects", "-srv-elsewhere", `${CLAUDE_CONVERSATION}.jsonl`);
     const before = statSync(claudeFile);
+    const openCodeStore = join(home, ".local", "share", "opencode", "opencode.db");
+    const storeBefore = statSync(openCodeStore);
+    // The headless session's conversation as the agent itself would keep it (a Gemini chat under
+    // the ACP session id ag recorded): the session is indexed already, so it is not imported.
+    const { sessionId: acpSession } = JSON.parse(
+      readFileSync(join(sessionDir(ag.stateDir, sessionId), "acp.json"), "utf8"),
+    );
+    const chats = join(home, ".gemini", "tmp", "agproject", "chats");
+    mkdirSync(chats, { recursive: true });
+    const gemini = readFileSync(join(FIXTURES, "agents", "gemini", "0.61.0", "session.jsonl"), "utf8");
+    writeFileSync(
+      join(chats, "session-2026-11-29T10-00-headless.jsonl"),
+      gemini.replaceAll("0f1c7a2e-5e55-4a0e-8e00-000000022040", acpSession),
+    );
     const imported = await callApi<Json>(ag, "POST", "/v1/search/import");
     expect(imported.status).toBe(200);
-    expect(imported.body.external).toBe(2);
+    expect(imported.body.external).toBe(4);
     const claude = (await search("q=quokkaledger")).body.hits;
     expect(claude).toHaveLength(1);
     expect(claude[0]).toMatchObject({
@@ -174,8 +194,19 @@ describe("search over the real runtime", () => {
       conversationId: CODEX_THREAD,
       workDir: "/home/user/project",
     });
+    const opencode = (await search("q=list+files&agent=opencode")).body.hits;
+    expect(opencode[0]).toMatchObject({
+      origin: "external",
+      conversationId: "ses_dd938f31bffeW2dTCRO9jBz0ee",
+      workDir: "/w/app",
+      role: "answer",
+      title: '"run ls"',
+    });
+    expect(words(opencode[0])).toContain("I'll list the files.");
     const after = statSync(claudeFile);
     expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+    const storeAfter = statSync(openCodeStore);
+    expect([storeAfter.size, storeAfter.mtimeMs]).toEqual([storeBefore.size, storeBefore.mtimeMs]);
     // Again: nothing changed, nothing read again.
     expect((await callApi<Json>(ag, "POST", "/v1/search/import")).body.turns).toBe(imported.body.turns);
   });

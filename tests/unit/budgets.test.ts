@@ -15,12 +15,14 @@ import { DEFAULT_BUDGETS } from "../../src/config/schema.ts";
 import type { AgEvent } from "../../src/events/bus.ts";
 import { createEventBus } from "../../src/events/bus.ts";
 import type { Session, SessionService } from "../../src/sessions/index.ts";
-import { estimateCost } from "../../src/sessions/index.ts";
+import { estimateCost, toSession } from "../../src/sessions/index.ts";
 import { AgError } from "../../src/shared/errors.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { migrate } from "../../src/store/db.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { createManualClock } from "../fakes/clock.ts";
+import { sampleSession } from "../helpers/app.ts";
+import { sampleInput } from "../helpers/events.ts";
 import { until } from "../helpers/until.ts";
 
 describe("budget arithmetic", () => {
@@ -116,34 +118,9 @@ function fakeSessions(clockNow: () => number) {
   };
   function add(id: string, tenantId: string | null = null, status: Session["status"] = "idle") {
     const at = new Date(clockNow()).toISOString();
-    sessions.set(id, {
-      id,
-      name: `s-${id}`,
-      workDir: "/work",
-      agent: "claude",
-      driver: "tmux",
-      status,
-      createdAt: at,
-      updatedAt: at,
-      lastActivityAt: at,
-      agentCommand: null,
-      agentVersion: null,
-      verified: null,
-      permissionMode: "default",
-      model: null,
-      hibernated: false,
-      hibernate: null,
-      stallThresholdMs: 1000,
-      parentId: null,
-      tenantId,
-      tokenUsage: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
-      pendingPermission: null,
-      permissions: null,
-      baseCommit: null,
-      managedBy: null,
-      endedAt: null,
-      endReason: null,
-    });
+    const times = { createdAt: at, updatedAt: at, lastActivityAt: at };
+    const record = sampleSession({ id, name: `s-${id}`, workDir: "/work", status, tenantId, ...times });
+    sessions.set(id, toSession({ ...record, stallThresholdMs: 1000 }));
   }
   return { service, spent, sent, interrupted, add, sessions };
 }
@@ -167,18 +144,7 @@ function world(settings: Partial<typeof DEFAULT_BUDGETS> = {}) {
   });
   /** A turn ends: the bus says so, as the sessions domain does. */
   const turnEnds = (id: string) =>
-    bus.publish({
-      event: "session.turn_ended",
-      session: { id, name: `s-${id}`, workDir: "/work" },
-      detail: "",
-      meta: {
-        status: "idle",
-        previous: "working",
-        pendingPermission: null,
-        source: "hook",
-        reason: "completed",
-      },
-    });
+    bus.publish(sampleInput("session.turn_ended", { session: { id, name: `s-${id}`, workDir: "/work" } }));
   return { budgets, events, fake, bus, clock, turnEnds, db };
 }
 

@@ -5,6 +5,7 @@ import type { SessionRecord } from "../../src/sessions/index.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { createManualClock } from "../fakes/clock.ts";
+import { sampleInput } from "../helpers/events.ts";
 
 const logger = createLogger({ level: "silent", json: false });
 const settings = { enabled: false, maxFileMb: 10, keepTurns: 100, keepDays: 30, keepWhenDeleted: false };
@@ -25,18 +26,9 @@ test("checkpoints off: a prompt and a turn's end take none (no git runs: this fi
     () => ({ id: "s", workDir: "/nonexistent", tenantId: null }) as SessionRecord,
   );
   await checkpoints.beforePrompt({ id: "s", workDir: "/nonexistent", tenantId: null } as SessionRecord, "hi");
-  bus.publish({
-    event: "session.turn_ended",
-    session: { id: "s", name: "s" } as never,
-    detail: "ended",
-    meta: {
-      status: "idle",
-      previous: "working",
-      pendingPermission: null,
-      source: "hook",
-      reason: "completed",
-    },
-  });
+  bus.publish(
+    sampleInput("session.turn_ended", { session: { id: "s", name: "s", workDir: "/nonexistent" } }),
+  );
   stop();
   expect(createCheckpointRepo(db).list("s")).toEqual([]);
 });

@@ -19,6 +19,12 @@ describe("the dashboard deep link (CONTRACT §10)", () => {
     expect(sessionUrl(dashboardUrl, ID)).toBe(expected);
   });
 
+  test("a search hit's link opens the session at its message", () => {
+    expect(sessionUrl("http://localhost:9100/dashboard", ID, 42)).toBe(
+      `http://localhost:9100/dashboard/#/sessions/${ID}?at=42`,
+    );
+  });
+
   test("only events that need a human, and have a session, get one; a review's verdict links to the review", () => {
     const linkOf = humanLinks("https://ag.example.test/dashboard");
     const linked = EVENT_NAMES.filter((name) => linkOf(sampleEvent(name)) !== null);

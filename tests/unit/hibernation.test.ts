@@ -221,6 +221,24 @@ describe("waking", () => {
     expect(names().filter((n) => n === "session.created")).toHaveLength(1);
   });
 
+  test.each([
+    ["a fork", "fork", undefined, "UNSUPPORTED_BY_AGENT"],
+    ["a teammate's spawn", "spawn", { prompt: "help" }, "NOT_A_TERMINAL_SESSION"],
+  ])(
+    "%s of a hibernated headless (acp) session is refused without waking it",
+    async (_, verb, body, code) => {
+      const { app, clock, names, idleSession } = await world();
+      const id = await idleSession();
+      await advanceUntil(clock, () => hibernated(app, id));
+      // The fake world's agents run in tmux; the record says what a headless session's would.
+      app.db.query("UPDATE sessions SET driver = 'acp' WHERE id = ?").run(id);
+      const refused = await app.request("POST", `/v1/sessions/${id}/${verb}`, body ? { body } : {});
+      expect(await refused.json()).toMatchObject({ code });
+      expect(names()).not.toContain("session.woke");
+      expect(hibernated(app, id)).toBe(true);
+    },
+  );
+
   test("POST /wake of a running session answers it as it is; of an unknown one, 404", async () => {
     const { app, idleSession } = await world();
     const id = await idleSession();

@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { claudeTranscriptFormat } from "../../src/agents/claude/transcript.ts";
 import { hitLines, parseHit, sessionOfHit } from "../../src/cli/hits.ts";
 import {
   createSearchStore,
+  createSourceIndexer,
   REDACTED,
   redact,
   type SearchStore,
@@ -12,6 +16,7 @@ import {
 import { isAgError } from "../../src/shared/errors.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { SEARCH_MIGRATIONS } from "../../src/store/migrations.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 function codeOf(run: () => unknown): string | null {
   try {
@@ -224,5 +229,45 @@ describe("a hit on the command line", () => {
     );
     expect(head).toBe("s1#4  claude · answer · 1h ago · greeter · /w");
     expect(snippet).toBe("  the flaky test");
+  });
+});
+
+describe("following a file", () => {
+  test("a pass that finds nothing new writes nothing; a new line is indexed and its progress kept", async () => {
+    const file = join(tempDir("ag-search-follow-"), "conversation.jsonl");
+    const lines = readFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean);
+    writeFileSync(file, `${lines.slice(0, -1).join("\n")}\n`);
+    const s = createSearchStore(openDatabase(":memory:", SEARCH_MIGRATIONS));
+    s.upsertSource({
+      id: "s",
+      origin: "session",
+      agent: "claude",
+      host: "here",
+      workDir: "/w",
+      tenantId: null,
+      status: "idle",
+      conversationId: null,
+      title: null,
+      path: file,
+    });
+    let saved = 0;
+    const counted: SearchStore = {
+      ...s,
+      saveProgress(...args) {
+        saved++;
+        s.saveProgress(...args);
+      },
+    };
+    const indexer = createSourceIndexer(counted, "s", { path: file, format: claudeTranscriptFormat });
+    expect(await indexer.catchUp()).toBeGreaterThan(0);
+    expect(saved).toBe(1);
+    expect(await indexer.catchUp()).toBe(0);
+    expect(saved).toBe(1);
+    appendFileSync(file, `${lines.at(-1)}\n`);
+    await indexer.catchUp();
+    expect(saved).toBe(2);
+    expect(s.source("s")!.fileSize).toBe(statSync(file).size);
   });
 });

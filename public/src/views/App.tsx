@@ -73,7 +73,7 @@ export function App() {
       <main id="content" hidden={locked}>
         {!ready.value && <p class="muted">Connecting…</p>}
         {ready.value && current.view === "sessions" && <SessionList />}
-        {ready.value && current.view === "session" && <SessionView id={current.id} />}
+        {ready.value && current.view === "session" && <SessionView id={current.id} at={current.at} />}
         {ready.value && current.view === "consensus" && <ConsensusView id={current.id} />}
         {ready.value && current.view === "new" && <NewSession />}
         {ready.value && current.view === "search" && <SearchView query={current.query} />}

@@ -8,8 +8,9 @@ import type { SearchHit, SearchResult } from "../types.ts";
 /**
  * Search every conversation (GET /v1/search, docs/search.md): a box, and the hits best first.
  * Keyboard: ↓/↑ move through the hits from the box (the chosen one is outlined and
- * `aria-current`), Enter opens it (a session's page; an external conversation names the command
- * that continues it), Escape clears. Each hit's title is also a plain link.
+ * `aria-current`), Enter opens it (a session's page at the hit's message, `?at=`; an external
+ * conversation names the command that continues it), Escape clears. Each hit's title is also a
+ * plain link.
  */
 export function SearchView({ query }: { query: string }) {
   const hits = useSignal<SearchHit[] | null>(null);
@@ -37,7 +38,7 @@ export function SearchView({ query }: { query: string }) {
   }, [query]);
 
   const open = (hit: SearchHit | undefined) => {
-    if (hit?.sessionId) go(sessionHref(hit.sessionId));
+    if (hit?.sessionId) go(sessionHref(hit.sessionId, hit.messageId));
   };
   const onKey = (event: KeyboardEvent) => {
     const count = hits.value?.length ?? 0;
@@ -98,7 +99,7 @@ function Hit(props: { hit: SearchHit; index: number; selected: boolean }) {
     >
       <div class="hit-head">
         {hit.sessionId ? (
-          <a href={sessionHref(hit.sessionId)}>{hit.title ?? hit.sessionId}</a>
+          <a href={sessionHref(hit.sessionId, hit.messageId)}>{hit.title ?? hit.sessionId}</a>
         ) : (
           <span>{hit.title}</span>
         )}{" "}

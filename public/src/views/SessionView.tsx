@@ -25,7 +25,7 @@ const USAGE_COALESCE_MS = 1000;
 const ENDED = new Set<string>(TERMINAL_STATES);
 
 /** One session: its pending card first, then the live terminal, the transcript and the controls. */
-export function SessionView({ id }: { id: string }) {
+export function SessionView({ id, at }: { id: string; at?: number }) {
   const session = useSignal<Session | null>(null);
   const error = useSignal<string | null>(null);
   const usage = useSignal<SessionUsage | null>(null);
@@ -181,7 +181,7 @@ export function SessionView({ id }: { id: string }) {
       {/* A headless session has no terminal to show: its transcript is all there is. */}
       <div class={DRIVER_TRAITS[s.driver].terminal ? "panes" : "panes single"}>
         {!ended && DRIVER_TRAITS[s.driver].terminal && <Terminal sessionId={s.id} />}
-        <Transcript feed={feed} />
+        <Transcript feed={feed} at={at} />
       </div>
       <Checkpoints sessionId={s.id} working={!ended && s.status !== "idle"} />
     </article>

@@ -2,17 +2,30 @@ import { useEffect, useRef } from "preact/hooks";
 import type { TranscriptMessage } from "../types.ts";
 import type { TranscriptFeed } from "./transcript-feed.ts";
 
-/** The conversation: prompts, answers, thinking, tool calls and their results; text only, never markup. */
-export function Transcript({ feed }: { feed: TranscriptFeed }) {
+/**
+ * The conversation: prompts, answers, thinking, tool calls and their results; text only, never
+ * markup. With `at` (a search hit's message, `#/sessions/<id>?at=<messageId>`), older pages are
+ * read until that message is shown, and it is scrolled to and highlighted (`aria-current`).
+ */
+export function Transcript({ feed, at }: { feed: TranscriptFeed; at?: number }) {
   const list = useRef<HTMLOListElement>(null);
   const messages = feed.messages.value.filter(readable);
   const newest = messages.at(-1)?.id;
   // Follows the newest entry while the reader is at the bottom; leaves them be when they scrolled up.
-  const pinned = useRef(true);
+  const pinned = useRef(at === undefined);
   useEffect(() => {
     const el = list.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
   }, [newest]);
+  useEffect(() => {
+    if (at === undefined) return;
+    pinned.current = false;
+    void feed.reach(at);
+  }, [feed, at]);
+  const shown = at !== undefined && messages.some((m) => m.id === at);
+  useEffect(() => {
+    if (shown) list.current?.querySelector(`#message-${at}`)?.scrollIntoView({ block: "center" });
+  }, [shown, at]);
   return (
     <section class="transcript" aria-labelledby="transcript-title">
       <h3 id="transcript-title">Transcript</h3>
@@ -34,7 +47,7 @@ export function Transcript({ feed }: { feed: TranscriptFeed }) {
         )}
         {messages.length === 0 && <li class="muted">Nothing written yet.</li>}
         {messages.map((m) => (
-          <Entry key={m.id} m={m} />
+          <Entry key={m.id} m={m} at={m.id === at} />
         ))}
       </ol>
     </section>
@@ -48,27 +61,35 @@ export function Transcript({ feed }: { feed: TranscriptFeed }) {
 export const readable = (m: Pick<TranscriptMessage, "kind" | "text">) =>
   m.kind !== "system" && (m.kind === "tool_use" || m.kind === "tool_result" || m.text.trim() !== "");
 
-function Entry({ m }: { m: TranscriptMessage }) {
+/** Each entry's anchor (`message-<id>`), and the mark of the one a link opened at. */
+const mark = (m: TranscriptMessage, at: boolean) => ({
+  id: `message-${m.id}`,
+  "aria-current": at ? ("true" as const) : undefined,
+});
+
+function Entry({ m, at }: { m: TranscriptMessage; at: boolean }) {
   const time = m.timestamp ? new Date(m.timestamp).toLocaleTimeString() : "";
+  const here = mark(m, at);
+  const cls = (name: string) => (at ? `${name} at` : name);
   switch (m.kind) {
     case "prompt":
       return (
-        <li class="entry user" data-kind="prompt">
+        <li {...here} class={cls("entry user")} data-kind="prompt">
           <span class="who">you</span> <time>{time}</time>
           <div class="text">{m.text}</div>
         </li>
       );
     case "text":
       return (
-        <li class="entry assistant" data-kind="text">
+        <li {...here} class={cls("entry assistant")} data-kind="text">
           <span class="who">agent</span> <time>{time}</time>
           <div class="text">{m.text}</div>
         </li>
       );
     case "thinking":
       return (
-        <li class="entry thinking" data-kind="thinking">
-          <details>
+        <li {...here} class={cls("entry thinking")} data-kind="thinking">
+          <details open={at}>
             <summary>thinking</summary>
             <div class="text">{m.text}</div>
           </details>
@@ -76,8 +97,8 @@ function Entry({ m }: { m: TranscriptMessage }) {
       );
     case "tool_use":
       return (
-        <li class="entry tool" data-kind="tool_use">
-          <details>
+        <li {...here} class={cls("entry tool")} data-kind="tool_use">
+          <details open={at}>
             <summary>
               <span class="tool-name">{m.toolName}</span> {toolSummary(m)}
             </summary>
@@ -87,8 +108,8 @@ function Entry({ m }: { m: TranscriptMessage }) {
       );
     case "tool_result":
       return (
-        <li class={`entry result${m.isError ? " failed" : ""}`} data-kind="tool_result">
-          <details>
+        <li {...here} class={cls(`entry result${m.isError ? " failed" : ""}`)} data-kind="tool_result">
+          <details open={at}>
             <summary>{m.isError ? "tool failed" : "tool result"}</summary>
             <pre>{m.text}</pre>
           </details>
@@ -97,13 +118,13 @@ function Entry({ m }: { m: TranscriptMessage }) {
     case "api_error":
     case "interrupt":
       return (
-        <li class="entry notice" data-kind={m.kind}>
+        <li {...here} class={cls("entry notice")} data-kind={m.kind}>
           {m.kind === "interrupt" ? "Interrupted" : "API error"}: {m.text}
         </li>
       );
     default:
       return (
-        <li class="entry other" data-kind={m.kind}>
+        <li {...here} class={cls("entry other")} data-kind={m.kind}>
           <div class="text muted">{m.text}</div>
         </li>
       );

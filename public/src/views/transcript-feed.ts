@@ -17,6 +17,8 @@ export interface TranscriptFeed {
   error: Signal<string | null>;
   older(): Promise<void>;
   newer(): Promise<void>;
+  /** Pages back until message `id` is shown (or the transcript has nothing older). */
+  reach(id: number): Promise<void>;
 }
 
 export function createTranscriptFeed(sessionId: string): TranscriptFeed {
@@ -72,32 +74,44 @@ export function createTranscriptFeed(sessionId: string): TranscriptFeed {
     }
   }
 
+  /** Reads never overlap; one asked for meanwhile runs once after. */
+  function newer(): Promise<void> {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        await readNewest();
+      } while (again);
+      reading = null;
+    })();
+    return reading;
+  }
+
+  async function older() {
+    const oldest = messages.value[0]?.id;
+    if (oldest === undefined) return;
+    const page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}&before_id=${oldest}`);
+    hasMore.value = page.has_more;
+    merge(page, true);
+  }
+
   return {
     messages,
     hasMore,
     error,
-    async older() {
-      const oldest = messages.value[0]?.id;
-      if (oldest === undefined) return;
-      const page = await api<TranscriptCursorPage>(`${base}?limit=${PAGE}&before_id=${oldest}`);
-      hasMore.value = page.has_more;
-      merge(page, true);
-    },
-    // Reads never overlap; one asked for meanwhile runs once after.
-    newer() {
-      if (reading) {
-        again = true;
-        return reading;
+    older,
+    async reach(id) {
+      try {
+        if (messages.value.length === 0) await newer();
+        while (hasMore.value && (messages.value[0]?.id ?? 0) > id) await older();
+      } catch (e) {
+        error.value = `Could not read the transcript: ${describe(e)}`;
       }
-      reading = (async () => {
-        do {
-          again = false;
-          await readNewest();
-        } while (again);
-        reading = null;
-      })();
-      return reading;
     },
+    newer,
   };
 }
 

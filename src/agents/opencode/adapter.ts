@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { AgentAdapter, AgentEnvironment } from "../agent.ts";
 import { questionAnswerKeys } from "../question-keys.ts";
 import { opencodeAcp } from "./acp.ts";
-import { opencodeConversationFormat } from "./conversation.ts";
+import { conversationsNamed, opencodeConversationFormat } from "./conversation.ts";
+import { openCodeDatabase, openCodeHistory } from "./history.ts";
 import { HOOK_EVENTS, readHook } from "./hooks.ts";
 import { CONVERSATION_FILE, prepareOpenCodeLaunch } from "./launch.ts";
 import { OPENCODE_PERMISSION_MODES } from "./modes.ts";
@@ -19,7 +20,7 @@ import { denyReply, POLICY_EVENT, toolCategory } from "./tools.ts";
  * No prices of its own: OpenCode runs the models of whatever providers its user configured, and
  * the registry's table (every adapter's, merged) prices them by name, Claude's and GPT's alike.
  */
-export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
+export function createOpenCodeAdapter(env: AgentEnvironment): AgentAdapter {
   // Where each session launched here keeps its conversation (its hooks name it too, and ag
   // records it): OpenCode's own history is in SQLite, keyed by its own ids.
   const conversations = new Map<string, string>();
@@ -54,6 +55,9 @@ export function createOpenCodeAdapter(_env: AgentEnvironment): AgentAdapter {
         return file && existsSync(file) ? file : null;
       },
       createReader: createOpenCodeReader,
+      // The user's own store (the launch gives each session its own config dir, never its own data).
+      history: () => openCodeHistory(openCodeDatabase(env.home)),
+      conversationsIn: conversationsNamed,
     },
     policy: {
       tool(event, payload) {

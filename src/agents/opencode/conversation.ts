@@ -124,13 +124,18 @@ export function orderOf(entry: Pick<LineBase, "message" | "at">): number | null 
 
 /** The OpenCode conversation (a main one, not a sub-agent's) the file names last, or null. */
 export async function lastConversation(file: string): Promise<string | null> {
+  return (await conversationsNamed(file)).at(-1) ?? null;
+}
+
+/** The OpenCode conversations (main ones, not sub-agents') the file names, in order. */
+export async function conversationsNamed(file: string): Promise<string[]> {
   const text = await readFile(file, "utf8").catch(() => "");
-  let last: string | null = null;
+  const named: string[] = [];
   for (const line of text.split("\n")) {
     const entry = line.trim() ? parseConversationLine(line) : null;
-    if (entry?.kind === "session" && entry.parent === null && entry.session) last = entry.session;
+    if (entry?.kind === "session" && entry.parent === null && entry.session) named.push(entry.session);
   }
-  return last;
+  return named;
 }
 
 /**

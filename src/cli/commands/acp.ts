@@ -1,15 +1,14 @@
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { defineCommand } from "citty";
-import { currentAuthToken, loadConfig } from "../../config/load.ts";
+import { currentAuthToken } from "../../config/load.ts";
 import { createEditorAgent, type EventFeed, type FeedEvent } from "../../editor/index.ts";
-import { createLogger } from "../../shared/log.ts";
-import { activeIds } from "../../telemetry/index.ts";
 import { VERSION } from "../../version.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { type ApiClient, createApiClient } from "../client.ts";
 import { followEvents } from "../events.ts";
 import { ensureServer } from "../server-start.ts";
+import { stdioCommandSetup } from "../stdio.ts";
 import { createInput, createTimeoutMs, SESSION_FLAGS } from "./create.ts";
 
 const { agent, driver, "permission-mode": permissionMode, model } = SESSION_FLAGS;
@@ -34,15 +33,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const loaded = loadConfig({ configPath: args.config });
-    // stdout carries JSON-RPC and nothing else: every log line goes to stderr.
-    const logger = createLogger({
-      level: loaded.config.logLevel,
-      json: loaded.config.jsonLogs,
-      stream: process.stderr,
-      traceIds: activeIds,
-    });
-    for (const warning of loaded.warnings) logger.warn(warning);
+    const { loaded, logger } = stdioCommandSetup(args.config);
     // The flags are checked as `ag run` checks them, before a server is looked for.
     const flags = createInput(args, "");
     const baseUrl = await ensureServer(loaded, {

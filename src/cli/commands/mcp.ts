@@ -1,12 +1,11 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { defineCommand } from "citty";
-import { currentAuthToken, type LoadedConfig, loadConfig } from "../../config/load.ts";
+import { currentAuthToken, type LoadedConfig } from "../../config/load.ts";
 import { createMcpServer } from "../../mcp/server.ts";
-import { createLogger } from "../../shared/log.ts";
-import { activeIds } from "../../telemetry/index.ts";
 import { VERSION } from "../../version.ts";
 import { GLOBAL_ARGS, parsePortFlag } from "../args.ts";
 import { createApiClient, resolveServerUrl } from "../client.ts";
+import { stdioCommandSetup } from "../stdio.ts";
 
 /**
  * Creating sessions waits for prompt delivery (up to SVC_CREATE_WAIT_MS each, and a batch runs
@@ -19,15 +18,7 @@ export default defineCommand({
   meta: { name: "mcp", description: "Start the MCP server (stdio) for the running ag server" },
   args: { ...GLOBAL_ARGS },
   async run({ args }) {
-    const loaded = loadConfig({ configPath: args.config });
-    // stdout carries JSON-RPC and nothing else: every log line goes to stderr.
-    const logger = createLogger({
-      level: loaded.config.logLevel,
-      json: loaded.config.jsonLogs,
-      stream: process.stderr,
-      traceIds: activeIds,
-    });
-    for (const warning of loaded.warnings) logger.warn(warning);
+    const { loaded, logger } = stdioCommandSetup(args.config);
     const baseUrl = resolveServerUrl(loaded, parsePortFlag(args.port) ?? configuredPort(loaded));
     // Asked at each call: a server started after this process may generate the token only then.
     const api = createApiClient({

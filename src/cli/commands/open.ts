@@ -26,7 +26,9 @@ export default defineCommand({
     const dashboard = dashboardUrl(loaded, client.baseUrl);
     const hit = args.session ? parseHit(args.session) : null;
     const given = hit ? sessionOfHit(hit, "open") : args.session;
-    const url = given ? sessionUrl(dashboard, (await resolveSession(client, given)).id) : dashboard;
+    const url = given
+      ? sessionUrl(dashboard, (await resolveSession(client, given)).id, hit?.messageId)
+      : dashboard;
     if (!loaded.config.dashboardEnabled && loaded.sources.dashboardUrl === "default")
       printNote("the dashboard is turned off (SVC_DASHBOARD_ENABLED=false): this link will not answer");
     printLine(url);

@@ -45,6 +45,23 @@ export interface SpawnSpec {
 const STDERR_KEEP = 16 * 1024;
 const STDERR_DRAIN_MS = 200;
 
+/** A child process's stdin/stdout as one ACP stream (newline-delimited JSON-RPC, each write flushed). */
+export function childStream(child: {
+  stdin: Bun.FileSink;
+  stdout: ReadableStream<Uint8Array>;
+}): ReturnType<typeof acp.ndJsonStream> {
+  const output = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      child.stdin.write(chunk);
+      await child.stdin.flush();
+    },
+    close() {
+      void child.stdin.end();
+    },
+  });
+  return acp.ndJsonStream(output, child.stdout);
+}
+
 export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers): Promise<AcpConnection> {
   const child = await inSpan(
     "acp.child_process.spawn",
@@ -92,16 +109,7 @@ export async function openAcpConnection(spec: SpawnSpec, handlers: AcpHandlers):
       return false;
     }
   };
-  const output = new WritableStream<Uint8Array>({
-    async write(chunk) {
-      child.stdin.write(chunk);
-      await child.stdin.flush();
-    },
-    close() {
-      void child.stdin.end();
-    },
-  });
-  const stream = acp.ndJsonStream(output, child.stdout as ReadableStream<Uint8Array>);
+  const stream = childStream(child);
   const app = acp
     .client({ name: "ag" })
     .onNotification("session/update", ({ params }) => handlers.update(params))

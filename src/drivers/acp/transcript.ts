@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import { emptySummary, type TranscriptLineMeaning, type TranscriptReader } from "../../agents/agent.ts";
 import { clip, clipStrings } from "../../agents/clip.ts";
 import { createUsageTally } from "../../agents/usage.ts";
@@ -8,6 +9,7 @@ import {
   topLevelString,
 } from "../../transcript/cursor.ts";
 import { type AcpEntry, ENTRY_ROLES } from "./entries.ts";
+import { readState } from "./orphans.ts";
 
 /** ag's own transcript of an ACP session (entries.ts) for the cursor index and the session's reader. */
 
@@ -145,4 +147,12 @@ export const acpTranscript = {
   format: acpTranscriptFormat,
   createReader: createAcpTranscriptReader,
   find: async (): Promise<string | null> => null,
+  /**
+   * The agent's own id of the conversation: ACP's session id, recorded beside the transcript
+   * (the agent keeps the conversation in its own store too; search's import skips it there).
+   */
+  conversationsIn: async (path: string): Promise<string[]> => {
+    const { sessionId } = readState(dirname(path));
+    return sessionId ? [sessionId] : [];
+  },
 };

@@ -35,6 +35,8 @@ function searcherOf(request: Request): Searcher {
 export function searchRoutes(
   search: SearchService,
   sessions: Pick<SessionService, "resume" | "fork" | "forkConversation">,
+  /** In a fleet: this host's answer merged with every other live host's (src/fleet/search.ts). */
+  acrossFleet?: (request: Request, local: SearchResult) => Promise<SearchResult>,
 ) {
   /**
    * Picks up from a hit: an ag session is resumed (or forked); an external conversation is
@@ -60,15 +62,22 @@ export function searchRoutes(
   }
 
   return new Elysia({ name: "routes/search" })
-    .get("/v1/search", ({ query, request }) => search.search(query, searcherOf(request)), {
-      query: SearchQueryParams,
-      response: SearchResult,
-      detail: {
-        summary:
-          "Turns of every session (and, for an admin, imported history) matching q, best first (BM25), with redacted snippets",
-        tags,
+    .get(
+      "/v1/search",
+      async ({ query, request }) => {
+        const local = search.search(query, searcherOf(request));
+        return acrossFleet ? await acrossFleet(request, local) : local;
       },
-    })
+      {
+        query: SearchQueryParams,
+        response: SearchResult,
+        detail: {
+          summary:
+            "Turns of every session (and, for an admin, imported history) matching q, best first (BM25), with redacted snippets; in a fleet, every live host's",
+          tags,
+        },
+      },
+    )
     .post("/v1/search/rebuild", ({ body }) => search.rebuild({ importHistory: body?.import === true }), {
       body: Type.Optional(SearchRebuildInput),
       response: SearchIndexStats,

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TOOLS_DIR } from "../../../scripts/agent-tools.ts";
 import type { AgentSeed } from "./index.ts";
@@ -65,4 +66,23 @@ export function opencodeBinary(modules?: string): string {
   throw new Error(
     `the OpenCode binary is missing in ${modules}: bun scripts/agent-tools.ts (or set OPENCODE_BIN)`,
   );
+}
+
+/**
+ * OpenCode's own store in `home` as its CLI leaves it: the captured database of two conversations
+ * (tests/fixtures/opencode-history), made from its SQL. Returns the database's path.
+ */
+export function writeOpenCodeStore(home: string): string {
+  const dir = join(home, ".local", "share", "opencode");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "opencode.db");
+  const db = new Database(path, { create: true });
+  db.exec(
+    readFileSync(
+      join(import.meta.dir, "..", "..", "fixtures", "opencode-history", "opencode-1.18.33.sql"),
+      "utf8",
+    ),
+  );
+  db.close();
+  return path;
 }
