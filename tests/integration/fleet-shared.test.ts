@@ -16,7 +16,10 @@ type Json = Record<string, any>;
  * joined, and the MCP face's placement. Two ag runtimes on a real PostgreSQL of the test's own;
  * no agent CLI runs (tests/e2e/fleet.test.ts has the real one).
  */
-const LEASE_MS = 1000;
+// Long enough that a host's renewal, late on a saturated machine (three runtimes in one process
+// beside other test files), never lets its lease lapse: nothing here waits for a lease to expire
+// (a stopped host ends its own at once).
+const LEASE_MS = 5000;
 const SLEEPER = "sh -c 'sleep 600'";
 const workDir = tempDir("ag-fleet-shared-work-");
 /** Tenant acme's folders, defined in a's configuration only. */
