@@ -96,7 +96,8 @@ describe("ag's session verbs against a real agent", () => {
     expect(table.exitCode).toBe(0);
     expect(table.stdout).toMatch(
       new RegExp(
-        `^${sessionId.slice(0, 8)}\\s+\\S+\\s+claude\\s+\\w+\\s+\\d+[smhd]\\s+\\S+\\s+\\S+\\s+${workDir}$`,
+        // ID NAME AGENT STATUS AGE TOKENS COST BUDGET ("-": none) WORKDIR
+        `^${sessionId.slice(0, 8)}\\s+\\S+\\s+claude\\s+\\w+\\s+\\d+[smhd]\\s+\\S+\\s+\\S+\\s+-\\s+${workDir}$`,
         "m",
       ),
     );

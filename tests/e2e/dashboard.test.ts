@@ -362,7 +362,7 @@ describe("the dashboard in Chromium, served by the compiled binary", () => {
         const buttons = await page.$$eval('[aria-label="Session actions"] button', (bs) =>
           bs.map((b) => b.textContent),
         );
-        expect(buttons).toEqual(["Interrupt", "Verify", "Kill"]);
+        expect(buttons).toEqual(["Interrupt", "Verify", "Hand off", "Kill"]);
         const facts = await page.$eval(".session-facts", (el) => el.textContent ?? "");
         expect(facts).toContain("gemini · default · headless (ACP)");
         expect(sockets.filter((url) => url.includes("/terminal"))).toEqual([]);
