@@ -49,15 +49,20 @@ export const opencodeSeed: AgentSeed = {
 };
 
 /**
- * The native OpenCode binary of the platform package, else its launcher, as scripts/agent-tools.ts
- * installs them into .tools/ (outside the lock: see there), or into another version's `modules`.
- * $OPENCODE_BIN replaces the pinned one.
+ * The native OpenCode binary as scripts/agent-tools.ts installs it into .tools/ (outside the
+ * lock: see there), or into another version's `modules`: the npm package's own `opencode.exe`
+ * first (its postinstall links the platform binary there), as a user's `npm i -g opencode-ai`
+ * runs it. ag then reads its version from opencode-ai's package.json; from the platform
+ * package's binary it would run `opencode --version` before the world's first launch (a second
+ * of CPU or more, seconds on a loaded machine: docs/agents.md). Else the platform package's
+ * binary, else its launcher. $OPENCODE_BIN replaces the pinned one.
  */
 export function opencodeBinary(modules?: string): string {
   const pinned = modules === undefined;
   modules ??= join(TOOLS_DIR, "node_modules");
   const candidates = [
     pinned ? process.env.OPENCODE_BIN : undefined,
+    join(modules, "opencode-ai", "bin", "opencode.exe"),
     join(modules, `opencode-${process.platform}-${process.arch}`, "bin", "opencode"),
     join(modules, `opencode-${process.platform}-${process.arch}-baseline`, "bin", "opencode"),
     join(modules, ".bin", "opencode"),
