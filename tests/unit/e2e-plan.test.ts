@@ -20,6 +20,9 @@ describe("which e2e files run alone", () => {
   test("a file that only drives agents does not", () => {
     expect(loadsTheMachine("tests/e2e/sessions.test.ts")).toBe(false);
     expect(loadsTheMachine("tests/e2e/dashboard.test.ts")).toBe(false);
+    // OpenCode's idle run and its loaded twin share their scenario, not their load.
+    expect(loadsTheMachine("tests/e2e/opencode.test.ts")).toBe(false);
+    expect(loadsTheMachine("tests/e2e/opencode-load.test.ts")).toBe(true);
   });
 
   test("every e2e file runs exactly once: beside each other two at a time, the loading ones alone after", () => {
