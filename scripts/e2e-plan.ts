@@ -21,8 +21,8 @@ export { REPO };
 const LOAD_HELPER = join(REPO, "tests", "helpers", "load.ts");
 /** Files beside each other: the machine has 2 cores, and each file drives real agent CLIs. */
 export const E2E_WORKERS = 2;
-/** Per-file durations measured in a loaded run: --parallel starts the slowest files first. */
-export const E2E_TIMINGS = "tests/e2e/timings.json";
+/** Per-file durations measured in a loaded run (every layer): --parallel starts the slowest files first. */
+export const TIMINGS = "tests/timings.json";
 
 /** The e2e files, repository-relative, in name order. */
 export function e2eFiles(): string[] {
@@ -61,7 +61,7 @@ export function e2eRuns(files: string[]): string[][] {
   const { beside, alone } = e2eSchedule(files);
   const base = [process.execPath, "test", "--timeout", "30000"];
   const runs: string[][] = [];
-  if (beside.length) runs.push([...base, `--parallel=${E2E_WORKERS}`, `--timings=${E2E_TIMINGS}`, ...beside]);
+  if (beside.length) runs.push([...base, `--parallel=${E2E_WORKERS}`, `--timings=${TIMINGS}`, ...beside]);
   if (alone.length) runs.push([...base, ...alone]);
   return runs;
 }

@@ -9,7 +9,7 @@
  *      (scripts/e2e-plan.ts; real agents: ~13 % of a core and 200–300 MB each);
  *   3. each agent's own e2e files again on its further pins (scripts/test-pins.ts).
  */
-import { e2eFiles, REPO, runE2e, withBinary } from "./e2e-plan.ts";
+import { e2eFiles, REPO, runE2e, TIMINGS, withBinary } from "./e2e-plan.ts";
 import { runPins } from "./test-pins.ts";
 
 const bun = process.execPath;
