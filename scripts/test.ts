@@ -1,39 +1,45 @@
 /**
  * `npm test`'s tests, after its preflight, typecheck and lint: each phase runs whatever the
  * phases before it found (a failed unit test does not hide an e2e or a pinned version's result),
- * each ends with bun's own summary, and the exit status is non-zero when any phase failed.
+ * each run ends with bun's own summary, and the exit status is non-zero when any phase failed.
+ * The binary is built once for all of them (scripts/e2e-plan.ts `withBinary`).
  *
  *   1. unit, contract and integration files, in parallel (a worker per core);
- *   2. e2e files, one at a time (real agents: ~13 % of a core and 200–300 MB each);
+ *   2. e2e files, two at a time, then the ones that load the machine on purpose alone
+ *      (scripts/e2e-plan.ts; real agents: ~13 % of a core and 200–300 MB each);
  *   3. each agent's own e2e files again on its further pins (scripts/test-pins.ts).
  */
-import { resolve } from "node:path";
+import { e2eFiles, REPO, runE2e, TIMINGS, withBinary } from "./e2e-plan.ts";
+import { runPins } from "./test-pins.ts";
 
-const REPO = resolve(import.meta.dir, "..");
 const bun = process.execPath;
-const phases: Array<{ name: string; argv: string[] }> = [
-  {
-    name: "unit, contract and integration",
-    argv: [
-      bun,
-      "test",
-      "--timeout",
-      "30000",
-      "--parallel",
-      "tests/unit",
-      "tests/contract",
-      "tests/integration",
-    ],
-  },
-  { name: "e2e", argv: [bun, "test", "--timeout", "30000", "tests/e2e"] },
-  { name: "e2e on the further pinned versions", argv: [bun, "run", "scripts/test-pins.ts"] },
+
+function unitToIntegration(): boolean {
+  const argv = [
+    bun,
+    "test",
+    "--timeout",
+    "30000",
+    "--parallel",
+    "tests/unit",
+    "tests/contract",
+    "tests/integration",
+  ];
+  const run = Bun.spawnSync(argv, { cwd: REPO, stdio: ["ignore", "inherit", "inherit"] });
+  return run.exitCode === 0;
+}
+
+const phases: Array<{ name: string; run: () => boolean }> = [
+  { name: "unit, contract and integration", run: unitToIntegration },
+  { name: "e2e", run: () => runE2e(e2eFiles()) },
+  { name: "e2e on the further pinned versions", run: runPins },
 ];
 
-const failed: string[] = [];
-for (const phase of phases) {
-  console.log(`\n== npm test: ${phase.name}\n`);
-  const run = Bun.spawnSync(phase.argv, { cwd: REPO, stdio: ["ignore", "inherit", "inherit"] });
-  if (run.exitCode !== 0) failed.push(phase.name);
-}
+const failed = withBinary(() =>
+  phases.flatMap((phase) => {
+    console.log(`\n== npm test: ${phase.name}\n`);
+    return phase.run() ? [] : [phase.name];
+  }),
+);
 if (failed.length) console.error(`\nnpm test: failed in ${failed.join("; ")}`);
 process.exit(failed.length ? 1 : 0);

@@ -280,11 +280,11 @@ export interface AcpEntry {
    */
   promptError?(message: string): "cancelled" | "end_turn" | null;
   /**
-   * When (epoch ms) the agent can be sent `session/load` for this ACP session id, for an agent
-   * that cannot load a conversation at any time: ag waits until then (a minute at most). Without
-   * it, or 0: at once.
+   * For an agent that cannot load a conversation at any time: readies its files for
+   * `session/load` of this ACP session id where it can, and answers when (epoch ms) the agent can
+   * be sent it; ag waits until then (a minute at most). Without it, or 0: at once.
    */
-  loadableAt?(sessionId: string): Promise<number>;
+  prepareLoad?(sessionId: string, now: number): Promise<number>;
 }
 
 /** The turn `AcpEntry.usage` is asked about. */

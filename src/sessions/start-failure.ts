@@ -20,7 +20,7 @@ export async function notStarted(deps: StartFailureDeps, session: LiveSession): 
   const status = words.status === null ? "" : ` with status ${words.status}`;
   const output = words.output.length
     ? `; its last output:\n${words.output.map((line) => `  ${line}`).join("\n")}`
-    : "; it printed nothing";
+    : "; its terminal shows no output of it";
   const hint = deps.agents.notInstalled(rec.agent, { agentCommand: rec.agentCommand, path: rec.env?.PATH });
   return new AgError(
     "AGENT_UNAVAILABLE",

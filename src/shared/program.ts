@@ -1,5 +1,5 @@
 import { readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /**
  * What an installed program says about itself: its version and its help, read from its npm
@@ -161,7 +161,12 @@ function writeFacts(file: string | undefined, answers: Map<string, string>): voi
   }
 }
 
-/** The version in the package.json named `pkg` above the program's real path (npm's bin links). */
+/**
+ * The version in the package.json above the program's real path (npm's bin links) that is `pkg`'s
+ * or one of its platform packages' (published with it, in step: `@anthropic-ai/claude-code-linux-x64`
+ * for `@anthropic-ai/claude-code`, `opencode-linux-x64` for opencode-ai's `opencode`), whose binary a
+ * PATH may name directly.
+ */
 export function packageVersion(program: string, pkg: string): string | null {
   let dir: string;
   try {
@@ -169,10 +174,16 @@ export function packageVersion(program: string, pkg: string): string | null {
   } catch {
     return null;
   }
+  const platform = `-${process.platform}-`;
+  const names = (name: unknown) =>
+    typeof name === "string" &&
+    (name === pkg ||
+      name.startsWith(`${pkg}${platform}`) ||
+      name.startsWith(`${basename(program)}${platform}`));
   for (let up = 0; up < 6; up++, dir = dirname(dir)) {
     try {
       const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (manifest.name === pkg && typeof manifest.version === "string") return manifest.version;
+      if (names(manifest.name) && typeof manifest.version === "string") return manifest.version;
     } catch {
       // no manifest here: one folder up
     }

@@ -52,9 +52,9 @@ describe("a Gemini CLI session over ACP", () => {
   /**
    * Gemini CLI 0.61.0's session/load cannot find a conversation within the UTC minute the
    * conversation's file is named after (it appends a fresh recording to that very file first):
-   * ag waits that minute out (docs/drivers.md, Restart). So a restart right after the session
-   * began reopens it too: the transcript kept with ag's note after it, the model given the
-   * earlier conversation.
+   * ag names the file after the minute before (docs/drivers.md, Restart). So a restart right
+   * after the session began reopens it at once: the transcript kept with ag's note after it, the
+   * model given the earlier conversation.
    */
   test("ag restarted while the session is idle: reopened by session/load, the conversation kept", async () => {
     const before = (await world.api<Json>("GET", `/v1/sessions/${id()}/transcript/cursor?limit=200`)).body;

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentWorld, startAgentWorld } from "../helpers/agent-world.ts";
 import { codexVersion } from "../helpers/agents/codex.ts";
+import { saturateCores } from "../helpers/load.ts";
 import { type SseReader, sseReader } from "../helpers/sse.ts";
 import { tmuxAgentScenario } from "../helpers/tmux-scenario.ts";
 
@@ -79,7 +80,7 @@ tmuxAgentScenario({
   agent: "codex",
   name: "Codex",
   start: () => startAgentWorld({}, { agents: ["codex"] }),
-  load: "world",
+  loads: ["idle", { world: saturateCores }],
   created(t, body) {
     expect(body).toMatchObject({
       agentVersion: codexVersion(),

@@ -47,6 +47,13 @@ async function review(rules: MockRule[], body: Json = { criteria: CRITERIA }): P
   return { started: started.body, event, record };
 }
 
+/** ag again (its agents keep running), and the event stream read anew: the old one ended with ag. */
+async function restartAg(signal?: NodeJS.Signals): Promise<void> {
+  await events.cancel().catch(() => {});
+  await world.restart(signal);
+  events = sseReader((await fetch(`${world.ag.url}/v1/events`)).body!);
+}
+
 /** The reviewers' briefs the model received, in full. */
 const briefs = () =>
   world.mock
@@ -61,7 +68,8 @@ function windows(): string[] {
 }
 
 beforeAll(async () => {
-  // A reviewer gets 30 s here (600 s by default): long enough for a loaded machine, short enough to test.
+  // A reviewer gets 30 s here (600 s by default): long enough for each review on a loaded machine
+  // (the slowest, cut by kill -9, took 13 s with both cores busy). The silent one gets less (below).
   world = await startAgentWorld({ SVC_CONSENSUS_TIMEOUT_MS: "30000" });
   gitRepository(world.workDir);
   const stream = await fetch(`${world.ag.url}/v1/events`);
@@ -212,9 +220,7 @@ describe("consensus review on the real agent CLI", () => {
       if (now.reviewers.every((r: Json) => r.status === "reviewing")) break;
       await Bun.sleep(100);
     }
-    await events.cancel().catch(() => {});
-    await world.restart("SIGKILL");
-    events = sseReader((await fetch(`${world.ag.url}/v1/events`)).body!);
+    await restartAg("SIGKILL");
     let record: Json = {};
     while (Date.now() < deadline + 60_000) {
       record = (await world.api<Json>("GET", `/v1/consensus/${id}`)).body;
@@ -233,6 +239,10 @@ describe("consensus review on the real agent CLI", () => {
   }, 240_000);
 
   test("a reviewer that never answers times out and its session is closed; with no answer read the review fails", async () => {
+    // ag again with a reviewer's time cut to what its launch needs with room to spare: the whole
+    // of it is waited out, and the reviews above need their 30 s.
+    world.env.SVC_CONSENSUS_TIMEOUT_MS = "10000";
+    await restartAg();
     world.mock.reset();
     const before = windows().length;
     const { record, event } = await review([{ name: "silent", match: BRIEF, reply: { hang: true } }], {
@@ -245,8 +255,10 @@ describe("consensus review on the real agent CLI", () => {
       agreement: null,
       counted: 0,
       error: "no reviewer's answer could be read",
-      reviewers: [{ status: "timed_out", verdict: null, error: "no answer within 30000 ms" }],
+      reviewers: [{ status: "timed_out", verdict: null, error: "no answer within 10000 ms" }],
     });
+    // It timed out reviewing: its brief had reached the model.
+    expect(briefs()).toHaveLength(1);
     expect(event.meta).toMatchObject({ status: "failed", verdict: null });
     expect(event.detail).toBe("review failed: no reviewer's answer could be read");
     const reviewer = (await world.api<Json>("GET", `/v1/sessions/${record.reviewers[0].sessionId}`)).body;

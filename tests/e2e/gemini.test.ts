@@ -2,6 +2,7 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startAgentWorld } from "../helpers/agent-world.ts";
+import { saturateCores } from "../helpers/load.ts";
 import { isAlive } from "../helpers/stream.ts";
 import { type TmuxScenarioSession, tmuxAgentScenario } from "../helpers/tmux-scenario.ts";
 
@@ -19,7 +20,7 @@ tmuxAgentScenario({
   agent: "gemini",
   name: "Gemini CLI",
   start: () => startAgentWorld({}, { agents: ["gemini"] }),
-  load: "turns",
+  loads: [{ turns: saturateCores }],
   turnMs: 30_000,
   created(t) {
     const world = t.world();

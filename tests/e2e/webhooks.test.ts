@@ -8,8 +8,9 @@ type Json = Record<string, any>;
 
 /**
  * Webhooks through the compiled binary, with a real agent session as the source of events: a
- * receiver that is down → 4 attempts → a dead letter that survives kill -9 of ag → `ag channels
- * dlq retry webhook` delivers it, signed, with its original delivery id.
+ * receiver that is down (nothing listens), then unavailable (503) → 4 attempts → a dead letter
+ * that survives kill -9 of ag → `ag channels dlq retry webhook` delivers it, signed, with its
+ * original delivery id.
  */
 const port = freePort();
 let world: AgentWorld;
@@ -42,7 +43,30 @@ describe("webhook dead letters on the compiled binary", () => {
     const created = await world.api<Json>("POST", "/v1/sessions", { workDir: world.workDir });
     expect(created.status).toBe(201);
 
-    // 1 s + 4 s + 16 s of back-off (±20 %), then the fourth try fails too.
+    // The first try finds nothing listening (a request that fails is retried after ag's own
+    // back-off, 1 s ±20 %). Then the receiver answers 503 with Retry-After: 0, which ag honours
+    // over its 4 s and 16 s (their schedule is tests/unit/dispatcher.test.ts's, on a fake clock):
+    // the fourth try fails too.
+    await until("the first try failed", async () => {
+      const { body } = await world.api<Json[]>("GET", "/v1/channels/health");
+      return body[0]?.healthy === false ? body : undefined;
+    });
+    const received: Array<{ headers: Headers; body: string }> = [];
+    const refused: string[] = [];
+    let up = false;
+    server = Bun.serve({
+      port,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        const got = { headers: request.headers, body: await request.text() };
+        if (!up) {
+          refused.push(got.headers.get("x-svc-delivery") ?? "");
+          return new Response("down for maintenance", { status: 503, headers: { "retry-after": "0" } });
+        }
+        received.push(got);
+        return new Response("ok");
+      },
+    });
     const [letter] = await until("the dead letter", async () => {
       const { body } = await world.api<Json[]>("GET", "/v1/webhooks/dead-letter");
       return body.length ? body : undefined;
@@ -51,8 +75,12 @@ describe("webhook dead letters on the compiled binary", () => {
       channel: "webhook",
       target: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}#[0-9a-f]{8}$`)),
       attempts: 4,
+      lastError: "HTTP 503",
       event: { event: "session.created", session: { id: created.body.id } },
     });
+    // The same delivery each time (up to 3 tries: the first after ag's 1 s, when it is ready by then).
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(refused)).toEqual(new Set([letter!.deliveryId]));
     const health = await world.api<Json[]>("GET", "/v1/channels/health");
     expect(health.body).toEqual([
       expect.objectContaining({ channel: "webhook", healthy: false, pendingCount: 0, lastSuccess: null }),
@@ -62,15 +90,7 @@ describe("webhook dead letters on the compiled binary", () => {
     const after = await world.api<Json[]>("GET", "/v1/webhooks/dead-letter");
     expect(after.body.map((l) => l.deliveryId)).toEqual([letter!.deliveryId]);
 
-    const received: Array<{ headers: Headers; body: string }> = [];
-    server = Bun.serve({
-      port,
-      hostname: "127.0.0.1",
-      async fetch(request) {
-        received.push({ headers: request.headers, body: await request.text() });
-        return new Response("ok");
-      },
-    });
+    up = true;
     const binary = await compiledBinary();
     const retry = await runAg(binary, ["channels", "dlq", "retry", "webhook"], { env: world.env });
     expect(retry).toMatchObject({ exitCode: 0, stdout: "1 dead letter(s) queued again\n" });

@@ -1,36 +1,21 @@
-import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { authTokenPath, readTokenFile } from "../../src/config/auth-token.ts";
+import { buildBinary } from "./build-binary.ts";
 import { atRunEndStop } from "./cleanup.ts";
 import { tempDir } from "./temp.ts";
 import { endTmuxServer } from "./tmux.ts";
 
-const repo = join(import.meta.dir, "..", "..");
-
 let built: Promise<string> | null = null;
 
 /**
- * The compiled binary, built once per test run from a scratch copy of the sources whose src/
- * and public/ (the dashboard sources) are then deleted: whatever the binary serves must be inside it.
+ * The compiled binary: the one npm test built for the whole run (AG_TEST_BINARY, scripts/e2e-plan.ts),
+ * else built once per test process (buildBinary), its folder removed when the run ends.
  */
 export function compiledBinary(): Promise<string> {
-  built ??= (async () => {
-    const scratch = tempDir("ag-build-");
-    for (const entry of ["src", "public", "scripts", "build.ts", "package.json", "tsconfig.json"]) {
-      cpSync(join(repo, entry), join(scratch, entry), { recursive: true });
-    }
-    symlinkSync(join(repo, "node_modules"), join(scratch, "node_modules"));
-    const outdir = join(scratch, "dist");
-    mkdirSync(outdir);
-    const build = Bun.spawnSync([process.execPath, "build.ts", "--outdir", outdir], {
-      cwd: scratch,
-      stderr: "pipe",
-    });
-    if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
-    rmSync(join(scratch, "src"), { recursive: true });
-    rmSync(join(scratch, "public"), { recursive: true });
-    return join(outdir, "ag");
-  })();
+  const shared = process.env.AG_TEST_BINARY;
+  if (shared && !existsSync(shared)) throw new Error(`AG_TEST_BINARY names no file: ${shared}`);
+  built ??= (async () => shared || buildBinary(tempDir("ag-build-")).path)();
   return built;
 }
 

@@ -3,7 +3,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentWorld } from "./agent-world.ts";
 import { pagedIds } from "./cursor.ts";
-import { saturateCores } from "./load.ts";
 import { until } from "./until.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected field by field
@@ -16,11 +15,23 @@ type Json = Record<string, any>;
  * command's dialog approved runs it, one refused runs nothing; a file write's dialog answered;
  * a question answered by its option; an interrupt ends a running turn; the transcript pages by
  * cursor; tokens are counted and priced; a readonly profile refuses a command with no dialog.
- * Under two loads: `load: "world"` runs all of it once per load level, each on a world of its own
- * (idle, then both cores saturated by busy loops); `load: "turns"` runs it on one world and only
- * the dialog turns twice. What only one agent does is its own file's (`more`, on the same
- * session), and the hooks below add an agent's own assertions to a step.
+ * Under the loads a file names (`loads`): on an idle machine, on a world whose cores are
+ * saturated by busy loops, or on one world with only the dialog turns run again saturated. What
+ * only one agent does is its own file's (`more`, on the same session), and the hooks below add an
+ * agent's own assertions to a step.
  */
+/** Busy loops on `cores` cores for at most `maxMs` (tests/helpers/load.ts `saturateCores`). */
+export type Busy = (cores: number, maxMs: number) => { stop(): Promise<void> };
+
+/**
+ * `"idle"`: the whole scenario on an idle machine. `{world: busy}`: the whole scenario on a world
+ * of its own with both cores saturated by `busy`. `{turns: busy}`: the scenario on one idle world,
+ * its dialog turns again with both cores saturated. A file that passes busy loops (imports
+ * tests/helpers/load.ts) runs alone in npm test (scripts/e2e-plan.ts): a file whose idle run is
+ * long keeps it in a file of its own, run beside others (opencode.test.ts, opencode-load.test.ts).
+ */
+export type ScenarioLoad = "idle" | { world: Busy } | { turns: Busy };
+
 export interface TmuxAgentScenario {
   /** The agent's id (GET /v1/agents). */
   agent: string;
@@ -28,7 +39,8 @@ export interface TmuxAgentScenario {
   name: string;
   /** Starts the world: the file names the agent it drives (`startAgentWorld({}, {agents: [...]})`). */
   start(): Promise<AgentWorld>;
-  load: "world" | "turns";
+  /** The loads it runs under, each once (ScenarioLoad). */
+  loads: ScenarioLoad[];
   /** How long one turn may take (default 60 s). */
   turnMs?: number;
   /** After the first turn: the create's body and /read's. */
@@ -77,25 +89,23 @@ export interface TmuxScenarioSession {
 }
 
 export function tmuxAgentScenario(s: TmuxAgentScenario): void {
-  if (s.load === "turns") {
-    describe(`a ${s.name} session`, () => scenario(s, null));
-    return;
-  }
-  for (const loaded of [false, true]) {
-    describe(`${s.name} ${loaded ? "with both cores saturated" : "on an idle machine"}`, () =>
-      scenario(s, loaded));
+  for (const load of s.loads) {
+    if (load === "idle") describe(`${s.name} on an idle machine`, () => scenario(s, false, null));
+    else if ("world" in load)
+      describe(`${s.name} with both cores saturated`, () => scenario(s, true, load.world));
+    else describe(`a ${s.name} session`, () => scenario(s, null, load.turns));
   }
 }
 
-/** Under `loaded` (null: the dialog turns twice, idle then loaded). */
-function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
+/** Under `loaded` (null: the dialog turns twice, idle then loaded), saturated by `busy`. */
+function scenario(s: TmuxAgentScenario, loaded: boolean | null, busy: Busy | null): void {
   const turnMs = s.turnMs ?? 60_000;
   let world: AgentWorld;
   let load: { stop(): Promise<void> } | null = null;
   let id = "";
   beforeAll(async () => {
     world = await s.start();
-    if (loaded) load = saturateCores(2, 600_000);
+    if (loaded && busy) load = busy(2, 600_000);
   }, 60_000);
   afterAll(async () => {
     await load?.stop();
@@ -258,12 +268,12 @@ function scenario(s: TmuxAgentScenario, loaded: boolean | null): void {
   if (loaded === null) {
     for (const level of [false, true]) {
       describe(level ? "with both cores saturated" : "on an idle machine", () => {
-        let busy: { stop(): Promise<void> } | null = null;
+        let loop: { stop(): Promise<void> } | null = null;
         beforeAll(() => {
-          if (level) busy = saturateCores(2, 120_000);
+          if (level && busy) loop = busy(2, 120_000);
         });
         afterAll(async () => {
-          await busy?.stop();
+          await loop?.stop();
         });
         turns(level ? "loaded" : "idle");
       });

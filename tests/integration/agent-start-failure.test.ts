@@ -44,7 +44,10 @@ describe("a terminal agent (tmux) that exits before its first prompt", () => {
   test("exit 127 with a message: the create fails at once with the status and the pane's last line", async () => {
     const failed = await create({
       name: "exits-127",
-      agentCommand: "sh -c 'echo first line; echo \"agent-cli: command not found\" >&2; exit 127'",
+      // It lingers a second before it exits: tmux 3.3 closes a pane's terminal when its process
+      // exits, and output it had not read by then is lost (docs/sessions.md), as a loaded CI run
+      // once showed. What is under test is ag reporting what the dead pane shows.
+      agentCommand: "sh -c 'echo first line; echo \"agent-cli: command not found\" >&2; sleep 1; exit 127'",
     });
     expect([failed.status, failed.body.code]).toEqual([503, "AGENT_UNAVAILABLE"]);
     expect(failed.body.error).toContain("exited with status 127 before it took its first prompt");
@@ -61,7 +64,7 @@ describe("a terminal agent (tmux) that exits before its first prompt", () => {
     const failed = await create({ agentCommand: "/nonexistent/ag-test-agent --flag" });
     expect([failed.status, failed.body.code]).toEqual([503, "AGENT_UNAVAILABLE"]);
     expect(failed.body.error).toMatch(
-      /exited with status \d+ before it took its first prompt; it printed nothing/,
+      /exited with status \d+ before it took its first prompt; its terminal shows no output of it/,
     );
     expect(failed.body.error).toContain(
       "/nonexistent/ag-test-agent (the session's agentCommand) is not found",

@@ -33,4 +33,26 @@ describe("ag doctor", () => {
       process.env.PATH = PATH;
     }
   });
+
+  test("a platform package's binary on the PATH: its manifest answers for the CLI's package", async () => {
+    const root = tempDir();
+    const platform = `${process.platform}-${process.arch}`;
+    // opencode-ai's binary, named directly (as `opencode-linux-x64/bin/opencode`), and Claude Code's.
+    for (const [dir, name, program] of [
+      [`opencode-${platform}`, `opencode-${platform}`, "opencode"],
+      [`@anthropic-ai/claude-code-${platform}`, `@anthropic-ai/claude-code-${platform}`, "claude"],
+    ] as const) {
+      const pkg = join(root, "node_modules", dir);
+      mkdirSync(join(pkg, "bin"), { recursive: true });
+      writeFileSync(join(pkg, "package.json"), JSON.stringify({ name, version: "1.2.3" }));
+      writeFileSync(join(pkg, "bin", program), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    }
+    const PATH = `${join(root, "node_modules", `opencode-${platform}`, "bin")}:${join(root, "node_modules", `@anthropic-ai/claude-code-${platform}`, "bin")}`;
+    expect(await programVersion("opencode", "--version", "opencode-ai", { path: PATH })).toBe("1.2.3");
+    expect(await programVersion("claude", "--version", "@anthropic-ai/claude-code", { path: PATH })).toBe(
+      "1.2.3",
+    );
+    // Another CLI's platform package is not this one's: it runs (and fails): there, version untold.
+    expect(await programVersion("claude", "--version", "opencode-ai", { path: PATH })).toBe("");
+  });
 });

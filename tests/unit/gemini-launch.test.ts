@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { LaunchRequest } from "../../src/agents/agent.ts";
 import { geminiAcp } from "../../src/agents/gemini/acp.ts";
@@ -161,7 +169,7 @@ describe("where a session's file is", () => {
     await expect(findTranscript(dir, "../etc")).rejects.toThrow("invalid agent session id");
   });
 
-  test("session/load waits for the minute after the one the conversation's file is named after", async () => {
+  test("session/load: a conversation's file named after this minute is named after the one before, else the load waits", async () => {
     const { home, env } = world();
     const chats = join(home, ".gemini", "tmp", "proj", "chats");
     mkdirSync(chats, { recursive: true });
@@ -169,19 +177,38 @@ describe("where a session's file is", () => {
     expect(namedMinute(join(chats, name))).toBe(Date.parse("2026-01-02T10:07:00Z"));
     expect(namedMinute(join(chats, "notes.jsonl"))).toBeNull();
     const id = "5c5c5c5c-0000-4000-8000-000000000005";
-    writeFileSync(
-      join(chats, name),
-      `${JSON.stringify({ sessionId: id, startTime: "2026-01-02T10:07:41Z" })}\n`,
-    );
+    const conversation = `${JSON.stringify({ sessionId: id, startTime: "2026-01-02T10:07:41Z" })}\n`;
+    writeFileSync(join(chats, name), conversation);
     // A later file of the id (an earlier load's own recording) does not move the minute.
+    const later = "session-2026-01-02T10-09-5c5c5c5c.jsonl";
     writeFileSync(
-      join(chats, "session-2026-01-02T10-09-5c5c5c5c.jsonl"),
+      join(chats, later),
       `${JSON.stringify({ sessionId: id, startTime: "2026-01-02T10:09:02Z" })}\n`,
     );
     const entry = geminiAcp(env);
-    expect(await entry.loadableAt?.(id)).toBe(Date.parse("2026-01-02T10:08:00Z"));
+    const files = () => readdirSync(chats).sort();
+
+    // A minute later: at once, nothing renamed.
+    expect(await entry.prepareLoad?.(id, Date.parse("2026-01-02T10:08:00Z"))).toBe(0);
+    expect(files()).toEqual([name, later]);
+    // Within its minute: named after 10:06, the same conversation; at once.
+    expect(await entry.prepareLoad?.(id, Date.parse("2026-01-02T10:07:59Z"))).toBe(0);
+    const moved = "session-2026-01-02T10-06-5c5c5c5c.jsonl";
+    expect(files()).toEqual([moved, later]);
+    expect(readFileSync(join(chats, moved), "utf8")).toBe(conversation);
+    expect(await findTranscript(join(home, ".gemini"), id)).toBe(join(chats, moved));
+
+    // The name before taken (another conversation of the same 8 characters): nothing written
+    // over, nothing renamed; the load waits for the minute after the file's.
+    const other = `${JSON.stringify({ sessionId: "5c5c5c5c-other", startTime: "2026-01-02T10:05:30Z" })}\n`;
+    writeFileSync(join(chats, "session-2026-01-02T10-05-5c5c5c5c.jsonl"), other);
+    expect(await entry.prepareLoad?.(id, Date.parse("2026-01-02T10:06:30Z"))).toBe(
+      Date.parse("2026-01-02T10:07:00Z"),
+    );
+    expect(readFileSync(join(chats, "session-2026-01-02T10-05-5c5c5c5c.jsonl"), "utf8")).toBe(other);
+    expect(readFileSync(join(chats, moved), "utf8")).toBe(conversation);
     // No file of the id: at once (the load says what it finds).
-    expect(await entry.loadableAt?.("7e7e7e7e-0000-4000-8000-000000000007")).toBe(0);
+    expect(await entry.prepareLoad?.("7e7e7e7e-0000-4000-8000-000000000007", Date.now())).toBe(0);
   });
 
   test("a fork never writes over its parent", () => {

@@ -3,7 +3,7 @@ import { AgError } from "../../shared/errors.ts";
 import type { AcpEntry, AgentEnvironment, LaunchPlan, LaunchRequest } from "../agent.ts";
 import { launchTag, modelFlag, splitCommand } from "../launch-files.ts";
 import type { PermissionMode, TokenCounts } from "../vocabulary.ts";
-import { findTranscript, namedMinute } from "./files.ts";
+import { findTranscript, nameBeforeMinute, namedMinute } from "./files.ts";
 import { prepareGeminiHome } from "./home.ts";
 import { APPROVAL_MODES, geminiDir } from "./launch.ts";
 
@@ -60,18 +60,21 @@ function geminiUsage(response: { _meta?: Record<string, unknown> | null }) {
  * file: the new recording's `$set` of the messages (its context alone) is appended to the
  * conversation, which then reads as empty ("No previous sessions found for this project."), for
  * good. A minute later it is a file of its own, passed over as empty, and the conversation is
- * found. So a load waits for the minute after the one the conversation's file is named after.
+ * found. So a conversation's file named after this minute is named after the one before
+ * (nameBeforeMinute) and the load goes at once; where it cannot be, the load waits for the
+ * minute after the one the file is named after.
  */
-async function geminiLoadableAt(env: AgentEnvironment, sessionId: string): Promise<number> {
+async function prepareGeminiLoad(env: AgentEnvironment, sessionId: string, now: number): Promise<number> {
   const file = await findTranscript(geminiDir(env), sessionId).catch(() => null);
   const minute = file ? namedMinute(file) : null;
-  return minute === null ? 0 : minute + 60_000;
+  if (file === null || minute === null || nameBeforeMinute(file, now)) return 0;
+  return minute + 60_000;
 }
 
 export function geminiAcp(env: AgentEnvironment): AcpEntry {
   return {
     prepare: (request) => prepareGeminiAcp(request, env),
     usage: geminiUsage,
-    loadableAt: (sessionId) => geminiLoadableAt(env, sessionId),
+    prepareLoad: (sessionId, now) => prepareGeminiLoad(env, sessionId, now),
   };
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, linkSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { AgError } from "../../shared/errors.ts";
@@ -46,6 +46,29 @@ export function namedMinute(path: string): number | null {
   const named = /^session-(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-/.exec(basename(path));
   const at = named ? Date.parse(`${named[1]}:${named[2]}:00Z`) : Number.NaN;
   return Number.isNaN(at) ? null : at;
+}
+
+/**
+ * A session file named after the UTC minute `now` is in (or a later one), named after the minute
+ * before the one it names instead: a recording the CLI starts for its id this minute is then a
+ * file of its own (acp.ts). Only the name changes (the CLI and findTranscript go by the header's
+ * id and start). Answers whether the file now has a name of an earlier minute; false when the name
+ * it needs is taken (never written over) or the file could not be renamed.
+ */
+export function nameBeforeMinute(path: string, now: number): boolean {
+  const minute = namedMinute(path);
+  if (minute === null) return false;
+  if (minute + 60_000 <= now) return true;
+  const stamp = new Date(minute - 60_000).toISOString().slice(0, 16).replaceAll(":", "-");
+  const rest = basename(path).replace(/^session-[\dT-]{16}-/, "");
+  try {
+    // A link, then the old name gone: a rename that cannot replace a file of that name.
+    linkSync(path, join(dirname(path), `session-${stamp}-${rest}`));
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The first line of a session file, read. */

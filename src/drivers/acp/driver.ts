@@ -136,7 +136,7 @@ const CAUSE_MAX = 16 * 1024;
  */
 const REPLAY_QUIET_MS = 500;
 const REPLAY_MAX_MS = 10_000;
-/** The longest ag waits for an agent to be able to load a conversation (AcpEntry.loadableAt). */
+/** The longest ag waits for an agent to be able to load a conversation (AcpEntry.prepareLoad). */
 const LOADABLE_MAX_MS = 61_000;
 
 /**
@@ -405,9 +405,9 @@ export function createAcpDriver(deps: {
     }
   }
 
-  /** Until the agent can be sent `session/load` for its conversation (AcpEntry.loadableAt). */
+  /** Until the agent can be sent `session/load` for its conversation (AcpEntry.prepareLoad). */
   async function untilLoadable(spec: HeadlessSpec, sessionId: string): Promise<void> {
-    const at = (await spec.agent.acp?.loadableAt?.(sessionId).catch(() => 0)) ?? 0;
+    const at = (await spec.agent.acp?.prepareLoad?.(sessionId, Date.now()).catch(() => 0)) ?? 0;
     const wait = Math.min(at - Date.now(), LOADABLE_MAX_MS);
     if (wait <= 0) return;
     deps.logger.info(`ACP session ${spec.id}: its agent can load the conversation in ${wait} ms: waiting`);
