@@ -110,7 +110,7 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
 
   /**
    * The transcript so far is history; what the agent wrote while ag was down is read too. A turn
-   * it shows under way stays so until the agent ends it: the screen alone does not end it.
+   * it shows under way is the hooks' again: the screen ends it only as it may a hook-set turn.
    */
   async function adoptTranscript(session: DriverSession): Promise<void> {
     const record = session.record();
