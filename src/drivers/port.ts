@@ -67,6 +67,12 @@ export interface DriverSession {
   attachTranscript(path: string, history: boolean): Promise<void>;
   /** The transcript grew: read it now. */
   catchUpTranscript(): Promise<void>;
+  /**
+   * Re-adopted, its transcript's past read: a turn that past shows begun and not ended is still
+   * under way. That is the agent's own record, stronger than a frame of the screen, and the
+   * hooks that told of it went to the ag before the restart.
+   */
+  resumeTurn(): void;
   /** Why the session's permission policy refuses this tool (answered at once), or null. */
   refusal(tool: { name: string; category: ToolCategory }): string | null;
 }

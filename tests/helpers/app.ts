@@ -134,9 +134,14 @@ export function testApp(
     help?: HelpProbe;
     /** Admission by memory (the host domain's check); none: every create is admitted. */
     admission?: (agent: string, waitAs?: string) => Promise<AdmissionHold>;
+    /**
+     * ag started again over an earlier app's store and tmux server (that app killed first:
+     * killApp). Its running sessions are re-adopted.
+     */
+    restartOf?: TestApp;
   } = {},
 ): TestApp {
-  const db = new Database(":memory:", { strict: true });
+  const db = options.restartOf?.db ?? new Database(":memory:", { strict: true });
   migrate(db, MIGRATIONS);
   const repo = createSessionRepo(db);
   const logs: string[] = [];
@@ -151,7 +156,7 @@ export function testApp(
     events.push(e);
     checkAgainstCatalog(e);
   });
-  const tmux = createFakeTmux();
+  const tmux = createFakeTmux({ server: options.restartOf?.tmux.server });
   const stateDir = tempDir("ag-state-");
   const agents = createAgents(
     {
@@ -303,6 +308,12 @@ export function testApp(
       );
     },
   };
+}
+
+/** ag killed (-9): its live sessions are no longer followed (nothing is written), its tmux client is gone. */
+export async function killApp(app: TestApp): Promise<void> {
+  for (const session of app.live.all()) app.live.forget(session.id);
+  await app.tmux.close();
 }
 
 let counter = 0;

@@ -85,6 +85,15 @@ describe("classifying captured Claude Code panes", () => {
     expect(working).toMatchObject({ spinnerVerb: "Sock-hopping", seconds: 2, retrying: false, input: "" });
   });
 
+  test("working by the spinner alone, whatever its verb: one with letters beyond ASCII too", () => {
+    // The footer's "esc to interrupt" is the last of its hints, cut first when the line is full.
+    const footerless = pane("04-working").replace("esc to interrupt · ", "");
+    for (const verb of ["Sock-hopping", "Flambéing", "Sautéing", "Beboppin'"]) {
+      const screen = footerless.replace("Sock-hopping", verb);
+      expect(expectState(classifyScreen(screen), "working").spinnerVerb).toBe(verb);
+    }
+  });
+
   test("an interrupt after some output says so", () => {
     expect(expectState(read("05-interrupted"), "idle").interrupted).toBe(true);
   });

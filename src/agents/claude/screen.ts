@@ -175,8 +175,9 @@ const PERMISSION_TOOLS: Record<string, PermissionTool> = {
 };
 
 /** "✻ Razzmatazzing… (3s · ↓ 24 tokens)", "● Cogitating… (1m 5s · …)" (reduced motion). Finished
- * turns read "✻ Cooked for 3s" (no ellipsis), so they do not match. */
-const SPINNER = /^[^\sA-Za-z0-9] ([A-Z][\w' -]*?)…(?: \((?:(\d+)m )?(\d+)s\b[^)]*\))?\s*$/;
+ * turns read "✻ Cooked for 3s" (no ellipsis), so they do not match. A verb may hold letters
+ * beyond ASCII: "Flambéing" and "Sautéing" are in the CLI's list (2.1.197). */
+const SPINNER = /^[^\sA-Za-z0-9] (\p{Lu}[\p{L}\p{M}\d_' -]*?)…(?: \((?:(\d+)m )?(\d+)s\b[^)]*\))?\s*$/u;
 const INTERRUPTED = /Interrupted · What should Claude do instead\?/;
 const API_ERROR = /^● API Error: (.*)$/;
 const PASTED = /\[Pasted text #\d+(?: \+\d+ lines)?\]/;

@@ -108,11 +108,16 @@ export function createTmuxDriver(deps: TmuxDriverDeps): SessionDriver {
       deps.logger.info(`re-adopted ${adopted} session(s); ${crashed} had lost their window`);
   }
 
-  /** The transcript so far is history; what the agent wrote while ag was down is read too. */
+  /**
+   * The transcript so far is history; what the agent wrote while ag was down is read too. A turn
+   * it shows under way is the hooks' again: the screen ends it only as it may a hook-set turn.
+   */
   async function adoptTranscript(session: DriverSession): Promise<void> {
     const record = session.record();
     const path = record.transcriptPath ?? (await session.agent.transcript.find(record.workDir, record.id));
-    if (path) await session.attachTranscript(path, true);
+    if (!path) return;
+    await session.attachTranscript(path, true);
+    session.resumeTurn();
   }
 
   return {

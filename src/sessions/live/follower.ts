@@ -18,6 +18,8 @@ export interface TranscriptFollower {
   /** Reads whatever was appended since the last read. */
   catchUp(): Promise<void>;
   output(): string;
+  /** The latest turn's end is in what was read (its prompt's turn, when one was read). */
+  turnEnded(): boolean;
   summary(): ReturnType<TranscriptReader["summary"]>;
   tokensByModel(): ReturnType<TranscriptReader["tokensByModel"]>;
   /**
@@ -92,6 +94,7 @@ export function createTranscriptFollower(deps: {
     },
     catchUp,
     output: () => reader.output(),
+    turnEnded: () => reader.turnEnded(),
     summary: () => reader.summary(),
     tokensByModel: () => reader.tokensByModel(),
     async settled(timeoutMs, prompt) {
