@@ -307,10 +307,10 @@ export function createLiveSession(initial: SessionRecord, deps: LiveDeps, mode: 
       // is the one the agent last confirmed (what /read and the turn's end wait for), and the
       // screen may judge it again only once it has shown it, or after CATCH_UP_MS. A prompt this
       // ag heard of already (a hook since the restart) is newer news.
-      const prompt = transcript.summary().lastUserMessage;
       if (mode !== "adopt" || writer.state.status !== "working" || lastPrompt !== null) return;
-      if (prompt === null) return;
-      if (!transcript.turnEnded()) observe({ kind: "prompt-submitted", text: prompt }, "transcript");
+      if (transcript.turnEnded()) return;
+      const prompt = transcript.summary().lastUserMessage;
+      if (prompt !== null) observe({ kind: "prompt-submitted", text: prompt }, "transcript");
     },
     refusal: (tool) => policyRefusal(record.permissions, tool),
     observe(observation, source, at) {
