@@ -48,6 +48,15 @@ function play(lines: string[], cursor: { x: number; y: number }, text: string): 
   return rows;
 }
 
+/** Line ends in the bytes a viewer got after its newest snapshot. */
+function newlinesAfterLastSnapshot(events: PaneOutputEvent[]): number {
+  const last = events.findLastIndex((e) => e.type === "snapshot");
+  let count = 0;
+  for (const e of events.slice(last + 1))
+    if (e.type === "bytes") for (const b of e.bytes) if (b === 10) count++;
+  return count;
+}
+
 function cli(socket: string, ...args: string[]): string {
   return tmuxCli(socket, ...args).stdout.trim();
 }
@@ -358,11 +367,18 @@ describe("control-mode client on real tmux", () => {
       // Two viewers: each gets every snapshot, its own or the other's, and must stay exact.
       const streams: PaneOutputEvent[][] = [[], []];
       const offs = streams.map((events) => client.watchOutput(pane.paneId, (e) => events.push(e)));
-      for (let n = 0; n < 4; n++) {
-        await Bun.sleep(60);
+      // Each cut lands in a running flood: it is asked for while output streams, and the next
+      // waits until every viewer has it and two more lines after it (a loaded machine may starve
+      // the counter for longer than any fixed pause), so each seam has lines on both sides.
+      for (let n = 1; n <= 4; n++) {
         void client.snapshotPane(pane.paneId);
+        await eventually(() => {
+          for (const events of streams) {
+            expect(events.filter((e) => e.type === "snapshot")).toHaveLength(n);
+            expect(newlinesAfterLastSnapshot(events)).toBeGreaterThanOrEqual(2);
+          }
+        }, 15_000);
       }
-      await Bun.sleep(100);
       for (const off of offs) off();
       await client.killWindow(busy.windowId);
       await client.killWindow(pane.windowId);
