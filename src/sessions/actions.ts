@@ -27,6 +27,13 @@ import {
 /** Why ag ends a session: asked to (killed), or its own idle timeout. */
 type EndReason = "killed" | "idle_timeout";
 
+/**
+ * How long ending an idle session waits for its transcript to hold the end of the turn it has
+ * told: the agent tells a turn's end before it has written the turn's last lines, and a kill in
+ * between cuts them from the record (Claude Code, loaded: its reply never reached the file).
+ */
+export const END_SETTLE_MS = 3_000;
+
 /** A delivery, and why it did not happen when it did not (for `/send`'s answer). */
 export type SendResult = DeliveryResult & { answered?: boolean };
 
@@ -157,6 +164,8 @@ export function createSessionActions(deps: ActionDeps) {
       throw new AgError("SESSION_NOT_FOUND", `session ${id} has already ended (${rec.status})`);
     await endOffspring(rec, reason);
     const session = deps.live.get(id) ?? deps.live.follow(rec, "adopt");
+    // A turn cut short by the kill has nothing more to write; an ended one may (END_SETTLE_MS).
+    if (session.status().status === "idle") await session.settleTranscript(END_SETTLE_MS);
     const detail =
       given ?? (reason === "killed" ? `session ${rec.name} killed` : `idle for ${deps.idleTimeoutMs} ms`);
     await deps.drivers.of(rec).end(session, () => session.observe({ kind: "closed", reason, detail }, "ag"));
