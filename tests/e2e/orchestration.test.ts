@@ -134,8 +134,14 @@ describe("fork, resume and spawn on the real agent CLI", () => {
       const created = await world.api<Json>("POST", "/v1/sessions", { workDir, permissionMode: mode });
       expect(created.status).toBe(201);
       await world.waitFor(created.body.id, "idle");
-      const pane = await world.api<Json>("GET", `/v1/sessions/${created.body.id}/pane`);
-      expect({ mode, shows: marker.test(pane.body.content) }).toEqual({ mode, shows: true });
+      // The footer is drawn after the input box, a moment later on a loaded machine (a loaded run
+      // read "auto" idle before its footer said so): the mode must show, not at the same instant.
+      let content = "";
+      for (const deadline = Date.now() + 10_000; !marker.test(content) && Date.now() < deadline; ) {
+        content = (await world.api<Json>("GET", `/v1/sessions/${created.body.id}/pane`)).body.content ?? "";
+        if (!marker.test(content)) await Bun.sleep(100);
+      }
+      expect({ mode, shows: marker.test(content), content }).toEqual({ mode, shows: true, content });
       await world.api("DELETE", `/v1/sessions/${created.body.id}`);
     }
   }, 120_000);
