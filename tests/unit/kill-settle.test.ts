@@ -1,8 +1,9 @@
 import { expect, test } from "bun:test";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { END_SETTLE_MS } from "../../src/sessions/actions.ts";
 import { testApp } from "../helpers/app.ts";
+import { CLAUDE_TURN, jsonlText } from "../helpers/claude-turn.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
@@ -14,17 +15,8 @@ import { until } from "../helpers/until.ts";
  * session now waits, bounded, for its transcript to hold that turn's end.
  */
 
-// Claude Code 2.1.197 (the version the simulated agent shows): the first turn of a real session.
-const SAMPLE = readFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), "utf8")
-  .split("\n")
-  .filter(Boolean);
-const PROMPT = "say hello";
-/** The prompt's line and what Claude Code attached to it. */
-const BEGUN = SAMPLE.slice(0, 6);
-/** The reply, the Stop hook's record, the turn's end. */
-const ENDED = SAMPLE.slice(6, 10);
-const REPLY = "Hello from the mock model! 👋";
-const text = (lines: string[]) => `${lines.join("\n")}\n`;
+const { prompt: PROMPT, begun: BEGUN, ended: ENDED, reply: REPLY } = CLAUDE_TURN;
+const text = jsonlText;
 
 /** A session whose turn the Stop hook ended while its transcript still holds only the prompt. */
 async function endedBeforeWritten() {

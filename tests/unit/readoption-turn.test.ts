@@ -1,9 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CATCH_UP_MS, CONFIRM_MS } from "../../src/sessions/live/status.ts";
 import { createManualClock, type ManualClock } from "../fakes/clock.ts";
 import { killApp, type TestApp, testApp } from "../helpers/app.ts";
+import { CLAUDE_TURN, jsonlText } from "../helpers/claude-turn.ts";
 import { hook, pane, simulateAgents } from "../helpers/simulated-agent.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { until } from "../helpers/until.ts";
@@ -19,17 +20,8 @@ import { until } from "../helpers/until.ts";
  * transcript, read as history, said the turn was open all along.
  */
 
-// Claude Code 2.1.197 (the version the simulated agent shows): the first turn of a real session.
-const SAMPLE = readFileSync(join(import.meta.dir, "..", "fixtures", "transcripts", "sample.jsonl"), "utf8")
-  .split("\n")
-  .filter(Boolean);
-const PROMPT = "say hello";
-/** The prompt's line and what Claude Code attached to it: the turn waits for the model. */
-const BEGUN = SAMPLE.slice(0, 6);
-/** The reply, the Stop hook's record, the turn's end. */
-const ENDED = SAMPLE.slice(6, 10);
-const REPLY = "Hello from the mock model! 👋";
-const text = (lines: string[]) => `${lines.join("\n")}\n`;
+const { prompt: PROMPT, begun: BEGUN, ended: ENDED, reply: REPLY } = CLAUDE_TURN;
+const text = jsonlText;
 
 const apps: TestApp[] = [];
 afterEach(async () => {
