@@ -228,6 +228,7 @@ export async function startRuntime({
     let stopped = false;
     made.defer(() => {
       stopped = true;
+      clis.stop();
     });
     const agents = createAgents(
       {

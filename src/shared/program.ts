@@ -12,6 +12,8 @@ export interface ProgramOptions {
   path?: string;
   /** How long running it may take before it counts as not answering (default 5 s). */
   timeoutMs?: number;
+  /** Ends a program under way (its whole process group) when aborted: ag stopping. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -31,14 +33,14 @@ export async function programVersion(
   if (!path) return null;
   const manifest = pkg ? packageVersion(path, pkg) : null;
   if (manifest) return manifest;
-  const out = await runProgram([path, flag], options.timeoutMs ?? 5000);
+  const out = await runProgram([path, flag], options.timeoutMs ?? 5000, false, options.signal);
   return out?.trim().split("\n")[0] ?? "";
 }
 
 /** What `<command> --help` prints (stdout and stderr), or null when it is missing or fails. */
 export async function programHelp(command: string, options: ProgramOptions = {}): Promise<string | null> {
   const path = resolveProgram(command, options.path);
-  return path ? runProgram([path, "--help"], options.timeoutMs ?? 5000, true) : null;
+  return path ? runProgram([path, "--help"], options.timeoutMs ?? 5000, true, options.signal) : null;
 }
 
 /** The program's path on `path` (a command with a slash is taken as it is, when executable). */
@@ -48,23 +50,47 @@ export function resolveProgram(command: string, path = process.env.PATH ?? ""): 
 }
 
 /**
- * Runs a program with no input and returns its output, or null when it fails or is still running
- * after `timeoutMs` (it is killed; a child it left holding the pipe does not hold the caller).
+ * Runs a program with no input and returns its output, or null when it fails, is still running
+ * after `timeoutMs`, or `signal` ends it. It runs in its own process group, ended whole once it
+ * is done or given up on: a CLI that relaunches itself (Gemini CLI's node re-exec) or leaves a
+ * child behind leaves nothing running (such a child once wrote into a HOME already removed).
  */
-async function runProgram(argv: string[], timeoutMs: number, withStderr = false): Promise<string | null> {
+async function runProgram(
+  argv: string[],
+  timeoutMs: number,
+  withStderr = false,
+  signal?: AbortSignal,
+): Promise<string | null> {
+  if (signal?.aborted) return null;
   let proc: ReturnType<typeof Bun.spawn>;
   try {
-    proc = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: withStderr ? "pipe" : "ignore" });
+    proc = Bun.spawn(argv, {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: withStderr ? "pipe" : "ignore",
+      detached: true,
+    });
   } catch {
     return null;
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  const endGroup = () => {
+    try {
+      process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      // The group is gone already.
+    }
+  };
+  let giveUp = () => {};
   const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => {
-      proc.kill();
+    giveUp = () => {
+      endGroup();
       resolve(null);
-    }, timeoutMs);
+    };
   });
+  const timer = setTimeout(giveUp, timeoutMs);
+  // Once it has exited, a child it left holding the output pipe would hold the answer too.
+  void proc.exited.then(endGroup);
+  signal?.addEventListener("abort", giveUp, { once: true });
   const ran = Promise.all([
     new Response(proc.stdout as ReadableStream).text(),
     withStderr ? new Response(proc.stderr as ReadableStream).text() : "",
@@ -74,6 +100,7 @@ async function runProgram(argv: string[], timeoutMs: number, withStderr = false)
     return await Promise.race([ran, late]);
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", giveUp);
   }
 }
 
@@ -86,11 +113,14 @@ async function runProgram(argv: string[], timeoutMs: number, withStderr = false)
 export interface ProgramFacts {
   version(command: string, flag: string, pkg?: string, options?: ProgramOptions): Promise<string | null>;
   help(command: string, options?: ProgramOptions): Promise<string | null>;
+  /** Ends every program still running for these facts (ag stopping): none outlives ag. */
+  stop(): void;
 }
 
 export function createProgramFacts(file?: string): ProgramFacts {
   const answers = new Map<string, string>(Object.entries(readFacts(file)));
   const pending = new Map<string, Promise<string | null>>();
+  const ending = new AbortController();
 
   function remembered(
     command: string,
@@ -122,10 +152,11 @@ export function createProgramFacts(file?: string): ProgramFacts {
   return {
     version: (command, flag, pkg, options = {}) =>
       remembered(command, `version ${flag} ${pkg ?? ""}`, options, () =>
-        programVersion(command, flag, pkg, options),
+        programVersion(command, flag, pkg, { ...options, signal: ending.signal }),
       ),
     help: (command, options = {}) =>
-      remembered(command, "help", options, () => programHelp(command, options)),
+      remembered(command, "help", options, () => programHelp(command, { ...options, signal: ending.signal })),
+    stop: () => ending.abort(),
   };
 }
 

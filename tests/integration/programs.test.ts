@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { programVersion } from "../../src/shared/program.ts";
+import { createProgramFacts, programHelp, programVersion } from "../../src/shared/program.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 // ag doctor's program versions, from the real programs (tmux, an npm-installed CLI): the rest of
@@ -54,5 +54,47 @@ describe("ag doctor", () => {
     );
     // Another CLI's platform package is not this one's: it runs (and fails): there, version untold.
     expect(await programVersion("claude", "--version", "opencode-ai", { path: PATH })).toBe("");
+  });
+});
+
+// A CLI asked for its help or version may start processes of its own (Gemini CLI relaunches
+// itself under node): one left running once wrote into a test's HOME after it was removed.
+describe("a program ag runs leaves nothing running", () => {
+  /** A program that starts a child which, 1 s on, leaves a mark; it prints help after `ms`. */
+  function leavingAChild(ms: number): { program: string; mark: string } {
+    const root = tempDir();
+    const mark = join(root, "mark");
+    const program = join(root, "cli");
+    const wait = (ms / 1000).toFixed(2);
+    writeFileSync(program, `#!/bin/sh\n(sleep 1; touch '${mark}') &\nsleep ${wait}\necho usage\n`, {
+      mode: 0o755,
+    });
+    return { program, mark };
+  }
+
+  test("past its time limit: ended with the child it started", async () => {
+    const { program, mark } = leavingAChild(30_000);
+    expect(await programHelp(program, { timeoutMs: 200 })).toBeNull();
+    await Bun.sleep(1500);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  test("answering in time: the child it left behind is ended too", async () => {
+    const { program, mark } = leavingAChild(0);
+    expect(await programHelp(program, { timeoutMs: 10_000 })).toBe("usage\n");
+    await Bun.sleep(1500);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  test("ag stopping ends a probe under way, and asks none after", async () => {
+    const { program, mark } = leavingAChild(30_000);
+    const facts = createProgramFacts();
+    const asked = facts.help(program, { timeoutMs: 60_000 });
+    await Bun.sleep(200);
+    facts.stop();
+    expect(await asked).toBeNull();
+    await Bun.sleep(1500);
+    expect(existsSync(mark)).toBe(false);
+    expect(await facts.help(leavingAChild(0).program)).toBeNull();
   });
 });
