@@ -225,11 +225,8 @@ export async function startRuntime({
     made.defer(() => void control.close());
     // What each agent CLI binary said of itself (version, help), kept across restarts.
     const clis = createProgramFacts(join(config.stateDir, "agent-clis.json"));
-    let stopped = false;
-    made.defer(() => {
-      stopped = true;
-      clis.stop();
-    });
+    // At stop: a probe under way is ended, none is started after.
+    made.defer(() => clis.stop());
     const agents = createAgents(
       {
         home: config.homeDir,
@@ -241,8 +238,7 @@ export async function startRuntime({
       {
         defaultAgent: config.defaultAgent,
         probe: clis.version,
-        // Not after stop: a probe still under way asks no further CLI.
-        help: (command) => (stopped ? Promise.resolve(null) : clis.help(command)),
+        help: clis.help,
         warn: (line) => logger.warn(line),
       },
     );
